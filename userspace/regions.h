@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Per-process region table: address ranges -> owner component, with the
+ * resident bytes each range holds. Ranges never overlap and are kept sorted.
+ * Residency comes from smaps at a resync and from kernel RSS deltas in
+ * between; the table only does the bookkeeping, not the policy of who owns
+ * what.
+ */
+#ifndef MEMATTR_REGIONS_H
+#define MEMATTR_REGIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "components.h"
+
+#define REGION_FILE	0x1	/* file-backed mapping */
+#define REGION_SHARED	0x2	/* MAP_SHARED / shared memory */
+#define REGION_FROM_EVENT 0x4	/* owner decided by an mmap event, not by /proc */
+
+struct region {
+	uint64_t start, end;	/* [start, end) */
+	int64_t rss;		/* resident bytes, current estimate */
+	int64_t pss;		/* PSS bytes at the last smaps read */
+	int64_t rss_at_sync;	/* rss at that read, to scale pss between reads */
+	comp_id owner;
+	uint16_t flags;
+};
+
+struct region_table {
+	struct region *r;
+	size_t n, cap;
+	size_t max;		/* bound on n; inserts past it merge into neighbours */
+};
+
+void regions_init(struct region_table *t, size_t max);
+void regions_free(struct region_table *t);
+void regions_clear(struct region_table *t);
+
+/* Region containing addr, or NULL. */
+struct region *regions_find(struct region_table *t, uint64_t addr);
+
+/*
+ * Map [start, end) to owner, replacing whatever overlapped it (overlapped
+ * parts are cut out; their rss, prorated by length, is dropped and returned
+ * through *dropped_rss if not NULL). The new range starts with rss 0.
+ */
+int regions_map(struct region_table *t, uint64_t start, uint64_t end,
+		comp_id owner, uint16_t flags, int64_t *dropped_rss);
+
+/* Remove [start, end); returns the rss removed (prorated by length). */
+int64_t regions_unmap(struct region_table *t, uint64_t start, uint64_t end);
+
+/*
+ * Spread delta bytes over the regions overlapping [start, end) in
+ * proportion to the rss each holds inside the range (by length when none
+ * holds any). Returns the part that found no region.
+ */
+int64_t regions_charge_range(struct region_table *t, uint64_t start,
+			     uint64_t end, int64_t delta);
+
+/* Move [old, old+old_len) to [new, new+new_len) keeping owner and rss (mremap). */
+int regions_move(struct region_table *t, uint64_t old_addr, uint64_t old_len,
+		 uint64_t new_addr, uint64_t new_len);
+
+/*
+ * Resync one smaps mapping: set rss and pss of the regions inside
+ * [start, end) to the kernel's figures, split in proportion to their current
+ * rss (by length when none). Parts of the range no region covers become a
+ * region owned by owner_if_new.
+ */
+int regions_sync(struct region_table *t, uint64_t start, uint64_t end,
+		 int64_t rss, int64_t pss, comp_id owner_if_new, uint16_t flags);
+
+/* Drop regions that no longer exist: those not touched since regions_sync_begin. */
+void regions_sync_begin(struct region_table *t);
+void regions_sync_end(struct region_table *t);
+
+/*
+ * Add each region's rss and estimated pss into rss[owner] and pss[owner]
+ * (arrays of component_count() entries). PSS between smaps reads is scaled
+ * from the last read: pss * rss / rss_at_sync, or rss for a new region.
+ */
+void regions_sum(const struct region_table *t, int64_t *rss, int64_t *pss,
+		 size_t ncomp);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * uprobe_specs/*.spec: which files belong to which component, and which
+ * functions a mode may probe. Format (one statement per line, '#' starts a
+ * comment, blank lines ignored):
+ *
+ *   component NAME        following statements belong to component NAME
+ *   library GLOB          a mapped file whose base name matches GLOB
+ *                         ("libmpi.so" also matches libmpi.so.40.30.4)
+ *   path GLOB             a mapped file whose full path matches GLOB
+ *   function NAME         an entry point the opt-in probe modes may attach to
+ *   thread GLOB           threads whose name (comm) matches GLOB
+ *
+ * Component names: [a-z0-9_:.-]+, at most SPEC_NAME_MAX-1 characters.
+ */
+#ifndef MEMATTR_SPEC_H
+#define MEMATTR_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SPEC_NAME_MAX	64
+
+enum spec_kind {
+	SPEC_LIBRARY,
+	SPEC_PATH,
+	SPEC_FUNCTION,
+	SPEC_THREAD,
+};
+
+struct spec_rule {
+	enum spec_kind kind;
+	char *pattern;
+	char component[SPEC_NAME_MAX];
+	char *file;	/* where it was declared, for messages */
+	int line;
+};
+
+struct spec_set {
+	struct spec_rule *rules;
+	size_t n, cap;
+};
+
+void spec_init(struct spec_set *set);
+void spec_free(struct spec_set *set);
+
+/*
+ * Parse one spec file and append its rules. On error returns -1 and writes
+ * "FILE:LINE: problem" (or "FILE: problem") into err.
+ */
+int spec_load_file(struct spec_set *set, const char *path, char *err, size_t errlen);
+
+/* Load every *.spec in dir, in name order. */
+int spec_load_dir(struct spec_set *set, const char *dir, char *err, size_t errlen);
+
+/* Component owning the mapped file at path, or NULL when no rule matches. */
+const char *spec_component_for_path(const struct spec_set *set, const char *path);
+
+/* Component owning a thread named comm, or NULL. */
+const char *spec_component_for_thread(const struct spec_set *set, const char *comm);
+
+#endif
