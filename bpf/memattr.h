@@ -7,6 +7,10 @@
 #ifndef MEMATTR_H
 #define MEMATTR_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>	/* user space; BPF gets the types from vmlinux.h */
+#endif
+
 #define MEMATTR_NR_MEMBERS	4	/* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
 #define MEMATTR_STACK_BYTES	512	/* user stack copied at mmap/brk exit */
 

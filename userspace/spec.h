@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * uprobe_specs/*.spec: which files belong to which component, and which
+ * uprobe_specs/NAME.spec: which files belong to which component, and which
  * functions a mode may probe. Format (one statement per line, '#' starts a
  * comment, blank lines ignored):
  *

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Kernel side of memattr-bpf: watch the memory of traced processes.
+ *
+ * The kernel's own RSS counters (kmem:rss_stat) are the source of truth. Each
+ * change is charged to what the thread was doing when it happened: a page
+ * fault at an address, or a memory syscall over a range. User space owns the
+ * address -> library table and turns these records into components.
+ *
+ * Everything is filtered here to the traced processes (map "traced", keyed
+ * by tgid); children of traced processes join at fork. Only raw BTF
+ * tracepoints are used, except rss_stat, whose "size" field (the exact
+ * per-CPU sum) exists only in the classic tracepoint.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "memattr.h"
+
+#define PF_EXITING	0x00000004
+#define NR_MMAP		9
+#define NR_MUNMAP	11
+#define NR_BRK		12
+#define NR_MREMAP	25
+#define NR_MADVISE	28
+#define NR_MLOCK	149
+#define NR_MLOCKALL	151
+#define NR_MLOCK2	325
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Per thread: what it is doing now, so an RSS change can be charged. */
+struct thread_ctx {
+	__u32 kind;		/* enum rss_ctx */
+	__u32 pad;
+	__u64 addr;		/* CTX_FAULT: fault address */
+	__u64 nr;		/* CTX_SYSCALL: syscall number and arguments */
+	__u64 args[6];
+	__u64 user_sp;
+	__s64 delta[MEMATTR_NR_MEMBERS];
+};
+
+/* Last seen counter values of one mm, to turn rss_stat sizes into deltas. */
+struct mm_counters {
+	__u32 tgid;
+	__u32 known;		/* bit per member: last[] holds a real value */
+	__s64 last[MEMATTR_NR_MEMBERS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct traced_proc);
+} traced SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_ctx);
+} thread_ctxs SEC(".maps");
+
+/* Keyed by rss_stat's mm_id; LRU so address spaces that died age out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct mm_counters);
+} mm_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);	/* user space may resize before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline void fill_header(struct ev_header *h, __u32 type, __u32 tgid)
+{
+	h->type = type;
+	h->tgid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->pad = 0;
+	h->ts_ns = bpf_ktime_get_boot_ns();
+}
+
+static __always_inline bool is_tracked_syscall(long id)
+{
+	switch (id) {
+	case NR_MMAP: case NR_MUNMAP: case NR_BRK: case NR_MREMAP:
+	case NR_MADVISE: case NR_MLOCK: case NR_MLOCKALL: case NR_MLOCK2:
+		return true;
+	}
+	return false;
+}
+
+static __always_inline struct traced_proc *traced_current(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return bpf_map_lookup_elem(&traced, &tgid);
+}
+
+/* Thread context of current, created only for threads of traced processes. */
+static __always_inline struct thread_ctx *ctx_get(bool create)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_ctx *c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
+
+	if (c || !create)
+		return c;
+	if (!traced_current())
+		return NULL;
+	return bpf_task_storage_get(&thread_ctxs, task, 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ma_sys_enter, struct pt_regs *regs, long id)
+{
+	bool tracked = is_tracked_syscall(id);
+	struct thread_ctx *c;
+
+	/* Untraced threads have no storage: one lookup and out. */
+	c = ctx_get(tracked);
+	if (!c)
+		return 0;
+	if (!tracked) {
+		/* A stale fault address must not absorb what this call does. */
+		c->kind = CTX_OTHER_SYSCALL;
+		return 0;
+	}
+	c->kind = CTX_SYSCALL;
+	c->nr = id;
+	c->args[0] = regs->di;
+	c->args[1] = regs->si;
+	c->args[2] = regs->dx;
+	c->args[3] = regs->r10;
+	c->args[4] = regs->r8;
+	c->args[5] = regs->r9;
+	c->user_sp = regs->sp;
+	__builtin_memset(c->delta, 0, sizeof(c->delta));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct thread_ctx *c = ctx_get(false);
+	struct ev_syscall *e;
+
+	if (!c)
+		return 0;
+	if (c->kind != CTX_SYSCALL) {
+		c->kind = CTX_NONE;
+		return 0;
+	}
+	c->kind = CTX_NONE;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return 0;
+	}
+	fill_header(&e->h, EV_SYSCALL, bpf_get_current_pid_tgid() >> 32);
+	e->nr = c->nr;
+	__builtin_memcpy(e->args, c->args, sizeof(e->args));
+	e->ret = ret;
+	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
+	e->user_sp = c->user_sp;
+	e->pad = 0;
+	/* The caller of mmap/brk is on this stack: user space finds it there. */
+	e->stack_len = MEMATTR_STACK_BYTES;
+	if (bpf_probe_read_user(e->stack, MEMATTR_STACK_BYTES, (void *)c->user_sp)) {
+		e->stack_len = 8;
+		if (bpf_probe_read_user(e->stack, 8, (void *)c->user_sp)) {
+			e->stack_len = 0;
+			count(STAT_STACK_READ_FAIL);
+		}
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline void note_fault(unsigned long address)
+{
+	struct thread_ctx *c = ctx_get(true);
+
+	/* A fault inside a tracked syscall belongs to that syscall. */
+	if (!c || c->kind == CTX_SYSCALL)
+		return;
+	c->kind = CTX_FAULT;
+	c->addr = address;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(ma_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	note_fault(address);
+	return 0;
+}
+
+/* The kernel touching user memory (read() into a fresh buffer, ...). */
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(ma_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (address >= 0x800000000000UL)
+		return 0;
+	note_fault(address);
+	return 0;
+}
+
+static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
+				     __u32 member, __u32 kind)
+{
+	struct ev_rss *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return;
+	}
+	fill_header(&e->h, EV_RSS, tgid);
+	e->addr = addr;
+	e->delta = delta;
+	e->member = member;
+	e->ctx = kind;
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp/kmem/rss_stat")
+int ma_rss_stat(struct trace_event_raw_rss_stat *args)
+{
+	__u32 mm_id = args->mm_id, member = args->member;
+	struct mm_counters *mc, fresh = {};
+	struct task_struct *task;
+	struct thread_ctx *c;
+	__s64 size = args->size, delta;
+	__u32 tgid;
+
+	if (member >= MEMATTR_NR_MEMBERS)
+		return 0;
+	mc = bpf_map_lookup_elem(&mm_counters, &mm_id);
+	if (!mc) {
+		/* Learn mm -> process only from the process itself. */
+		struct traced_proc *tp;
+
+		if (!args->curr)
+			return 0;
+		tp = traced_current();
+		if (!tp || !(tp->flags & TRACED_ACCOUNT))
+			return 0;
+		fresh.tgid = bpf_get_current_pid_tgid() >> 32;
+		fresh.known = 1 << member;
+		fresh.last[member] = size;
+		bpf_map_update_elem(&mm_counters, &mm_id, &fresh, BPF_NOEXIST);
+		return 0;
+	}
+	tgid = mc->tgid;
+	if (!(mc->known & (1 << member))) {
+		mc->known |= 1 << member;
+		mc->last[member] = size;
+		return 0;
+	}
+	delta = size - mc->last[member];
+	mc->last[member] = size;
+	if (!delta)
+		return 0;
+
+	if (!args->curr) {
+		/* Another task changed this mm: reclaim, fork copying, ... */
+		count(STAT_NO_CTX_RSS);
+		emit_rss(tgid, 0, delta, member, CTX_NONE);
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	if (task->flags & PF_EXITING)
+		return 0;	/* teardown: the process's last sample stands */
+	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
+	if (c && c->kind == CTX_SYSCALL) {
+		c->delta[member] += delta;
+		return 0;
+	}
+	if (c && c->kind == CTX_FAULT) {
+		emit_rss(tgid, c->addr, delta, member, CTX_FAULT);
+		return 0;
+	}
+	count(STAT_NO_CTX_RSS);
+	emit_rss(tgid, 0, delta, member, c ? c->kind : CTX_NONE);
+	return 0;
+}
+
+static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct *p,
+				      __u32 parent)
+{
+	struct ev_task *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return;
+	}
+	fill_header(&e->h, type, tgid);
+	e->child_tgid = type == EV_FORK ? p->tgid : 0;
+	e->parent_tgid = parent;
+	e->start_ns = p->group_leader->start_boottime;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	struct traced_proc *tp, ntp;
+
+	if (ctgid == ptgid)
+		return 0;	/* a new thread: covered by its tgid */
+	tp = bpf_map_lookup_elem(&traced, &ptgid);
+	if (!tp || !(tp->flags & TRACED_FOLLOW))
+		return 0;
+	ntp.job = tp->job;
+	ntp.flags = TRACED_FOLLOW | TRACED_ACCOUNT;
+	if (bpf_map_update_elem(&traced, &ctgid, &ntp, BPF_ANY)) {
+		count(STAT_TRACED_FULL);
+		return 0;
+	}
+	emit_task(EV_FORK, ptgid, child, ptgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	emit_task(EV_EXEC, tgid, p, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
+{
+	__u32 tgid = p->tgid;
+
+	if (!group_dead || !bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	emit_task(EV_EXIT, tgid, p, 0);
+	bpf_map_delete_elem(&traced, &tgid);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The BPF side as user space sees it: load, attach, the set of traced
+ * processes, the event ring buffer and the kernel-side counters.
+ */
+#ifndef MEMATTR_BPF_LOADER_H
+#define MEMATTR_BPF_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memattr.h"
+
+struct memattr_bpf;
+struct ring_buffer;
+
+/* Called for each record; a non-zero return stops the current poll. */
+typedef int (*event_fn)(void *ctx, void *data, size_t size);
+
+struct bpf_tracer {
+	struct memattr_bpf *skel;
+	struct ring_buffer *rb;
+};
+
+/*
+ * Load and attach every program. Mounts tracefs at /sys/kernel/tracing when
+ * it is not mounted (kmem:rss_stat needs it). On failure nothing stays
+ * attached and err holds one line.
+ */
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, event_fn fn,
+		void *ctx, bool verbose, char *err, size_t errlen);
+
+/* Detach and free; safe on a tracer that failed to open. */
+void tracer_close(struct bpf_tracer *t);
+
+int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags);
+int tracer_remove_process(struct bpf_tracer *t, pid_t tgid);
+
+/* Wait up to timeout_ms for records and hand them to fn; -EINTR on a signal. */
+int tracer_poll(struct bpf_tracer *t, int timeout_ms);
+
+/* Hand over whatever is in the ring buffer now, without waiting. */
+int tracer_drain(struct bpf_tracer *t);
+
+/* Kernel-side counters summed over CPUs, indexed by enum stat_idx. */
+void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR]);
+
+/* Bytes of kernel memory the maps may hold (for the tool's footprint). */
+uint64_t tracer_map_bytes(struct bpf_tracer *t);
+
+#endif

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <string.h>
+
+#include "classify.h"
+
+void classifier_init(struct classifier *c, const struct spec_set *specs)
+{
+	c->specs = specs;
+	c->libc = component_id("libc");
+}
+
+static bool is_shared_object(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strstr(base, ".so") != NULL;
+}
+
+comp_id classify_path(const struct classifier *c, const char *path,
+		      const char *exe, bool *is_code)
+{
+	const char *name;
+	char lib[SPEC_NAME_MAX + 8];
+
+	*is_code = false;
+	if (!path[0])
+		return COMP_UNATTRIBUTED;
+	if (!strcmp(path, "[stack]"))
+		return COMP_STACK;
+	/* [heap], [vdso], [vvar], [anon:...]: nobody's file. */
+	if (path[0] == '[')
+		return COMP_UNATTRIBUTED;
+	if (exe && exe[0] && !strcmp(path, exe)) {
+		*is_code = true;
+		return COMP_APP;
+	}
+	name = spec_component_for_path(c->specs, path);
+	if (name) {
+		*is_code = true;
+		return component_id(name);
+	}
+	if (is_shared_object(path)) {
+		*is_code = true;
+		component_lib_name(path, lib, sizeof(lib));
+		return component_id(lib);
+	}
+	return COMP_UNATTRIBUTED;
+}
+
+comp_id classify_anon_caller(const struct classifier *c, comp_id caller_owner,
+			     bool map_stack)
+{
+	if (map_stack)
+		return COMP_STACK;
+	if (caller_owner == c->libc)
+		return COMP_UNATTRIBUTED;
+	return caller_owner;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Who owns a mapping: the attribution rules that do not depend on the
+ * event stream. File-backed pages belong to their file's owner (the main
+ * executable is `app`, spec files name the MPI and libc pieces, any other
+ * shared object is `lib:<name>.so`); anonymous memory belongs to whoever
+ * asked for it, which the caller decides.
+ */
+#ifndef MEMATTR_CLASSIFY_H
+#define MEMATTR_CLASSIFY_H
+
+#include <stdbool.h>
+
+#include "components.h"
+#include "spec.h"
+
+struct classifier {
+	const struct spec_set *specs;
+	comp_id libc;		/* id of "libc", the malloc/loader layer */
+};
+
+void classifier_init(struct classifier *c, const struct spec_set *specs);
+
+/*
+ * Owner of a mapping as /proc/PID/maps names it. exe is the process's main
+ * executable path. Returns COMP_UNATTRIBUTED for anonymous memory and for
+ * data files whose mapper is unknown; *is_code tells whether the file is
+ * one whose pages belong to it by nature (an executable or a library).
+ */
+comp_id classify_path(const struct classifier *c, const char *path,
+		      const char *exe, bool *is_code);
+
+/*
+ * Owner of an anonymous mapping created by code in a region owned by
+ * caller_owner. Memory the C library maps for someone else (malloc's
+ * arenas and large blocks) is not libc's: until the caller behind malloc is
+ * known it is unattributed; thread stacks (MAP_STACK) are `stack`.
+ */
+comp_id classify_anon_caller(const struct classifier *c, comp_id caller_owner,
+			     bool map_stack);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Command line: parsed and checked before anything touches the kernel. */
+#ifndef MEMATTR_CLI_H
+#define MEMATTR_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define CLI_MAX_SPECS	32
+
+enum target_kind {
+	TARGET_JOB,
+	TARGET_PIDS,
+	TARGET_LAUNCH,
+};
+
+struct options {
+	enum target_kind target;
+	const char *job;		/* --job */
+	pid_t *pids;			/* --pid, malloc'ed */
+	size_t npids;
+	char **cmd;			/* -- CMD ARGS (points into argv) */
+	const char *output;		/* --output, NULL: ./memattr-<job or pid> */
+	unsigned int interval_ms;	/* --interval */
+	unsigned int pss_interval_ms;	/* --pss-interval */
+	double duration_s;		/* --duration, 0: until the job ends */
+	const char *specs[CLI_MAX_SPECS];
+	size_t nspecs;
+	const char *spec_dir;		/* --spec-dir: replaces the built-in specs */
+	size_t ringbuf_mb;
+	bool wait;			/* --wait: job may not exist yet */
+	bool verbose, quiet;
+};
+
+/*
+ * Parse argv. Returns 0, 1 when --help/--version printed and the program
+ * should exit 0, or -1 with a one-line reason in err.
+ */
+int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen);
+void cli_free(struct options *o);
+void cli_usage(FILE *f);
+
+#endif

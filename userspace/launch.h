@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `memattr-bpf -- CMD`: start CMD held at a gate, so it is traced from its
+ * first instruction, then let it run as the user who ran sudo.
+ */
+#ifndef MEMATTR_LAUNCH_H
+#define MEMATTR_LAUNCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct launch {
+	pid_t pid;
+	int gate_fd;	/* write end: one byte opens the gate, closing it aborts */
+};
+
+int launch_prepare(struct launch *l, char **cmd, char *err, size_t errlen);
+void launch_go(struct launch *l);
+void launch_abort(struct launch *l);
+
+/* Reap the child if it exited; its status through *status. 1 when reaped. */
+int launch_reap(struct launch *l, int *status);
+
+#endif

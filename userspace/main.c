@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * memattr-bpf: where did each rank's memory go, and who took it.
+ *
+ * Order matters here: everything that can be refused (arguments, privileges,
+ * specs, the output path, the job) is checked before the kernel is touched,
+ * and the output directory is created only once tracing works, so a refusal
+ * leaves nothing behind.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cli.h"
+#include "job.h"
+#include "launch.h"
+#include "procfs.h"
+#include "spec.h"
+#include "tracker.h"
+
+#define EXIT_USAGE	2
+#define WAIT_POLL_US	250000
+
+static volatile int stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "memattr-bpf: %s\n", msg);
+	return EXIT_FAILURE;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	/* No SA_RESTART: the event poll must return to see the flag. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Built-in specs: next to the binary in a source tree, else the installed ones. */
+static const char *default_spec_dir(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat st;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		snprintf(buf, len, "%s/uprobe_specs", dirname(exe));
+		if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+			return buf;
+	}
+	return MEMATTR_SPEC_DIR;
+}
+
+static int load_specs(const struct options *o, struct spec_set *specs, char *err, size_t errlen)
+{
+	char buf[PATH_MAX + 16];
+	const char *dir = o->spec_dir ? o->spec_dir : default_spec_dir(buf, sizeof(buf));
+
+	if (spec_load_dir(specs, dir, err, errlen))
+		return -1;
+	for (size_t i = 0; i < o->nspecs; i++)
+		if (spec_load_file(specs, o->specs[i], err, errlen))
+			return -1;
+	return 0;
+}
+
+/* Refuse an output path we could not use, without creating anything yet. */
+static int check_output(const char *path, char *err, size_t errlen)
+{
+	char copy[PATH_MAX], *parent;
+	struct stat st;
+
+	if (strlen(path) >= sizeof(copy)) {
+		snprintf(err, errlen, "--output: path too long");
+		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			snprintf(err, errlen, "output %s is a symbolic link: give a real directory", path);
+		else if (!S_ISDIR(st.st_mode))
+			snprintf(err, errlen, "output %s exists and is not a directory", path);
+		else if (access(path, W_OK | X_OK))
+			snprintf(err, errlen, "output directory %s is not writable: %s", path, strerror(errno));
+		else
+			return 0;
+		return -1;
+	}
+	strcpy(copy, path);
+	parent = dirname(copy);
+	if (stat(parent, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cannot create output %s: %s does not exist or is not a directory",
+			 path, parent);
+		return -1;
+	}
+	if (access(parent, W_OK | X_OK)) {
+		snprintf(err, errlen, "cannot create output %s: %s is not writable", path, parent);
+		return -1;
+	}
+	return 0;
+}
+
+/* Find the processes to trace; with --wait, until the job appears. */
+static int resolve_targets(const struct options *o, struct pid_list *pids,
+			   enum job_match *match, char *err, size_t errlen)
+{
+	struct proc_stat st;
+
+	if (o->target == TARGET_PIDS) {
+		for (size_t i = 0; i < o->npids; i++) {
+			if (procfs_read_stat(o->pids[i], &st)) {
+				snprintf(err, errlen, "--pid: no process %d", o->pids[i]);
+				return -1;
+			}
+			pid_list_add(pids, o->pids[i]);
+		}
+		return 0;
+	}
+	for (;;) {
+		*match = job_find(o->job, getpid(), pids);
+		if (*match != JOB_MATCH_NONE)
+			return 0;
+		if (!o->wait) {
+			snprintf(err, errlen, "no process of job '%s' on this node (no SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID or PMIX_NAMESPACE equals it, and it is not a running launcher's PID); --wait waits for it",
+				 o->job);
+			return -1;
+		}
+		if (stop_requested) {
+			snprintf(err, errlen, "stopped while waiting for job '%s'", o->job);
+			return -1;
+		}
+		usleep(WAIT_POLL_US);
+	}
+}
+
+static void default_output(const struct options *o, pid_t first, char *buf, size_t len)
+{
+	if (o->output)
+		snprintf(buf, len, "%s", o->output);
+	else if (o->target == TARGET_JOB)
+		snprintf(buf, len, "memattr-%s", o->job);
+	else
+		snprintf(buf, len, "memattr-%d", first);
+}
+
+static int start_tracing(struct tracker *t, const struct options *o,
+			 const struct pid_list *pids, enum job_match match)
+{
+	t->match = match;
+	for (size_t i = 0; i < pids->n; i++) {
+		/* A launcher matched by PID is followed to its ranks, not accounted. */
+		bool follow_only = match == JOB_MATCH_LAUNCHER && i == 0;
+		int ret = tracker_add_pid(t, pids->pids[i], follow_only);
+
+		if (ret && ret != -ESRCH && ret != -ENOENT) {
+			fprintf(stderr, "memattr-bpf: cannot trace pid %d: %s\n", pids->pids[i],
+				strerror(-ret));
+			return -1;
+		}
+	}
+	(void)o;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char err[1024], outdir[PATH_MAX];
+	struct options opt;
+	struct spec_set specs;
+	struct pid_list pids = {0};
+	struct launch child = { .pid = -1, .gate_fd = -1 };
+	enum job_match match = JOB_MATCH_NONE;
+	struct tracker t;
+	int ret, status;
+
+	err[0] = '\0';
+
+	ret = cli_parse(argc, argv, &opt, err, sizeof(err));
+	if (ret > 0)
+		return 0;
+	if (ret < 0) {
+		fprintf(stderr, "memattr-bpf: %s\n", err);
+		return EXIT_USAGE;
+	}
+	install_signals();
+	if (caps_check(err, sizeof(err)))
+		return fail(err);
+	spec_init(&specs);
+	if (load_specs(&opt, &specs, err, sizeof(err)))
+		return fail(err);
+	if (opt.output && check_output(opt.output, err, sizeof(err)))
+		return fail(err);
+
+	if (opt.target == TARGET_LAUNCH) {
+		if (launch_prepare(&child, opt.cmd, err, sizeof(err)))
+			return fail(err);
+		pid_list_add(&pids, child.pid);
+	} else if (resolve_targets(&opt, &pids, &match, err, sizeof(err))) {
+		return fail(err);
+	}
+	default_output(&opt, pids.pids[0], outdir, sizeof(outdir));
+	if (!opt.output && check_output(outdir, err, sizeof(err))) {
+		launch_abort(&child);
+		return fail(err);
+	}
+
+	if (tracker_init(&t, &opt, &specs, err, sizeof(err))) {
+		launch_abort(&child);
+		return fail(err);
+	}
+	if (start_tracing(&t, &opt, &pids, match) ||
+	    tracker_open_output(&t, outdir, err, sizeof(err))) {
+		if (t.out_open == false && err[0])
+			fprintf(stderr, "memattr-bpf: %s\n", err);
+		launch_abort(&child);
+		t.out_open = false;
+		tracker_finish(&t);
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr, "memattr-bpf: tracing %zu process%s%s%s; writing %s\n", pids.n,
+		pids.n == 1 ? "" : "es", opt.job ? " of job " : "", opt.job ? opt.job : "", outdir);
+	launch_go(&child);
+
+	ret = tracker_run(&t, &stop_requested);
+	tracker_finish(&t);
+	launch_reap(&child, &status);
+	pid_list_free(&pids);
+	spec_free(&specs);
+	cli_free(&opt);
+	return ret ? EXIT_FAILURE : 0;
+}

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "csv_out.h"
+#include "procfs.h"
+#include "process.h"
+
+#define NR_MMAP		9
+#define NR_MUNMAP	11
+#define NR_BRK		12
+#define NR_MREMAP	25
+#define NR_MADVISE	28
+#define NR_MLOCK	149
+#define NR_MLOCK2	325
+
+#define PAGE_SIZE_	4096ULL
+
+static uint64_t page_up(uint64_t v)
+{
+	return (v + PAGE_SIZE_ - 1) & ~(PAGE_SIZE_ - 1);
+}
+
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct proc *proc_new(pid_t pid, uint64_t start_ns, double now)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->start_ns = start_ns;
+	p->rank = -1;
+	p->account = true;
+	p->alive = true;
+	p->born_time = now;
+	p->needs_sync = true;
+	regions_init(&p->regions, PROC_MAX_REGIONS);
+	return p;
+}
+
+void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	if (p->csv)
+		fclose(p->csv);
+	regions_free(&p->regions);
+	free(p->comps);
+	free(p->peak_comp_rss);
+	free(p);
+}
+
+void proc_reset_mm(struct proc *p)
+{
+	regions_clear(&p->regions);
+	p->brk_cur = 0;
+	p->npending = 0;
+	p->needs_sync = true;
+	p->exe[0] = '\0';
+}
+
+/* Give every region inside [start, end) to owner; only_unowned spares owners events decided. */
+static void set_owner_range(struct region_table *t, uint64_t start, uint64_t end,
+			    comp_id owner, bool only_unowned)
+{
+	struct region *r;
+	uint64_t addr = start;
+
+	while (addr < end && (r = regions_find(t, addr))) {
+		if (!only_unowned || (r->owner == COMP_UNATTRIBUTED &&
+				      !(r->flags & REGION_FROM_EVENT)))
+			r->owner = owner;
+		if (r->flags & REGION_FILE)
+			r->flags &= ~REGION_FROM_EVENT;	/* classified now */
+		addr = r->end;
+	}
+}
+
+struct sync_state {
+	struct proc *p;
+	const struct classifier *cls;
+	uint64_t prev_end;
+	bool prev_code_writable;
+	comp_id prev_owner;
+};
+
+static int sync_vma(const struct vma_info *v, void *arg)
+{
+	struct sync_state *s = arg;
+	struct proc *p = s->p;
+	uint16_t flags = 0;
+	bool is_code, bss;
+	comp_id owner;
+
+	owner = classify_path(s->cls, v->path, p->exe, &is_code);
+	if (v->path[0] == '/')
+		flags |= REGION_FILE;
+	if (v->perms[3] == 's')
+		flags |= REGION_SHARED;
+	/*
+	 * A library's .bss is the anonymous mapping right above its writable
+	 * data: the library's own static memory.
+	 */
+	bss = !v->path[0] && s->prev_code_writable && s->prev_end == v->start;
+	if (bss)
+		owner = s->prev_owner;
+	regions_sync(&p->regions, v->start, v->end, v->rss, v->pss, owner, flags);
+	if (is_code)
+		set_owner_range(&p->regions, v->start, v->end, owner, false);
+	else if (bss || owner != COMP_UNATTRIBUTED)
+		set_owner_range(&p->regions, v->start, v->end, owner, true);
+	if (!strcmp(v->path, "[heap]") && !p->brk_cur)
+		p->brk_cur = v->end;
+
+	s->prev_end = v->end;
+	s->prev_code_writable = is_code && v->perms[1] == 'w';
+	s->prev_owner = owner;
+	return 0;
+}
+
+static comp_id caller_owner(struct proc *p, uint64_t caller, bool *known)
+{
+	struct region *r = regions_find(&p->regions, caller);
+
+	*known = r && !(r->flags & REGION_FROM_EVENT);
+	return r ? r->owner : COMP_UNATTRIBUTED;
+}
+
+static void resolve_pending(struct proc *p, const struct classifier *cls)
+{
+	for (unsigned int i = 0; i < p->npending; i++) {
+		struct pending_owner *po = &p->pending[i];
+		struct region *r = regions_find(&p->regions, po->start);
+		bool known;
+		comp_id who = caller_owner(p, po->caller, &known);
+
+		if (r && r->owner == COMP_UNATTRIBUTED)
+			r->owner = classify_anon_caller(cls, who, po->map_stack);
+	}
+	p->npending = 0;
+}
+
+int proc_sync(struct proc *p, const struct classifier *cls, double now)
+{
+	struct sync_state s = { .p = p, .cls = cls };
+	int ret;
+
+	if (!p->exe[0])
+		procfs_read_exe(p->pid, p->exe, sizeof(p->exe));
+	p->sync_boot_ns = boot_ns();
+	regions_sync_begin(&p->regions);
+	ret = procfs_read_maps(p->pid, true, sync_vma, &s);
+	regions_sync_end(&p->regions);
+	if (ret)
+		return ret;
+	resolve_pending(p, cls);
+	p->needs_sync = false;
+	p->last_sync_time = now;
+	return 0;
+}
+
+void proc_apply_rss(struct proc *p, const struct ev_rss *e)
+{
+	struct region *r;
+
+	if (e->h.ts_ns < p->sync_boot_ns)
+		return;		/* already in the smaps figures */
+	/* Without a fault address the change lands in the remainder. */
+	if (e->ctx != CTX_FAULT)
+		return;
+	r = regions_find(&p->regions, e->addr);
+	if (!r) {
+		/* A mapping we did not see made (stack growth, ...): reread maps. */
+		p->unplaced_events++;
+		p->needs_sync = true;
+		return;
+	}
+	r->rss += e->delta;
+	if (r->rss < 0)
+		r->rss = 0;
+}
+
+static int64_t sum_delta(const struct ev_syscall *e)
+{
+	int64_t d = 0;
+
+	for (int i = 0; i < MEMATTR_NR_MEMBERS; i++)
+		d += e->delta[i];
+	return d;
+}
+
+/* Return address into mmap's caller: glibc's mmap is a leaf, so it is at the stack pointer. */
+static uint64_t stack_top_word(const struct ev_syscall *e)
+{
+	uint64_t w;
+
+	if (e->stack_len < sizeof(w))
+		return 0;
+	memcpy(&w, e->stack, sizeof(w));
+	return w;
+}
+
+static void add_pending(struct proc *p, uint64_t start, uint64_t caller, bool map_stack)
+{
+	if (p->npending >= PROC_MAX_PENDING) {
+		p->unknown_callers++;
+		return;
+	}
+	p->pending[p->npending++] = (struct pending_owner){ start, caller, map_stack };
+	p->needs_sync = true;
+}
+
+static void apply_mmap(struct proc *p, const struct classifier *cls,
+		       const struct ev_syscall *e, int64_t delta)
+{
+	uint64_t start = (uint64_t)e->ret, len = page_up(e->args[1]);
+	int mflags = (int)e->args[3];
+	bool anon = mflags & MAP_ANONYMOUS, map_stack = mflags & MAP_STACK;
+	uint64_t caller = stack_top_word(e);
+	uint16_t flags = REGION_FROM_EVENT;
+	comp_id owner = COMP_UNATTRIBUTED, who;
+	struct region *below, *r;
+	int64_t dropped = 0;
+	bool known;
+
+	if (mflags & MAP_SHARED)
+		flags |= REGION_SHARED;
+	who = caller_owner(p, caller, &known);
+	if (!anon) {
+		/* The file's name comes from maps at the next sync. */
+		flags |= REGION_FILE;
+		p->needs_sync = true;
+		if (known && who != cls->libc)
+			owner = who;
+	} else if (known && who == cls->libc && (mflags & MAP_FIXED) &&
+		   (below = regions_find(&p->regions, start - 1)) &&
+		   (below->flags & REGION_FILE)) {
+		/* The loader zero-filling a library's .bss: the library's. */
+		owner = below->owner;
+		if (below->flags & REGION_FROM_EVENT)
+			p->needs_sync = true;	/* sync gives it the library's owner */
+	} else if (known) {
+		owner = classify_anon_caller(cls, who, map_stack);
+	} else if (caller) {
+		add_pending(p, start, caller, map_stack);
+	} else {
+		p->unknown_callers++;
+	}
+	if (regions_map(&p->regions, start, start + len, owner, flags, &dropped))
+		return;
+	/* MAP_FIXED over old pages frees them inside this call: net them out. */
+	r = regions_find(&p->regions, start);
+	if (r && delta + dropped > 0)
+		r->rss += delta + dropped;
+}
+
+static void apply_brk(struct proc *p, const struct ev_syscall *e, int64_t delta)
+{
+	uint64_t brk = (uint64_t)e->ret, old = p->brk_cur;
+
+	p->brk_cur = brk;
+	if (!old)
+		return;
+	if (page_up(brk) > page_up(old)) {
+		regions_map(&p->regions, page_up(old), page_up(brk), COMP_UNATTRIBUTED, 0, NULL);
+		regions_charge_range(&p->regions, page_up(old), page_up(brk), delta);
+	} else if (page_up(brk) < page_up(old)) {
+		regions_charge_range(&p->regions, page_up(brk), page_up(old), delta);
+		regions_unmap(&p->regions, page_up(brk), page_up(old));
+	}
+}
+
+void proc_apply_syscall(struct proc *p, const struct classifier *cls,
+			const struct ev_syscall *e)
+{
+	int64_t delta = sum_delta(e);
+	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]);
+
+	if (e->h.ts_ns < p->sync_boot_ns)
+		return;
+	if (e->ret < 0 && e->ret > -4096)
+		return;		/* failed: nothing mapped, nothing moved */
+	switch (e->nr) {
+	case NR_MMAP:
+		apply_mmap(p, cls, e, delta);
+		break;
+	case NR_MUNMAP:
+		regions_charge_range(&p->regions, a0, a0 + a1, delta);
+		regions_unmap(&p->regions, a0, a0 + a1);
+		break;
+	case NR_BRK:
+		apply_brk(p, e, delta);
+		break;
+	case NR_MREMAP:
+		regions_charge_range(&p->regions, a0, a0 + a1, delta);
+		regions_move(&p->regions, a0, a1, (uint64_t)e->ret, page_up(e->args[2]));
+		break;
+	case NR_MADVISE:
+	case NR_MLOCK:
+	case NR_MLOCK2:
+		regions_charge_range(&p->regions, a0, a0 + a1, delta);
+		break;
+	default:
+		/* mlockall: no range; the change shows in the remainder. */
+		break;
+	}
+}
+
+static int grow_comps(struct proc *p)
+{
+	size_t n = component_count();
+	struct comp_stats *c;
+	int64_t *peak;
+
+	if (n <= p->ncomps)
+		return 0;
+	c = realloc(p->comps, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	p->comps = c;
+	peak = realloc(p->peak_comp_rss, n * sizeof(*peak));
+	if (!peak)
+		return -ENOMEM;
+	p->peak_comp_rss = peak;
+	memset(c + p->ncomps, 0, (n - p->ncomps) * sizeof(*c));
+	memset(peak + p->ncomps, 0, (n - p->ncomps) * sizeof(*peak));
+	p->ncomps = n;
+	return 0;
+}
+
+static void update_peak(struct comp_stats *s, double now)
+{
+	if (s->rss > s->peak_rss || !s->seen) {
+		s->peak_rss = s->rss;
+		s->peak_rss_time = now;
+	}
+	if (s->pss > s->peak_pss || !s->seen) {
+		s->peak_pss = s->pss;
+		s->peak_pss_time = now;
+	}
+	s->seen = true;
+}
+
+/*
+ * The kernel's total is the truth. What the regions hold is scaled down if
+ * it exceeds it (pages the kernel dropped without telling us where, such as
+ * reclaim); what it does not explain is unattributed.
+ */
+static void partition(struct proc *p, int64_t total, int64_t *rss, int64_t *pss)
+{
+	int64_t attributed = 0, residual;
+	size_t n = p->ncomps;
+
+	for (size_t i = 0; i < n; i++)
+		if (i != COMP_UNATTRIBUTED)
+			attributed += rss[i];
+	if (attributed > total && attributed > 0) {
+		int64_t placed = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (i == COMP_UNATTRIBUTED || !rss[i])
+				continue;
+			pss[i] = (int64_t)((__int128)pss[i] * total / attributed);
+			rss[i] = (int64_t)((__int128)rss[i] * total / attributed);
+			placed += rss[i];
+		}
+		rss[COMP_UNATTRIBUTED] = total - placed;
+		pss[COMP_UNATTRIBUTED] = total - placed;
+		return;
+	}
+	residual = total - attributed - rss[COMP_UNATTRIBUTED];
+	rss[COMP_UNATTRIBUTED] = total - attributed;
+	/* What no region explains is taken as private: its PSS is its RSS. */
+	pss[COMP_UNATTRIBUTED] += residual;
+	if (pss[COMP_UNATTRIBUTED] < 0)
+		pss[COMP_UNATTRIBUTED] = 0;
+}
+
+int proc_sample(struct proc *p, double now)
+{
+	uint64_t total_rss;
+	int64_t *rss, *pss, total_pss = 0;
+	size_t n;
+	int ret;
+
+	ret = procfs_read_rss(p->pid, &total_rss);
+	if (ret)
+		return ret;
+	ret = grow_comps(p);
+	if (ret)
+		return ret;
+	n = p->ncomps;
+	rss = calloc(n, sizeof(*rss));
+	pss = calloc(n, sizeof(*pss));
+	if (!rss || !pss) {
+		free(rss);
+		free(pss);
+		return -ENOMEM;
+	}
+	regions_sum(&p->regions, rss, pss, n);
+	partition(p, (int64_t)total_rss, rss, pss);
+
+	for (size_t i = 0; i < n; i++) {
+		struct comp_stats *s = &p->comps[i];
+
+		s->rss = rss[i];
+		s->pss = pss[i];
+		total_pss += pss[i];
+		if (s->seen || rss[i] || pss[i])
+			update_peak(s, now);
+	}
+	p->total.rss = (int64_t)total_rss;
+	p->total.pss = total_pss;
+	if (p->total.rss > p->total.peak_rss || !p->total.seen)
+		memcpy(p->peak_comp_rss, rss, n * sizeof(*rss));
+	update_peak(&p->total, now);
+	free(rss);
+	free(pss);
+
+	if (!p->csv)
+		return 0;
+	csv_write_row(p->csv, now, p->rank, p->pid, "total", p->total.rss, p->total.pss);
+	for (size_t i = 0; i < n; i++)
+		if (p->comps[i].seen)
+			csv_write_row(p->csv, now, p->rank, p->pid, component_name(i),
+				      p->comps[i].rss, p->comps[i].pss);
+	fflush(p->csv);
+	return 0;
+}

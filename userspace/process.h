@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One traced process: its region table, what its components hold, and its
+ * CSV timeline. Everything here is per process, so the same code serves one
+ * job or a node-wide service.
+ */
+#ifndef MEMATTR_PROCESS_H
+#define MEMATTR_PROCESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "classify.h"
+#include "components.h"
+#include "memattr.h"
+#include "regions.h"
+
+#define PROC_MAX_REGIONS	65536	/* the kernel's default vm.max_map_count */
+#define PROC_MAX_PENDING	256
+
+/* Per component of one process: the latest sample and the peaks. */
+struct comp_stats {
+	int64_t rss, pss;
+	int64_t peak_rss, peak_pss;
+	double peak_rss_time, peak_pss_time;
+	bool seen;		/* has had memory: written in every later sample */
+};
+
+/* An anonymous mapping whose caller's library was not known yet. */
+struct pending_owner {
+	uint64_t start;
+	uint64_t caller;
+	bool map_stack;
+};
+
+struct proc {
+	pid_t pid;
+	uint64_t start_ns;		/* boot-based start time: pid reuse never merges */
+	int rank;			/* -1: not an MPI rank, written as pid-<P>.csv */
+	bool account;			/* launchers are followed, not accounted */
+	bool alive;
+	bool exec_seen;			/* a forked child's identity is final after exec */
+	double born_time;		/* time_s when tracing saw it first */
+	char exe[PATH_MAX];
+	char comm[17];
+
+	struct region_table regions;
+	uint64_t brk_cur;		/* current program break, 0 when unknown */
+	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
+	double last_sync_time;
+	bool needs_sync;
+	struct pending_owner pending[PROC_MAX_PENDING];
+	unsigned int npending;
+
+	/* Attribution quality, reported in the summary. */
+	uint64_t unplaced_events;	/* fault addresses in no known region */
+	uint64_t unknown_callers;
+
+	FILE *csv;
+	bool csv_closed;		/* its file is complete: never reopened */
+	struct comp_stats total;
+	struct comp_stats *comps;	/* indexed by comp_id */
+	size_t ncomps;
+	int64_t *peak_comp_rss;		/* every component's rss at the total's peak */
+};
+
+struct proc *proc_new(pid_t pid, uint64_t start_ns, double now);
+void proc_free(struct proc *p);
+
+/* Forget the address space (after exec) and ask for a fresh read. */
+void proc_reset_mm(struct proc *p);
+
+/*
+ * Read /proc/PID/smaps: set every region's rss and pss to the kernel's,
+ * classify file mappings, resolve pending owners. -errno when the process
+ * is gone.
+ */
+int proc_sync(struct proc *p, const struct classifier *cls, double now);
+
+void proc_apply_rss(struct proc *p, const struct ev_rss *e);
+void proc_apply_syscall(struct proc *p, const struct classifier *cls,
+			const struct ev_syscall *e);
+
+/*
+ * Take a sample: total from the kernel (VmRSS), components from the region
+ * table, the remainder in `unattributed`. Updates peaks; writes rows when
+ * p->csv is open. -errno when the process is gone.
+ */
+int proc_sample(struct proc *p, double now);
+
+#endif

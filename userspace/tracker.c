@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "summary.h"
+#include "tracker.h"
+
+#define ENVIRON_MAX		(1 << 20)
+#define RESCAN_PERIOD_S		1.0	/* env-matched jobs: look for new processes */
+#define SUMMARY_PERIOD_S	5.0	/* rewrite summary.csv while running */
+#define FORK_SETTLE_S		0.5	/* a forked child usually execs within this */
+#define SMAPS_BUDGET		0.02	/* at most 2% of a core reading smaps */
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double tracker_now(const struct tracker *t)
+{
+	return mono_now() - t->start_mono;
+}
+
+static struct proc *find_alive(struct tracker *t, pid_t pid)
+{
+	for (size_t i = t->nprocs; i-- > 0;)
+		if (t->procs[i]->pid == pid && t->procs[i]->alive)
+			return t->procs[i];
+	return NULL;
+}
+
+static bool rank_taken(struct tracker *t, const struct proc *self, int rank)
+{
+	for (size_t i = 0; i < t->nprocs; i++) {
+		struct proc *p = t->procs[i];
+
+		if (p != self && p->rank == rank && (p->alive || p->csv))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Who the process is: its rank (unless an ancestor of the job already holds
+ * that rank: a rank's own children inherit its environment) and whether it
+ * is a launcher.
+ */
+static void identify(struct tracker *t, struct proc *p)
+{
+	struct environ_buf env = {0};
+	struct proc_stat st;
+	int rank;
+
+	if (procfs_read_stat(p->pid, &st) == 0)
+		memcpy(p->comm, st.comm, sizeof(p->comm));
+	p->account = !job_is_launcher(p->comm);
+	if (p->csv || procfs_read_environ(p->pid, &env, ENVIRON_MAX))
+		return;		/* once a file is named, the identity stays */
+	rank = environ_rank(&env);
+	environ_free(&env);
+	p->rank = rank >= 0 && !rank_taken(t, p, rank) ? rank : -1;
+}
+
+static struct proc *add_proc(struct tracker *t, pid_t pid, uint64_t start_ns)
+{
+	struct proc *p, **grown;
+
+	if (t->nprocs >= TRACKER_MAX_PROCS) {
+		t->procs_refused++;
+		return NULL;
+	}
+	p = proc_new(pid, start_ns, tracker_now(t));
+	if (!p)
+		return NULL;
+	grown = realloc(t->procs, (t->nprocs + 1) * sizeof(*grown));
+	if (!grown) {
+		proc_free(p);
+		return NULL;
+	}
+	t->procs = grown;
+	t->procs[t->nprocs++] = p;
+	return p;
+}
+
+static void mark_exited(struct tracker *t, struct proc *p)
+{
+	if (!p->alive)
+		return;
+	p->alive = false;
+	if (p->csv) {
+		fclose(p->csv);
+		p->csv = NULL;
+		p->csv_closed = true;
+	}
+	/* Its figures stay for the summary; its address space is gone. */
+	regions_free(&p->regions);
+	tracer_remove_process(&t->bpf, p->pid);
+}
+
+static void timed_sync(struct tracker *t, struct proc *p)
+{
+	double t0 = mono_now(), cost;
+	int ret;
+
+	ret = proc_sync(p, &t->cls, tracker_now(t));
+	if (ret == -ESRCH || ret == -ENOENT)
+		return;		/* exiting: its EXIT event follows */
+	cost = mono_now() - t0;
+	t->smaps_cost = t->smaps_cost ? 0.9 * t->smaps_cost + 0.1 * cost : cost;
+}
+
+int tracker_add_pid(struct tracker *t, pid_t pid, bool follow_only)
+{
+	struct proc *p = find_alive(t, pid);
+	int ret;
+
+	if (p)
+		return 0;
+	p = add_proc(t, pid, 0);
+	if (!p)
+		return -ENOMEM;
+	p->exec_seen = true;	/* running before we came: its identity is final */
+	identify(t, p);
+	if (follow_only)
+		p->account = false;
+	ret = tracer_add_process(&t->bpf, pid, 0,
+				 TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0));
+	if (ret)
+		return ret;
+	if (p->account)
+		timed_sync(t, p);
+	return 0;
+}
+
+static void on_fork(struct tracker *t, const struct ev_task *e)
+{
+	struct proc *old = find_alive(t, e->child_tgid), *p;
+
+	if (old)
+		mark_exited(t, old);	/* a reused PID is a new process */
+	p = add_proc(t, e->child_tgid, e->start_ns);
+	if (!p) {
+		tracer_remove_process(&t->bpf, e->child_tgid);
+		return;
+	}
+	memcpy(p->comm, e->comm, sizeof(e->comm));
+	p->account = !job_is_launcher(p->comm);
+}
+
+static void on_exec(struct tracker *t, const struct ev_task *e)
+{
+	struct proc *p = find_alive(t, e->h.tgid);
+
+	if (!p)
+		return;
+	proc_reset_mm(p);
+	p->exec_seen = true;
+	identify(t, p);
+	tracer_add_process(&t->bpf, p->pid, 0,
+			   TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0));
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracker *t = ctx;
+	const struct ev_header *h = data;
+	struct proc *p;
+
+	if (size < sizeof(*h))
+		return 0;
+	t->events++;
+	switch (h->type) {
+	case EV_FORK:
+		if (size >= sizeof(struct ev_task))
+			on_fork(t, data);
+		return 0;
+	case EV_EXEC:
+		if (size >= sizeof(struct ev_task))
+			on_exec(t, data);
+		return 0;
+	}
+	p = find_alive(t, h->tgid);
+	if (!p) {
+		t->unknown_pid_events++;
+		return 0;
+	}
+	switch (h->type) {
+	case EV_EXIT:
+		mark_exited(t, p);
+		break;
+	case EV_RSS:
+		t->rss_events++;
+		if (p->account && size >= sizeof(struct ev_rss))
+			proc_apply_rss(p, data);
+		break;
+	case EV_SYSCALL:
+		t->syscall_events++;
+		if (p->account && size >= sizeof(struct ev_syscall))
+			proc_apply_syscall(p, &t->cls, data);
+		break;
+	}
+	return 0;
+}
+
+int tracker_init(struct tracker *t, const struct options *opt,
+		 const struct spec_set *specs, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	t->opt = opt;
+	t->specs = specs;
+	t->self = getpid();
+	t->pss_period = opt->pss_interval_ms / 1000.0;
+	classifier_init(&t->cls, specs);
+	t->start_mono = mono_now();
+	return tracer_open(&t->bpf, opt->ringbuf_mb << 20, on_event, t, opt->verbose,
+			   err, errlen);
+}
+
+int tracker_open_output(struct tracker *t, const char *dir, char *err, size_t errlen)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+	uid_t u = uid ? (uid_t)strtoul(uid, NULL, 10) : (uid_t)-1;
+	gid_t g = gid ? (gid_t)strtoul(gid, NULL, 10) : (gid_t)-1;
+
+	if (outdir_open(&t->out, dir, u, g, err, errlen))
+		return -1;
+	t->out_open = true;
+	return 0;
+}
+
+/* A forked child is named once it has exec'd or lived long enough not to. */
+static void open_csv(struct tracker *t, struct proc *p, double now)
+{
+	char name[64];
+
+	if (p->csv || p->csv_closed || !t->out_open || !p->account)
+		return;
+	if (!p->exec_seen && now - p->born_time < FORK_SETTLE_S)
+		return;
+	csv_file_name(p->rank, p->pid, name, sizeof(name));
+	p->csv = outdir_create(&t->out, name);
+	if (!p->csv) {
+		fprintf(stderr, "memattr-bpf: cannot create %s/%s: %s\n", t->out.path, name,
+			strerror(errno));
+		p->csv_closed = true;
+		return;
+	}
+	csv_write_header(p->csv);
+}
+
+/*
+ * Keep smaps reading within budget: with many processes the period between
+ * reads of each one stretches (documented in the README).
+ */
+static double effective_pss_period(struct tracker *t, size_t nalive)
+{
+	double need = t->smaps_cost * nalive / SMAPS_BUDGET;
+
+	return need > t->pss_period ? need : t->pss_period;
+}
+
+static void sample_all(struct tracker *t)
+{
+	double now = tracker_now(t), period;
+	size_t nalive = 0;
+
+	for (size_t i = 0; i < t->nprocs; i++)
+		nalive += t->procs[i]->alive && t->procs[i]->account;
+	period = effective_pss_period(t, nalive);
+	for (size_t i = 0; i < t->nprocs; i++) {
+		struct proc *p = t->procs[i];
+
+		if (!p->alive || !p->account)
+			continue;
+		if (p->needs_sync || now - p->last_sync_time >= period)
+			timed_sync(t, p);
+		open_csv(t, p, now);
+		proc_sample(p, now);
+	}
+}
+
+static void rescan_job(struct tracker *t)
+{
+	struct pid_list found = {0};
+
+	if (job_scan_env(t->opt->job, t->self, &found) == 0)
+		for (size_t i = 0; i < found.n; i++)
+			if (!find_alive(t, found.pids[i]))
+				tracker_add_pid(t, found.pids[i], false);
+	pid_list_free(&found);
+}
+
+static bool any_alive(struct tracker *t)
+{
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->alive)
+			return true;
+	return false;
+}
+
+int tracker_run(struct tracker *t, volatile int *stop)
+{
+	double interval = t->opt->interval_ms / 1000.0, next = 0;
+
+	while (!*stop) {
+		double now = tracker_now(t);
+		int ret;
+
+		if (now >= next) {
+			tracer_drain(&t->bpf);
+			sample_all(t);
+			if (t->match == JOB_MATCH_ENV && now - t->last_scan >= RESCAN_PERIOD_S) {
+				rescan_job(t);
+				t->last_scan = now;
+			}
+			if (now - t->last_summary >= SUMMARY_PERIOD_S) {
+				summary_write_csv(t);
+				t->last_summary = now;
+			}
+			if (!any_alive(t))
+				break;
+			if (t->opt->duration_s && now >= t->opt->duration_s)
+				break;
+			/* Stay on the grid: a slow sample does not shift later ones. */
+			while (next <= now)
+				next += interval;
+		}
+		ret = tracer_poll(&t->bpf, (int)((next - tracker_now(t)) * 1000) + 1);
+		if (ret < 0 && ret != -EINTR) {
+			fprintf(stderr, "memattr-bpf: reading BPF events: %s\n", strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void tracker_finish(struct tracker *t)
+{
+	tracer_drain(&t->bpf);
+	for (size_t i = 0; i < t->nprocs; i++) {
+		struct proc *p = t->procs[i];
+
+		if (p->alive && p->account && p->csv)
+			proc_sample(p, tracker_now(t));
+	}
+	tracer_stats(&t->bpf, t->kstats);
+	tracer_close(&t->bpf);
+	summary_write_csv(t);
+	if (!t->opt->quiet)
+		summary_print(t, stdout);
+	for (size_t i = 0; i < t->nprocs; i++)
+		proc_free(t->procs[i]);
+	free(t->procs);
+	t->procs = NULL;
+	t->nprocs = 0;
+	if (t->out_open)
+		outdir_close(&t->out);
+}
