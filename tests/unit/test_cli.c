@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Command-line parsing: the contract in DESIGN.md and the refusals of bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli.h"
+
+static char err[512];
+
+static int parse(struct options *o, ...)
+{
+	char *argv[32] = { "memattr-bpf" };
+	int argc = 1;
+	va_list ap;
+	char *a;
+
+	va_start(ap, o);
+	while ((a = va_arg(ap, char *)) && argc < 31)
+		argv[argc++] = a;
+	va_end(ap);
+	err[0] = '\0';
+	return cli_parse(argc, argv, o, err, sizeof(err));
+}
+
+static void test_job_defaults(void **state)
+{
+	struct options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--job", "1234", NULL), 0);
+	assert_int_equal(o.target, TARGET_JOB);
+	assert_string_equal(o.job, "1234");
+	assert_int_equal(o.interval_ms, 100);
+	assert_int_equal(o.pss_interval_ms, 1000);
+	assert_null(o.output);
+	assert_true(o.duration_s == 0);
+	cli_free(&o);
+}
+
+static void test_all_options(void **state)
+{
+	struct options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--job", "77", "--output", "/tmp/x", "--interval", "250",
+			       "--duration", "2.5", "--spec", "a.spec", "--spec", "b.spec",
+			       "--pss-interval", "3000", "--wait", NULL), 0);
+	assert_string_equal(o.output, "/tmp/x");
+	assert_int_equal(o.interval_ms, 250);
+	assert_true(o.duration_s == 2.5);
+	assert_int_equal(o.nspecs, 2);
+	assert_string_equal(o.specs[1], "b.spec");
+	assert_int_equal(o.pss_interval_ms, 3000);
+	assert_true(o.wait);
+	cli_free(&o);
+}
+
+static void test_pid_list(void **state)
+{
+	struct options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--pid", "12,34,5", NULL), 0);
+	assert_int_equal(o.target, TARGET_PIDS);
+	assert_int_equal(o.npids, 3);
+	assert_int_equal(o.pids[0], 12);
+	assert_int_equal(o.pids[2], 5);
+	cli_free(&o);
+}
+
+static void test_launch_keeps_command_flags(void **state)
+{
+	struct options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--interval", "50", "--", "mpirun", "-np", "4", "./a.out", NULL), 0);
+	assert_int_equal(o.target, TARGET_LAUNCH);
+	assert_string_equal(o.cmd[0], "mpirun");
+	assert_string_equal(o.cmd[1], "-np");
+	assert_string_equal(o.cmd[3], "./a.out");
+	assert_null(o.cmd[4]);
+	cli_free(&o);
+}
+
+static void expect_error(const char *needle, int ret)
+{
+	assert_int_equal(ret, -1);
+	assert_non_null(strstr(err, needle));
+	assert_null(strchr(err, '\n'));	/* one line */
+}
+
+static void test_refusals(void **state)
+{
+	struct options o;
+
+	(void)state;
+	expect_error("unknown option '--frobnicate'", parse(&o, "--job", "1", "--frobnicate", NULL));
+	cli_free(&o);
+	expect_error("'abc' is not a process ID", parse(&o, "--pid", "abc", NULL));
+	cli_free(&o);
+	expect_error("'-3' is not a process ID", parse(&o, "--pid", "1,-3", NULL));
+	cli_free(&o);
+	expect_error("--interval: '-5'", parse(&o, "--job", "1", "--interval", "-5", NULL));
+	cli_free(&o);
+	expect_error("--interval: '0'", parse(&o, "--job", "1", "--interval", "0", NULL));
+	cli_free(&o);
+	expect_error("--interval: '10ms'", parse(&o, "--job", "1", "--interval", "10ms", NULL));
+	cli_free(&o);
+	expect_error("--duration: 'soon'", parse(&o, "--job", "1", "--duration", "soon", NULL));
+	cli_free(&o);
+	expect_error("--duration: '-1'", parse(&o, "--job", "1", "--duration", "-1", NULL));
+	cli_free(&o);
+	expect_error("nothing to trace", parse(&o, "--interval", "5", NULL));
+	cli_free(&o);
+	expect_error("only one of", parse(&o, "--job", "1", "--pid", "2", NULL));
+	cli_free(&o);
+	expect_error("needs a value", parse(&o, "--job", NULL));
+	cli_free(&o);
+	expect_error("unexpected argument 'stray'", parse(&o, "--job", "1", "stray", NULL));
+	cli_free(&o);
+	expect_error("--wait applies to --job", parse(&o, "--pid", "1", "--wait", NULL));
+	cli_free(&o);
+	expect_error("power of two", parse(&o, "--job", "1", "--ringbuf-mb", "3", NULL));
+	cli_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_job_defaults),
+		cmocka_unit_test(test_all_options),
+		cmocka_unit_test(test_pid_list),
+		cmocka_unit_test(test_launch_keeps_command_flags),
+		cmocka_unit_test(test_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
