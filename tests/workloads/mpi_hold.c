@@ -4,11 +4,12 @@
  * exercising MPI all along, for attach / --duration / signal tests.
  *
  *   mpi_hold [--log-dir DIR] [--go-file PATH] [--hold-mib N] [--hold-s S]
- *            [--tick-ms MS] [--per-rank]
+ *            [--tick-ms MS] [--per-rank] [--stop-file PATH]
  *
  * Each rank mmaps N MiB ((R+1)*N with --per-rank), touches every page, then
  * for S seconds does an MPI_Allreduce of a checksum every tick, so MPI keeps
- * running while a tracer attaches and detaches. At the end every page is
+ * running while a tracer attaches and detaches; it stops early once the stop
+ * file exists (so a test need not guess how long to hold). At the end every page is
  * checked; corruption or a diverging checksum exits non-zero (via
  * MPI_Abort), so "the job ran unharmed" is observable as mpirun's exit code.
  */
@@ -19,7 +20,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: mpi_hold [--log-dir DIR] [--go-file PATH] [--hold-mib N]"
-		" [--hold-s S] [--tick-ms MS] [--per-rank]\n");
+		" [--hold-s S] [--tick-ms MS] [--per-rank] [--stop-file PATH]\n");
 	exit(2);
 }
 
@@ -35,7 +36,7 @@ static unsigned long checksum(const volatile unsigned char *p, size_t len)
 
 int main(int argc, char **argv)
 {
-	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE");
+	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE"), *stop_file = NULL;
 	long hold_mib = 16, hold_s = 10, tick_ms = 100;
 	int rank, size, per_rank = 0;
 
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
 			hold_mib = parse_long("mpi_hold", a, v);
 		else if (!strcmp(a, "--hold-s"))
 			hold_s = parse_long("mpi_hold", a, v);
+		else if (!strcmp(a, "--stop-file"))
+			stop_file = v;
 		else if (!strcmp(a, "--tick-ms"))
 			tick_ms = parse_long("mpi_hold", a, v);
 		else
@@ -100,7 +103,7 @@ int main(int argc, char **argv)
 			    expect, ticks);
 		ticks++;
 		/* Rank 0's clock decides, so all ranks leave the loop together. */
-		more = mono_now() < until;
+		more = mono_now() < until && !(stop_file && access(stop_file, F_OK) == 0);
 		MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	}
 

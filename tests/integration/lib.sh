@@ -1,0 +1,367 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Shared helpers of the integration tests; source it, then call it_setup.
+#
+# The tests run memattr-bpf as root against Open MPI jobs launched by an
+# unprivileged user (memattr-test), because that is the path real users take:
+# the job belongs to someone else than the tracer. Everything a test starts
+# is recorded (pid + start time) and only that is killed on exit: this
+# machine may run other people's jobs and tracers, so nothing is ever killed
+# by name.
+
+set -euo pipefail
+
+IT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$IT_DIR/../.." && pwd)
+MEMATTR_BIN=${MEMATTR_BIN:-$REPO/memattr-bpf}
+WORKLOAD_SRC_BIN=${WORKLOAD_BIN:-$REPO/tests/workloads/bin}
+TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
+TEST_NAME=$(basename "$0" .sh)
+# Debian's python3: the checkers need nothing beyond the standard library,
+# and a pyenv shim in root's PATH may not exist on a fresh machine.
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+
+TRACKED=()       # "pid:starttime" of everything this test started
+TMPD=""
+SAMPLER_PID=""
+
+log() { printf '[%s %s] %s\n' "$TEST_NAME" "$(date +%T.%3N)" "$*"; }
+
+# Print a clear failure line and leave; the EXIT trap cleans up.
+fail() {
+	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
+	exit 1
+}
+
+# assert "what must hold" command args...: fails the test with the message.
+assert() {
+	local what=$1
+	shift
+	"$@" || fail "$what"
+}
+
+assert_eq() {	# actual expected what
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+}
+
+pass() {
+	log "PASS"
+	exit 0
+}
+
+# CLOCK_MONOTONIC seconds: the clock the workloads log with.
+mono_now() { "$PY" -c 'import time; print(f"{time.monotonic():.6f}")'; }
+
+# Field 22 of /proc/PID/stat (start time in ticks): with the pid it names a
+# process uniquely, so a recycled pid is never killed by mistake.
+pid_starttime() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	# shellcheck disable=SC2086
+	set -- $s
+	echo "${20}"
+}
+
+# Running = exists and is not a zombie (an exited child not yet waited for).
+pid_running() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	[ "${s%% *}" != Z ]
+}
+
+track_pid() {
+	local st
+	st=$(pid_starttime "$1") || return 0
+	TRACKED+=("$1:$st")
+}
+
+# Signal every tracked process that is still the one we started.
+signal_tracked() {
+	local sig=$1 i entry pid st
+	for ((i = ${#TRACKED[@]} - 1; i >= 0; i--)); do
+		entry=${TRACKED[i]}
+		pid=${entry%%:*}
+		st=${entry#*:}
+		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "$st" ]; then
+			kill "-$sig" "$pid" 2>/dev/null || true
+		fi
+	done
+}
+
+any_tracked_running() {
+	local entry pid
+	for entry in "${TRACKED[@]}"; do
+		pid=${entry%%:*}
+		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "${entry#*:}" ]; then
+			return 0
+		fi
+	done
+	return 1
+}
+
+it_cleanup() {
+	local rc=$?
+	set +e
+	if [ ${#TRACKED[@]} -gt 0 ] && any_tracked_running; then
+		signal_tracked TERM
+		for _ in $(seq 40); do any_tracked_running || break; sleep 0.05; done
+		any_tracked_running && signal_tracked KILL
+	fi
+	if [ -n "$TMPD" ] && [ -d "$TMPD" ]; then
+		if [ "$rc" -eq 0 ] && [ -z "${KEEP_TMP:-}" ]; then
+			rm -rf "$TMPD"
+		else
+			echo "[$TEST_NAME] kept $TMPD for inspection"
+		fi
+	fi
+	exit "$rc"
+}
+
+ensure_test_user() {
+	if ! id -u "$TEST_USER" >/dev/null 2>&1; then
+		useradd -m -s /bin/bash "$TEST_USER" 2>/dev/null ||
+			id -u "$TEST_USER" >/dev/null 2>&1 ||	# a concurrent test made it
+			fail "cannot create user $TEST_USER"
+	fi
+	TEST_HOME=$(getent passwd "$TEST_USER" | cut -d: -f6)
+	if [ ! -d "$TEST_HOME" ]; then
+		TEST_HOME=$TMPD/home
+		install -d -o "$TEST_USER" -g "$(id -g "$TEST_USER")" "$TEST_HOME"
+	fi
+	AS_USER=(runuser -u "$TEST_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin
+		HOME="$TEST_HOME" USER="$TEST_USER" LOGNAME="$TEST_USER")
+}
+
+# Common start of every test: root, binaries present, scratch dir, user.
+it_setup() {
+	[ "$(id -u)" -eq 0 ] || fail "must run as root (it loads BPF programs)"
+	[ -x "$MEMATTR_BIN" ] || fail "no tool binary at $MEMATTR_BIN (run make)"
+	if [ ! -x "$WORKLOAD_SRC_BIN/mpi_phases" ] || [ ! -x "$WORKLOAD_SRC_BIN/mpi_hold" ]; then
+		make -s -C "$REPO/tests/workloads" >/dev/null || fail "cannot build the workloads"
+	fi
+	trap it_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	TMPD=$(mktemp -d "/tmp/memattr-it.$TEST_NAME.XXXXXX")
+	chmod 755 "$TMPD"
+	ensure_test_user
+	# The repo may sit where the test user cannot reach (e.g. under /root):
+	# give the job its own copies of the workloads.
+	mkdir -p "$TMPD/bin"
+	cp "$WORKLOAD_SRC_BIN/mpi_phases" "$WORKLOAD_SRC_BIN/mpi_hold" "$TMPD/bin/"
+	chmod 755 "$TMPD/bin" "$TMPD/bin/"*
+	LOGS=$TMPD/logs
+	install -d -o "$TEST_USER" -g "$(id -g "$TEST_USER")" "$LOGS"
+	GO_FILE=$LOGS/go
+	STOP_FILE=$LOGS/stop
+	log "scratch dir $TMPD"
+}
+
+# Run a command as the test user with a clean environment (root's may carry
+# OMPI_ALLOW_RUN_AS_ROOT or a PATH the user cannot read).
+# AS_USER is the same prefix as an array, for commands run under timeout.
+as_user() {
+	"${AS_USER[@]}" "$@"
+}
+
+# descendants PID: every process below PID (children of all its threads).
+descendants() {
+	local queue=("$1") p c
+	while [ ${#queue[@]} -gt 0 ]; do
+		p=${queue[0]}
+		queue=("${queue[@]:1}")
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			echo "$c"
+			queue+=("$c")
+		done
+	done
+}
+
+# find_descendant PID COMM TIMEOUT: the first process named COMM below PID.
+# Background functions run in a subshell and runuser forks what it runs, so
+# the process we want sits a few levels below $!.
+find_descendant() {
+	local pid=$1 comm=$2 timeout=$3 t0=$EPOCHREALTIME c
+	while :; do
+		for c in $(descendants "$pid"); do
+			if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$comm" ]; then
+				echo "$c"
+				return 0
+			fi
+		done
+		pid_running "$pid" || return 1
+		elapsed_since "$t0" "$timeout" && return 1
+		sleep 0.02
+	done
+}
+
+# elapsed_since T0 LIMIT: true once LIMIT seconds have passed since T0
+# ($EPOCHREALTIME).
+elapsed_since() {
+	awk -v a="$1" -v b="$EPOCHREALTIME" -v l="$2" 'BEGIN { exit !(b - a >= l) }'
+}
+
+seconds_since() {
+	awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# start_job NP [mpirun options...] -- PROGRAM ARGS...
+# Launches mpirun as the test user in the background. Sets JOB_PID (runuser,
+# whose exit status is mpirun's) and MPIRUN_PID.
+start_job() {
+	local np=$1
+	shift
+	local opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	log "launching as $TEST_USER: mpirun --oversubscribe -np $np ${opts[*]} $*"
+	as_user mpirun --oversubscribe -np "$np" "${opts[@]}" "$@" >"$TMPD/job.out" 2>&1 &
+	JOB_PID=$!
+	track_pid "$JOB_PID"
+	MPIRUN_PID=$(find_descendant "$JOB_PID" mpirun 10) || fail "mpirun did not start: $(cat "$TMPD/job.out")"
+	track_pid "$MPIRUN_PID"
+	log "mpirun pid $MPIRUN_PID"
+}
+
+rank_of_pid() {
+	tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p'
+}
+
+# wait_ranks NP TIMEOUT: fills RANK_PID[rank] from mpirun's children.
+wait_ranks() {
+	local np=$1 timeout=$2 t0=$EPOCHREALTIME c r
+	declare -gA RANK_PID=()
+	while [ ${#RANK_PID[@]} -lt "$np" ]; do
+		for c in $(cat /proc/"$MPIRUN_PID"/task/*/children 2>/dev/null); do
+			r=$(rank_of_pid "$c")
+			if [ -n "$r" ] && [ -z "${RANK_PID[$r]:-}" ]; then
+				RANK_PID[$r]=$c
+				track_pid "$c"
+			fi
+		done
+		[ ${#RANK_PID[@]} -ge "$np" ] && break
+		pid_running "$MPIRUN_PID" || fail "mpirun exited before $np ranks appeared: $(cat "$TMPD/job.out")"
+		elapsed_since "$t0" "$timeout" && fail "only ${#RANK_PID[@]} of $np ranks after ${timeout}s"
+		sleep 0.05
+	done
+	local r2 desc=""
+	for r2 in $(seq 0 $((np - 1))); do
+		[ -n "${RANK_PID[$r2]:-}" ] || fail "rank $r2 missing among mpirun's children"
+		desc+=" $r2:${RANK_PID[$r2]}"
+	done
+	log "ranks (rank:pid):$desc"
+}
+
+# wait_events PREFIX EVENT NP TIMEOUT: every rank logged EVENT in
+# $LOGS/PREFIX-rank-R.csv (e.g. "ready" once MPI_Init returned).
+wait_events() {
+	local prefix=$1 ev=$2 np=$3 timeout=$4 t0=$EPOCHREALTIME r n
+	while :; do
+		n=0
+		for r in $(seq 0 $((np - 1))); do
+			grep -q "^$ev," "$LOGS/$prefix-rank-$r.csv" 2>/dev/null && n=$((n + 1))
+		done
+		[ "$n" -eq "$np" ] && return 0
+		pid_running "$MPIRUN_PID" || fail "job ended before all ranks logged '$ev': $(cat "$TMPD/job.out")"
+		elapsed_since "$t0" "$timeout" && fail "only $n of $np ranks logged '$ev' after ${timeout}s"
+		sleep 0.05
+	done
+}
+
+# start_tool ARGS...: memattr-bpf as root in the background; TOOL_PID,
+# TOOL_ERR, TOOL_START. SIGINT is reset to default: bash ignores it in
+# background commands, and the signal test must see what Ctrl-C does.
+start_tool() {
+	TOOL_ERR=$TMPD/tool.err.$RANDOM
+	log "starting: memattr-bpf $*"
+	TOOL_START=$EPOCHREALTIME
+	env --default-signal=INT,QUIT "$MEMATTR_BIN" "$@" >"$TMPD/tool.out" 2>"$TOOL_ERR" &
+	TOOL_PID=$!
+	track_pid "$TOOL_PID"
+}
+
+# wait_tool_ready TIMEOUT: the "memattr-bpf: tracing" line; sets T_LINE
+# (CLOCK_MONOTONIC) and TOOL_READY ($EPOCHREALTIME).
+wait_tool_ready() {
+	local timeout=$1
+	while ! grep -q '^memattr-bpf: tracing' "$TOOL_ERR"; do
+		if ! pid_running "$TOOL_PID"; then
+			local rc=0
+			wait "$TOOL_PID" || rc=$?
+			fail "tool exited (status $rc) before tracing; stderr: $(cat "$TOOL_ERR")"
+		fi
+		elapsed_since "$TOOL_START" "$timeout" && fail "no 'memattr-bpf: tracing' line after ${timeout}s; stderr: $(cat "$TOOL_ERR")"
+		sleep 0.02
+	done
+	TOOL_READY=$EPOCHREALTIME
+	T_LINE=$(mono_now)
+	log "tool ready after $(seconds_since "$TOOL_START")s: $(grep '^memattr-bpf: tracing' "$TOOL_ERR" | head -1)"
+}
+
+# wait_exit PID TIMEOUT: waits for a child of this shell; WAIT_RC gets its
+# exit status, EXITED_AT when it was seen gone ($EPOCHREALTIME). Returns 1
+# on timeout (the process keeps running).
+wait_exit() {
+	local pid=$1 timeout=$2 t0=$EPOCHREALTIME
+	while pid_running "$pid"; do
+		elapsed_since "$t0" "$timeout" && return 1
+		sleep 0.05
+	done
+	EXITED_AT=$EPOCHREALTIME
+	WAIT_RC=0
+	wait "$pid" || WAIT_RC=$?
+	return 0
+}
+
+# The job must end by itself with status 0 (the workloads check their own
+# memory and exit non-zero when it was corrupted).
+wait_job_ok() {
+	local timeout=$1
+	wait_exit "$JOB_PID" "$timeout" || fail "MPI job still running ${timeout}s later"
+	[ "$WAIT_RC" -eq 0 ] || fail "MPI job exited with status $WAIT_RC: $(tail -20 "$TMPD/job.out")"
+	log "MPI job exited 0"
+}
+
+# The tool must exit 0 within TIMEOUT seconds.
+wait_tool_ok() {
+	local timeout=$1 why=$2
+	wait_exit "$TOOL_PID" "$timeout" || fail "tool still running ${timeout}s after $why"
+	[ "$WAIT_RC" -eq 0 ] || fail "tool exited with status $WAIT_RC after $why; stderr: $(cat "$TOOL_ERR")"
+	log "tool exited 0 after $why ($(seconds_since "$TOOL_START")s after start)"
+}
+
+# start_sampler FILE: VmRSS/VmHWM of every rank every 20 ms.
+start_sampler() {
+	SAMPLER_OUT=$1
+	local args=() r
+	for r in "${!RANK_PID[@]}"; do args+=("${RANK_PID[$r]}:$r"); done
+	"$PY" "$IT_DIR/sampler.py" --out "$SAMPLER_OUT" --interval-ms 20 "${args[@]}" &
+	SAMPLER_PID=$!
+	track_pid "$SAMPLER_PID"
+}
+
+stop_sampler() {
+	[ -n "$SAMPLER_PID" ] || return 0
+	kill -TERM "$SAMPLER_PID" 2>/dev/null || true
+	wait "$SAMPLER_PID" 2>/dev/null || true
+	SAMPLER_PID=""
+}
+
+go() { touch "$GO_FILE"; log "go"; }
+
+# No BPF program named ma_* may outlive the tool: such a program would keep
+# tracing (and costing) every process on the node. Programs held by another
+# live memattr-bpf (someone else's run on this shared machine) are reported
+# but not held against this test.
+check_no_bpf_leftovers() {
+	"$PY" "$IT_DIR/bpf_leftovers.py" || fail "BPF programs/links named ma_* left behind (above)"
+}
+
+run_checker() {
+	log "checking CSVs: check_csv.py $*"
+	"$PY" "$IT_DIR/check_csv.py" "$@" || fail "CSV checks failed (see FAIL lines above)"
+}
