@@ -328,7 +328,49 @@ def estimate_origin(samples, ev, jump):
     return None
 
 
-def check_phases(ck, rank, samples, ev, sampler_series, malloc_mib, mmap_mib, margin):
+def origin_from_sampler(samples, series, t_line):
+    """CLOCK_MONOTONIC time of time_s 0 that best lines up the tool's total
+    rss with the sampler's VmRSS (the phases make the shape distinctive).
+    Returns (origin, uncertainty) or None when they barely overlap."""
+    ms = [m for m, _, _ in series]
+    vs = [v for _, v, _ in series]
+    pts = [(t, c["total"][0]) for t, c, _ in samples if "total" in c]
+    if len(pts) < 5 or len(ms) < 5:
+        return None
+    if t_line is not None:
+        lo, hi = t_line - 10.0, t_line + 2.0
+    else:
+        lo, hi = ms[0] - pts[-1][0], ms[-1] - pts[0][0]
+
+    def cost(o):
+        tot = n = 0
+        for t, v in pts:
+            i = bisect.bisect_right(ms, o + t) - 1
+            if i < 0 or o + t > ms[-1]:
+                continue
+            tot += abs(v - vs[i])
+            n += 1
+        return tot / n if n >= len(pts) // 2 else float("inf")
+
+    def scan(a, b, step):
+        best = []
+        o = a
+        while o <= b:
+            best.append((cost(o), o))
+            o += step
+        m = min(best)[0]
+        near = [o for c, o in best if c <= m * 1.001 + 1]
+        return near[len(near) // 2], m
+
+    o, _ = scan(lo, hi, 0.02)
+    o, m = scan(o - 0.03, o + 0.03, 0.002)
+    if m == float("inf"):
+        return None
+    return o, 0.05
+
+
+def check_phases(ck, rank, samples, ev, sampler_series, malloc_mib, mmap_mib, margin,
+                 t_line=None):
     """Plateau-by-plateau comparison against what mpi_phases holds."""
     where = f"rank-{rank}.csv phases"
     scale = rank + 1
@@ -336,7 +378,11 @@ def check_phases(ck, rank, samples, ev, sampler_series, malloc_mib, mmap_mib, ma
     if missing:
         ck.fail(where, f"phase log lacks events {sorted(set(missing))}")
         return None
-    got = estimate_origin(samples, ev, scale * malloc_mib * MIB // 2)
+    got = None
+    if sampler_series:
+        got = origin_from_sampler(samples, sampler_series, t_line)
+    if got is None:
+        got = estimate_origin(samples, ev, scale * malloc_mib * MIB // 2)
     if got is None:
         ck.fail(where, f"total rss never rose by {scale * malloc_mib // 2} MiB over the first "
                 f"sample: the malloc phase ({scale * malloc_mib} MiB) is not in the timeline")
@@ -462,7 +508,7 @@ def main():
                 if pid != ppid:
                     ck.fail(name, f"pid {pid} but the workload's rank {rank} was pid {ppid}")
                 res = check_phases(ck, rank, samples, ev, series, a.malloc_mib, a.mmap_mib,
-                                   a.margin)
+                                   a.margin, a.t_line)
                 if res:
                     origin, results = res
                     grow = " ".join(f"{k}:{v[0] / MIB:+.1f}" for k, v in results.items())

@@ -153,6 +153,7 @@ it_setup() {
 	chmod 755 "$TMPD/bin" "$TMPD/bin/"*
 	LOGS=$TMPD/logs
 	install -d -o "$TEST_USER" -g "$(id -g "$TEST_USER")" "$LOGS"
+	JOB_OUT=$TMPD/job.out	# mpirun's stdout and stderr
 	GO_FILE=$LOGS/go
 	STOP_FILE=$LOGS/stop
 	log "scratch dir $TMPD"
@@ -219,10 +220,10 @@ start_job() {
 	done
 	shift
 	log "launching as $TEST_USER: mpirun --oversubscribe -np $np ${opts[*]} $*"
-	as_user mpirun --oversubscribe -np "$np" "${opts[@]}" "$@" >"$TMPD/job.out" 2>&1 &
+	as_user mpirun --oversubscribe -np "$np" "${opts[@]}" "$@" >"$JOB_OUT" 2>&1 &
 	JOB_PID=$!
 	track_pid "$JOB_PID"
-	MPIRUN_PID=$(find_descendant "$JOB_PID" mpirun 10) || fail "mpirun did not start: $(cat "$TMPD/job.out")"
+	MPIRUN_PID=$(find_descendant "$JOB_PID" mpirun 10) || fail "mpirun did not start: $(cat "$JOB_OUT")"
 	track_pid "$MPIRUN_PID"
 	log "mpirun pid $MPIRUN_PID"
 }
@@ -244,7 +245,7 @@ wait_ranks() {
 			fi
 		done
 		[ ${#RANK_PID[@]} -ge "$np" ] && break
-		pid_running "$MPIRUN_PID" || fail "mpirun exited before $np ranks appeared: $(cat "$TMPD/job.out")"
+		pid_running "$MPIRUN_PID" || fail "mpirun exited before $np ranks appeared: $(cat "$JOB_OUT")"
 		elapsed_since "$t0" "$timeout" && fail "only ${#RANK_PID[@]} of $np ranks after ${timeout}s"
 		sleep 0.05
 	done
@@ -266,7 +267,7 @@ wait_events() {
 			grep -q "^$ev," "$LOGS/$prefix-rank-$r.csv" 2>/dev/null && n=$((n + 1))
 		done
 		[ "$n" -eq "$np" ] && return 0
-		pid_running "$MPIRUN_PID" || fail "job ended before all ranks logged '$ev': $(cat "$TMPD/job.out")"
+		pid_running "$MPIRUN_PID" || fail "job ended before all ranks logged '$ev': $(cat "$JOB_OUT")"
 		elapsed_since "$t0" "$timeout" && fail "only $n of $np ranks logged '$ev' after ${timeout}s"
 		sleep 0.05
 	done
@@ -322,7 +323,7 @@ wait_exit() {
 wait_job_ok() {
 	local timeout=$1
 	wait_exit "$JOB_PID" "$timeout" || fail "MPI job still running ${timeout}s later"
-	[ "$WAIT_RC" -eq 0 ] || fail "MPI job exited with status $WAIT_RC: $(tail -20 "$TMPD/job.out")"
+	[ "$WAIT_RC" -eq 0 ] || fail "MPI job exited with status $WAIT_RC: $(tail -20 "$JOB_OUT")"
 	log "MPI job exited 0"
 }
 
@@ -332,6 +333,10 @@ wait_tool_ok() {
 	wait_exit "$TOOL_PID" "$timeout" || fail "tool still running ${timeout}s after $why"
 	[ "$WAIT_RC" -eq 0 ] || fail "tool exited with status $WAIT_RC after $why; stderr: $(cat "$TOOL_ERR")"
 	log "tool exited 0 after $why ($(seconds_since "$TOOL_START")s after start)"
+	if [ "$(wc -l <"$TOOL_ERR")" -gt 1 ]; then
+		log "tool stderr (last lines):"
+		tail -n 5 "$TOOL_ERR" | sed 's/^/    /'
+	fi
 }
 
 # start_sampler FILE: VmRSS/VmHWM of every rank every 20 ms.

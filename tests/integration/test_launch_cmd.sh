@@ -1,0 +1,53 @@
+#!/bin/bash
+# Launch mode, as a user runs it under sudo: `memattr-bpf -- mpirun ...` with
+# SUDO_UID/SUDO_GID set must run the command as that user, not as root (the
+# ranks' log files must be owned by the user; Open MPI also refuses to run as
+# root), trace it from the start, and exit 0 when it ends. The CSVs get the
+# same contract and ground-truth checks as an attach.
+source "$(dirname "$0")/lib.sh"
+
+NP=2
+MALLOC_MIB=16
+MMAP_MIB=8
+
+it_setup
+uid=$(id -u "$TEST_USER")
+gid=$(id -g "$TEST_USER")
+OUT=$TMPD/out
+# What sudo's env_reset leaves, plus the SUDO_* variables it adds.
+TOOL_ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	HOME=/root USER=root LOGNAME=root SUDO_USER="$TEST_USER" SUDO_UID="$uid" SUDO_GID="$gid")
+TOOL_ERR=$TMPD/tool.err
+log "starting: ${TOOL_ENV[*]} memattr-bpf --output $OUT -- mpirun ..."
+TOOL_START=$EPOCHREALTIME
+"${TOOL_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- mpirun --oversubscribe -np "$NP" \
+	"$TMPD/bin/mpi_phases" --log-dir "$LOGS" --go-file "$GO_FILE" \
+	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --plateau-ms 800 \
+	>"$TMPD/tool.out" 2>"$TOOL_ERR" &
+TOOL_PID=$!
+track_pid "$TOOL_PID"
+JOB_OUT=$TMPD/tool.out	# the launched job writes through the tool
+wait_tool_ready 30
+MPIRUN_PID=$(find_descendant "$TOOL_PID" mpirun 15) ||
+	fail "no mpirun below the tool; tool stderr: $(cat "$TOOL_ERR"); stdout: $(cat "$TMPD/tool.out")"
+track_pid "$MPIRUN_PID"
+mpirun_uid=$(awk '/^Uid:/ { print $2 }' "/proc/$MPIRUN_PID/status")
+[ "$mpirun_uid" = "$uid" ] || fail "mpirun runs as uid $mpirun_uid, expected SUDO_UID $uid"
+wait_ranks "$NP" 30
+wait_events phases ready "$NP" 30
+for r in $(seq 0 $((NP - 1))); do
+	owner=$(stat -c %u "$LOGS/phases-rank-$r.csv")
+	[ "$owner" = "$uid" ] || fail "rank $r wrote its log as uid $owner, expected $uid (SUDO_UID)"
+done
+start_sampler "$TMPD/sampler.csv"
+go
+
+wait_tool_ok 90 "the launched job ended"
+stop_sampler
+for r in $(seq 0 $((NP - 1))); do
+	grep -q '^end,' "$LOGS/phases-rank-$r.csv" || fail "rank $r never reached its end (job output: $(tail -5 "$TMPD/tool.out"))"
+done
+check_no_bpf_leftovers
+run_checker "$OUT" --ranks "$NP" --sampler "$TMPD/sampler.csv" --phase-dir "$LOGS" \
+	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --t-line "$T_LINE"
+pass
