@@ -4,7 +4,10 @@
 still loaded. Exit 1 if any is held by no live memattr-bpf process: pinned,
 leaked to another process, or held by a tracer that should have exited.
 Programs held by a live memattr-bpf are another run's (this machine may be
-shared) and only reported. Uses bpftool's JSON output."""
+shared) and only reported. Uses bpftool's JSON output.
+
+    bpf_leftovers.py              # the check above
+    bpf_leftovers.py --held-by PID  # exit 0 if PID holds some ma_* program"""
 import json
 import os
 import subprocess
@@ -26,7 +29,19 @@ def comm(pid):
         return None
 
 
+def held_by(pid):
+    """Exit 0 if at least one ma_* program is held by pid: proves the
+    leftover check looks for the names the tool really uses."""
+    progs = [p for p in bpftool("prog", "show") if p.get("name", "").startswith("ma_")
+             and any(h["pid"] == pid for h in p.get("pids", []))]
+    print(f"{len(progs)} ma_* program(s) held by pid {pid}: "
+          + " ".join(sorted({p['name'] for p in progs})))
+    return 0 if progs else 1
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--held-by":
+        return held_by(int(sys.argv[2]))
     ours_only = os.environ.get("MEMATTR_LEFTOVER_STRICT") == "1"
     progs = {p["id"]: p for p in bpftool("prog", "show") if p.get("name", "").startswith("ma_")}
     links = [lk for lk in bpftool("link", "show") if lk.get("prog_id") in progs]

@@ -366,6 +366,13 @@ check_no_bpf_leftovers() {
 	"$PY" "$IT_DIR/bpf_leftovers.py" || fail "BPF programs/links named ma_* left behind (above)"
 }
 
+# While the tool traces: it must hold programs named ma_*, or the leftover
+# check above would pass vacuously.
+check_tool_holds_bpf() {
+	"$PY" "$IT_DIR/bpf_leftovers.py" --held-by "$TOOL_PID" ||
+		fail "the running tool (pid $TOOL_PID) holds no BPF program named ma_*"
+}
+
 run_checker() {
 	log "checking CSVs: check_csv.py $*"
 	"$PY" "$IT_DIR/check_csv.py" "$@" || fail "CSV checks failed (see FAIL lines above)"

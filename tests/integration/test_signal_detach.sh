@@ -20,6 +20,7 @@ for sig in INT TERM; do
 	start_tool --job "$MPIRUN_PID" --output "$OUT" --interval 100
 	wait_tool_ready 30
 	start_sampler "$TMPD/sampler-$sig.csv"
+	check_tool_holds_bpf
 	sleep 2
 	log "sending SIG$sig to the tool (pid $TOOL_PID)"
 	kill "-$sig" "$TOOL_PID"
