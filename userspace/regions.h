@@ -25,6 +25,7 @@ struct region {
 	int64_t rss_at_sync;	/* rss at that read, to scale pss between reads */
 	comp_id owner;
 	uint16_t flags;
+	uint8_t seen;		/* private: touched since regions_sync_begin */
 };
 
 struct region_table {
