@@ -21,6 +21,32 @@ def bpftool(*args):
     return json.loads(r.stdout or "[]")
 
 
+def fd_holders():
+    """{prog_id: {pid}} from /proc/*/fdinfo: bpftool's own "pids" field needs
+    BPF iterator support that Debian's bpftool 7.1 does not show here."""
+    held = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        fddir = f"/proc/{d}/fd"
+        try:
+            fds = os.listdir(fddir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"{fddir}/{fd}")
+                if target not in ("anon_inode:bpf-prog", "anon_inode:bpf_link"):
+                    continue
+                with open(f"/proc/{d}/fdinfo/{fd}") as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            held.setdefault(int(line.split()[1]), set()).add(int(d))
+            except OSError:
+                continue
+    return held
+
+
 def comm(pid):
     try:
         with open(f"/proc/{pid}/comm") as f:
@@ -32,8 +58,9 @@ def comm(pid):
 def held_by(pid):
     """Exit 0 if at least one ma_* program is held by pid: proves the
     leftover check looks for the names the tool really uses."""
+    held = fd_holders()
     progs = [p for p in bpftool("prog", "show") if p.get("name", "").startswith("ma_")
-             and any(h["pid"] == pid for h in p.get("pids", []))]
+             and pid in held.get(p["id"], ())]
     print(f"{len(progs)} ma_* program(s) held by pid {pid}: "
           + " ".join(sorted({p['name'] for p in progs})))
     return 0 if progs else 1
@@ -45,10 +72,13 @@ def main():
     ours_only = os.environ.get("MEMATTR_LEFTOVER_STRICT") == "1"
     progs = {p["id"]: p for p in bpftool("prog", "show") if p.get("name", "").startswith("ma_")}
     links = [lk for lk in bpftool("link", "show") if lk.get("prog_id") in progs]
+    held = fd_holders()
     bad = 0
     for kind, items in (("prog", progs.values()), ("link", links)):
         for it in items:
-            holders = [(h["pid"], h.get("comm", "?")) for h in it.get("pids", [])]
+            pid_ids = {h["pid"] for h in it.get("pids", [])}
+            pid_ids |= held.get(it["id"] if kind == "prog" else it["prog_id"], set())
+            holders = [(p, comm(p) or "?") for p in sorted(pid_ids)]
             live_tracer = [h for h in holders if comm(h[0]) == "memattr-bpf"]
             name = it.get("name") or progs[it["prog_id"]].get("name")
             desc = f"{kind} id {it['id']} ({name}) held by {holders or 'no process (pinned?)'}"

@@ -10,14 +10,15 @@ DURATION=2
 
 it_setup
 start_job "$NP" -- "$TMPD/bin/mpi_hold" --log-dir "$LOGS" --hold-mib "$HOLD_MIB" \
-	--hold-s 120 --tick-ms 50 --stop-file "$STOP_FILE"
+	--hold-s 120 --tick-ms 50 --stop-file "$STOP_FILE" --go-file "$GO_FILE"
 wait_ranks "$NP" 30
-wait_events hold hold_begin "$NP" 30
+wait_events hold ready "$NP" 30
 
 OUT=$TMPD/out
 start_tool --job "$MPIRUN_PID" --output "$OUT" --duration "$DURATION"
 wait_tool_ready 30
 start_sampler "$TMPD/sampler.csv"
+go	# the ranks map and touch their memory while traced
 wait_tool_ok $((DURATION + 10)) "--duration $DURATION"
 stop_sampler
 # The duration may count from the tool's start or from its tracing line:
