@@ -4,7 +4,8 @@
 independent ground truth (the /proc sampler and the workloads' phase logs).
 
     check_csv.py OUT_DIR --ranks N [--sampler FILE] [--phase-dir DIR
-                 --malloc-mib M --mmap-mib M] [--hold-mib N] [--t-line MONO]
+                 --malloc-mib M --mmap-mib M [--alloc-mem-mib A]] [--hold-mib N]
+                 [--t-line MONO]
 
 Contract checks (always):
   * rank-0..N-1.csv and summary.csv exist, are regular files, not
@@ -20,10 +21,11 @@ Contract checks (always):
 Ground truth checks (when given):
   * --sampler: each rank's peak total rss is within --peak-tol (3%) of the
     largest VmRSS the sampler saw; the pid is the rank's real pid;
-  * --phase-dir (mpi_phases logs): in every plateau, app and total rss have
-    grown over the pre-phase baseline by exactly what the rank holds
-    ((R+1)*M MiB malloc, (R+1)*M' MiB mmap) within 1 MiB + 2%, and total
-    matches the sampler's VmRSS of the same plateau within 1%;
+  * --phase-dir (mpi_phases logs): in every plateau, app, mpi and total rss
+    have grown over the pre-phase baseline by exactly what the rank holds
+    ((R+1)*M MiB malloc and (R+1)*M' MiB mmap: app; (R+1)*A MiB
+    MPI_Alloc_mem: mpi) within 1 MiB + 2%, and total matches the sampler's
+    VmRSS of the same plateau within 1%;
   * --hold-mib: at the last sample each rank's app rss holds >= 97% of N MiB.
 Prints one line per rank, then every failure; exits 1 if any check failed.
 """
@@ -44,15 +46,31 @@ FIXED_COMPONENTS = {"total", "app", "mpi", "libc", "stack", "unattributed"}
 LIB_RE = re.compile(r"^lib:[^,\s/]+$")
 MIB = 1024 * 1024
 
-# Plateau windows of mpi_phases: (name, first event, last event, malloc
-# blocks held, mmap blocks held). Sizes are multiplied by (rank + 1).
+# Plateau windows of mpi_phases: (name, first event, last event, held by the
+# application, held by MPI), holdings as (malloc, mmap, alloc_mem) block
+# counts, sizes multiplied by (rank + 1). The last event of "after-munmap"
+# is alloc_mem_begin when the optional MPI_Alloc_mem phase ran, else end.
 PLATEAUS = [
-    ("baseline", "start", "malloc_begin", 0, 0),
-    ("after-malloc", "malloc_done", "mmap_begin", 1, 0),
-    ("after-mmap", "mmap_done", "free_begin", 1, 1),
-    ("after-free", "free_done", "munmap_begin", 0, 1),
-    ("after-munmap", "munmap_done", "end", 0, 0),
+    ("baseline", "start", "malloc_begin", (0, 0, 0), (0, 0, 0)),
+    ("after-malloc", "malloc_done", "mmap_begin", (1, 0, 0), (0, 0, 0)),
+    ("after-mmap", "mmap_done", "free_begin", (1, 1, 0), (0, 0, 0)),
+    ("after-free", "free_done", "munmap_begin", (0, 1, 0), (0, 0, 0)),
+    ("after-munmap", "munmap_done", "end", (0, 0, 0), (0, 0, 0)),
+    ("after-alloc-mem", "alloc_mem_done", "free_mem_begin", (0, 0, 0), (0, 0, 1)),
+    ("after-free-mem", "free_mem_done", "end", (0, 0, 0), (0, 0, 0)),
 ]
+
+
+def plateaus_for(ev):
+    """The plateaus this run went through, with their real end events."""
+    out = []
+    for name, first, last, app, mpi in PLATEAUS:
+        if first not in ev:
+            continue
+        if name == "after-munmap" and "alloc_mem_begin" in ev:
+            last = "alloc_mem_begin"
+        out.append((name, first, last, app, mpi))
+    return out
 
 
 class Checker:
@@ -369,12 +387,15 @@ def origin_from_sampler(samples, series, t_line):
     return o, 0.05
 
 
-def check_phases(ck, rank, samples, ev, sampler_series, malloc_mib, mmap_mib, margin,
-                 t_line=None):
-    """Plateau-by-plateau comparison against what mpi_phases holds."""
+def check_phases(ck, rank, samples, ev, sampler_series, sizes_mib, margin, t_line=None):
+    """Plateau-by-plateau comparison against what mpi_phases holds.
+    sizes_mib: (malloc, mmap, alloc_mem) MiB for rank 0."""
     where = f"rank-{rank}.csv phases"
     scale = rank + 1
-    missing = [e for p in PLATEAUS for e in p[1:3] if e not in ev]
+    malloc_mib = sizes_mib[0]
+    plateaus = plateaus_for(ev)
+    missing = [e for p in PLATEAUS[:5] for e in p[1:3] if e not in ev]
+    missing += [e for p in plateaus for e in p[1:3] if e not in ev]
     if missing:
         ck.fail(where, f"phase log lacks events {sorted(set(missing))}")
         return None
@@ -391,7 +412,7 @@ def check_phases(ck, rank, samples, ev, sampler_series, malloc_mib, mmap_mib, ma
     margin = max(margin, unc + 0.05)
     results = {}
     base = None
-    for name, first, last, nmalloc, nmmap in PLATEAUS:
+    for name, first, last, app_units, mpi_units in plateaus:
         lo, hi = ev[first] + margin, ev[last] - margin
         inwin = [(t, c) for t, c, _ in samples if lo <= origin + t <= hi]
         if not inwin:
@@ -399,6 +420,7 @@ def check_phases(ck, rank, samples, ev, sampler_series, malloc_mib, mmap_mib, ma
                     f"({hi - lo + 2 * margin:.2f} s long, margin {margin:.2f} s)")
             return None
         app = [c.get("app", (0, 0))[0] for _, c in inwin]
+        mpi = [c.get("mpi", (0, 0))[0] for _, c in inwin]
         tot = [c["total"][0] for _, c in inwin]
         # The kernel's own figure for the same plateau, from the sampler.
         if sampler_series:
@@ -410,15 +432,18 @@ def check_phases(ck, rank, samples, ev, sampler_series, malloc_mib, mmap_mib, ma
                     ck.fail(where, f"{name}: total rss {mib(worst)} vs sampler VmRSS "
                             f"{mib(ref)} ({(worst - ref) / ref * 100:+.1f}%, limit 1%)")
         if base is None:
-            base = (app[0], tot[0])
-        expect = (nmalloc * malloc_mib + nmmap * mmap_mib) * scale * MIB
-        tol = MIB + 0.02 * expect
-        for label, vals, b in (("app", app, base[0]), ("total", tot, base[1])):
+            base = (app[0], mpi[0], tot[0])
+        exp_app = sum(u * m for u, m in zip(app_units, sizes_mib)) * scale * MIB
+        exp_mpi = sum(u * m for u, m in zip(mpi_units, sizes_mib)) * scale * MIB
+        for label, vals, b, expect in (("app", app, base[0], exp_app),
+                                       ("mpi", mpi, base[1], exp_mpi),
+                                       ("total", tot, base[2], exp_app + exp_mpi)):
+            tol = MIB + 0.02 * expect
             worst = max(vals, key=lambda x: abs(x - b - expect))
             if abs(worst - b - expect) > tol:
                 ck.fail(where, f"{name}: {label} rss grew by {mib(worst - b)} over the "
                         f"baseline, expected {mib(expect)} (tolerance {mib(tol)})")
-        results[name] = (app[0] - base[0], len(inwin))
+        results[name] = (app[0] - base[0], mpi[0] - base[1], len(inwin))
     return origin, results
 
 
@@ -431,6 +456,7 @@ def main():
     ap.add_argument("--phase-dir")
     ap.add_argument("--malloc-mib", type=int, default=16)
     ap.add_argument("--mmap-mib", type=int, default=8)
+    ap.add_argument("--alloc-mem-mib", type=int, default=0)
     ap.add_argument("--margin", type=float, default=0.2,
                     help="seconds trimmed off each end of a plateau")
     ap.add_argument("--hold-mib", type=int)
@@ -507,12 +533,14 @@ def main():
             if ev is not None:
                 if pid != ppid:
                     ck.fail(name, f"pid {pid} but the workload's rank {rank} was pid {ppid}")
-                res = check_phases(ck, rank, samples, ev, series, a.malloc_mib, a.mmap_mib,
+                res = check_phases(ck, rank, samples, ev, series,
+                                   (a.malloc_mib, a.mmap_mib, a.alloc_mem_mib),
                                    a.margin, a.t_line)
                 if res:
                     origin, results = res
-                    grow = " ".join(f"{k}:{v[0] / MIB:+.1f}" for k, v in results.items())
-                    parts.append(f"app growth MiB {grow}")
+                    grow = " ".join(f"{k}:{v[0] / MIB:+.1f}/{v[1] / MIB:+.1f}"
+                                    for k, v in results.items())
+                    parts.append(f"app/mpi growth MiB {grow}")
                     if a.t_line is not None:
                         parts.append(f"time_s 0 = tracing line {origin - a.t_line:+.2f}s")
         if a.hold_mib is not None:

@@ -16,18 +16,22 @@ MIB = 1024 * 1024
 MUTATIONS = ["none", "bad_sum", "bad_pss_sum", "bad_header", "world_writable",
              "missing_summary", "missing_rank", "peak_low", "app_wrong",
              "truncated", "bad_component", "negative", "summary_peak_low",
-             "summary_final", "short_row", "wrong_pid", "no_malloc", "symlink"]
+             "summary_final", "short_row", "wrong_pid", "no_malloc", "symlink",
+             "alloc_mem_to_app"]
 
 ORIGIN = 1000.0          # CLOCK_MONOTONIC time of time_s 0
 PLATEAU = 0.8
 PHASE = 0.05
 
 
-def events(rank):
+def events(rank, alloc_mem):
     t = ORIGIN + 0.5
     ev = [("ready", ORIGIN - 0.5), ("start", t)]
     t += PLATEAU
-    for ph in ("malloc", "mmap", "free", "munmap"):
+    phases = ["malloc", "mmap", "free", "munmap"]
+    if alloc_mem:
+        phases += ["alloc_mem", "free_mem"]
+    for ph in phases:
         ev.append((ph + "_begin", t))
         t += PHASE
         ev.append((ph + "_done", t))
@@ -50,11 +54,19 @@ def held(rank, mono, ev, mutate):
     return h
 
 
+def held_mpi(rank, mono, ev):
+    e = dict(ev)
+    if "alloc_mem_done" in e and e["alloc_mem_done"] <= mono < e["free_mem_done"]:
+        return 4 * MIB * (rank + 1)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--mutate", default="none", choices=MUTATIONS)
+    ap.add_argument("--alloc-mem", action="store_true", help="with a 4 MiB MPI_Alloc_mem phase")
     a = ap.parse_args()
     out = os.path.join(a.dir, "out")
     logs = os.path.join(a.dir, "logs")
@@ -66,7 +78,7 @@ def main():
                "peak_pss_time_s,final_rss_bytes,final_pss_bytes"]
     for rank in range(a.ranks):
         pid = 4000 + rank
-        ev = events(rank)
+        ev = events(rank, a.alloc_mem or mut == "alloc_mem_to_app")
         with open(os.path.join(logs, f"phases-rank-{rank}.csv"), "w") as f:
             f.write("event,mono_s,rank,pid,bytes\n")
             for name, t in ev:
@@ -87,6 +99,8 @@ def main():
                 comps["libc"] += h
             else:
                 comps["app"] += h
+            hm = held_mpi(rank, ORIGIN + t, ev)
+            comps["app" if mut == "alloc_mem_to_app" else "mpi"] += hm
             pss = {c: v // 2 if c in ("mpi", "libc") else v for c, v in comps.items()}
             comps["total"] = sum(comps.values())
             pss["total"] = sum(pss.values())
@@ -127,7 +141,7 @@ def main():
         # The kernel's view: VmRSS equals the true total, in kB.
         t = ORIGIN - 0.2
         while t < end:
-            total = sum(base.values()) + held(rank, t, ev, "none")
+            total = sum(base.values()) + held(rank, t, ev, "none") + held_mpi(rank, t, ev)
             if mut == "peak_low":
                 total = int(total * 1.06) // 4096 * 4096
             spid = pid + 1 if mut == "wrong_pid" else pid

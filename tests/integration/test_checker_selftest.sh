@@ -9,12 +9,15 @@ TMP=$(mktemp -d /tmp/memattr-it.checker.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
 failed=0
-run_case() {	# mutation expected-rc
-	local m=$1 want=$2 d=$TMP/$1 rc=0
+run_case() {	# mutation expected-rc [fake_output options...]
+	local m=$1 want=$2 d=$TMP/$1${3:-} rc=0
+	shift 2
+	local extra=()
+	[ "$*" = --alloc-mem ] && extra=(--alloc-mem-mib 4)
 	mkdir -p "$d"
-	"$PY" "$DIR/fake_output.py" "$d" --ranks 3 --mutate "$m"
+	"$PY" "$DIR/fake_output.py" "$d" --ranks 3 --mutate "$m" "$@"
 	"$PY" "$DIR/check_csv.py" "$d/out" --ranks 3 --sampler "$d/sampler.csv" \
-		--phase-dir "$d/logs" >"$d/result" 2>&1 || rc=$?
+		--phase-dir "$d/logs" "${extra[@]}" >"$d/result" 2>&1 || rc=$?
 	if [ "$rc" -ne "$want" ]; then
 		echo "FAIL: test_checker_selftest: mutation '$m': checker exit $rc, expected $want"
 		sed 's/^/    /' "$d/result"
@@ -25,6 +28,8 @@ run_case() {	# mutation expected-rc
 }
 
 run_case none 0
+run_case none 0 --alloc-mem
+run_case alloc_mem_to_app 1 --alloc-mem
 for m in bad_sum bad_pss_sum bad_header world_writable missing_summary missing_rank \
 	peak_low app_wrong truncated bad_component negative summary_peak_low summary_final \
 	short_row wrong_pid no_malloc symlink; do

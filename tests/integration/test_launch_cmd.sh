@@ -9,6 +9,7 @@ source "$(dirname "$0")/lib.sh"
 NP=2
 MALLOC_MIB=16
 MMAP_MIB=8
+ALLOC_MEM_MIB=4		# MPI_Alloc_mem: the MPI library's memory
 
 it_setup
 uid=$(id -u "$TEST_USER")
@@ -22,7 +23,7 @@ log "starting: ${TOOL_ENV[*]} memattr-bpf --output $OUT -- mpirun ..."
 TOOL_START=$EPOCHREALTIME
 "${TOOL_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- mpirun --oversubscribe -np "$NP" \
 	"$TMPD/bin/mpi_phases" --log-dir "$LOGS" --go-file "$GO_FILE" \
-	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --plateau-ms 800 \
+	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --alloc-mem-mib "$ALLOC_MEM_MIB" --plateau-ms 800 \
 	>"$TMPD/tool.out" 2>"$TOOL_ERR" &
 TOOL_PID=$!
 track_pid "$TOOL_PID"
@@ -49,5 +50,6 @@ for r in $(seq 0 $((NP - 1))); do
 done
 check_no_bpf_leftovers
 run_checker "$OUT" --ranks "$NP" --sampler "$TMPD/sampler.csv" --phase-dir "$LOGS" \
-	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --t-line "$T_LINE"
+	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --alloc-mem-mib "$ALLOC_MEM_MIB" \
+	--t-line "$T_LINE"
 pass

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Attribution rules that do not depend on events: who owns a mapping. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "classify.h"
+
+static struct spec_set specs;
+static struct classifier cls;
+
+static int setup(void **state)
+{
+	char err[256];
+
+	(void)state;
+	spec_init(&specs);
+	/* The specs shipped with the tool: the tests check what users get. */
+	if (spec_load_dir(&specs, "../../uprobe_specs", err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	classifier_init(&cls, &specs);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	spec_free(&specs);
+	return 0;
+}
+
+static const char *owner(const char *path, const char *exe, bool *code)
+{
+	return component_name(classify_path(&cls, path, exe, code));
+}
+
+static void test_files(void **state)
+{
+	const char *exe = "/home/u/bin/solver";
+	bool code;
+
+	(void)state;
+	assert_string_equal(owner(exe, exe, &code), "app");
+	assert_true(code);
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4", exe, &code), "mpi");
+	assert_true(code);
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so",
+				  exe, &code), "mpi");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libopen-pal.so.40.30.2", exe, &code), "mpi");
+	assert_string_equal(owner("/dev/shm/vader_segment.vm.3a1f0001.0", exe, &code), "mpi");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libc.so.6", exe, &code), "libc");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", exe, &code), "libc");
+	assert_string_equal(owner("/home/u/lib/libhelper.so", exe, &code), "lib:libhelper.so");
+	assert_true(code);
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libm.so.6", exe, &code), "lib:libm.so");
+}
+
+static void test_special_and_data(void **state)
+{
+	bool code;
+
+	(void)state;
+	assert_string_equal(owner("[stack]", "/bin/x", &code), "stack");
+	assert_false(code);
+	assert_string_equal(owner("[heap]", "/bin/x", &code), "unattributed");
+	assert_string_equal(owner("[vdso]", "/bin/x", &code), "unattributed");
+	assert_string_equal(owner("", "/bin/x", &code), "unattributed");
+	/* A data file is not its own owner: whoever mapped it is. */
+	assert_string_equal(owner("/usr/lib/locale/locale-archive", "/bin/x", &code), "unattributed");
+	assert_false(code);
+}
+
+static void test_anon_caller(void **state)
+{
+	comp_id mpi = component_id("mpi"), helper = component_id("lib:libhelper.so");
+
+	(void)state;
+	assert_int_equal(classify_anon_caller(&cls, COMP_APP, false), COMP_APP);
+	assert_int_equal(classify_anon_caller(&cls, mpi, false), mpi);
+	assert_int_equal(classify_anon_caller(&cls, helper, false), helper);
+	/* malloc's own mappings are its caller's, not libc's: unknown for now. */
+	assert_int_equal(classify_anon_caller(&cls, component_id("libc"), false), COMP_UNATTRIBUTED);
+	assert_int_equal(classify_anon_caller(&cls, component_id("libc"), true), COMP_STACK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_special_and_data),
+		cmocka_unit_test(test_anon_caller),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
