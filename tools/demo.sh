@@ -35,6 +35,9 @@ wait_job_ok 120
 wait_tool_ok 20 "the job ended"
 
 echo
+echo "memattr-bpf's own end-of-run report:"
+sed 's/^/    /' "$TMPD/tool.out"
+echo
 echo "CSVs written to $OUT:"
 ls -l "$OUT"
 echo
