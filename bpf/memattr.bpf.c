@@ -20,6 +20,7 @@
 
 #define PF_EXITING	0x00000004
 #define NR_MMAP		9
+#define NR_MPROTECT	10
 #define NR_MUNMAP	11
 #define NR_BRK		12
 #define NR_MREMAP	25
@@ -102,7 +103,7 @@ static __always_inline void fill_header(struct ev_header *h, __u32 type, __u32 t
 static __always_inline bool is_tracked_syscall(long id)
 {
 	switch (id) {
-	case NR_MMAP: case NR_MUNMAP: case NR_BRK: case NR_MREMAP:
+	case NR_MMAP: case NR_MPROTECT: case NR_MUNMAP: case NR_BRK: case NR_MREMAP:
 	case NR_MADVISE: case NR_MLOCK: case NR_MLOCKALL: case NR_MLOCK2:
 		return true;
 	}
@@ -158,11 +159,40 @@ int BPF_PROG(ma_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/* Calls whose requester user space looks for on the stack. */
+static __always_inline bool requests_memory(__u64 nr)
+{
+	return nr == NR_MMAP || nr == NR_BRK || nr == NR_MPROTECT;
+}
+
+/*
+ * Copy the top of the user stack chunk by chunk, so a stack shallower than
+ * the whole copy (a thread near its top) still gives what it has.
+ */
+static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
+{
+	e->stack_len = 0;
+	for (int i = 0; i < MEMATTR_STACK_CHUNKS; i++) {
+		if (bpf_probe_read_user(e->stack + i * MEMATTR_STACK_CHUNK,
+					MEMATTR_STACK_CHUNK,
+					(void *)(sp + i * MEMATTR_STACK_CHUNK)))
+			break;
+		e->stack_len = (i + 1) * MEMATTR_STACK_CHUNK;
+	}
+	if (!e->stack_len) {
+		if (!bpf_probe_read_user(e->stack, 8, (void *)sp))
+			e->stack_len = 8;
+		else
+			count(STAT_STACK_READ_FAIL);
+	}
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct thread_ctx *c = ctx_get(false);
 	struct ev_syscall *e;
+	bool with_stack;
 
 	if (!c)
 		return 0;
@@ -172,7 +202,11 @@ int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 	}
 	c->kind = CTX_NONE;
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	with_stack = requests_memory(c->nr);
+	if (with_stack)
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, EV_SYSCALL_NOSTACK_SIZE, 0);
 	if (!e) {
 		count(STAT_RINGBUF_DROPS);
 		return 0;
@@ -184,15 +218,10 @@ int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
 	e->user_sp = c->user_sp;
 	e->pad = 0;
-	/* The caller of mmap/brk is on this stack: user space finds it there. */
-	e->stack_len = MEMATTR_STACK_BYTES;
-	if (bpf_probe_read_user(e->stack, MEMATTR_STACK_BYTES, (void *)c->user_sp)) {
-		e->stack_len = 8;
-		if (bpf_probe_read_user(e->stack, 8, (void *)c->user_sp)) {
-			e->stack_len = 0;
-			count(STAT_STACK_READ_FAIL);
-		}
-	}
+	e->stack_len = 0;
+	/* The code that asked for the memory is on this stack: user space finds it there. */
+	if (with_stack)
+		copy_stack(e, c->user_sp);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

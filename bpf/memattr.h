@@ -9,10 +9,13 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>	/* user space; BPF gets the types from vmlinux.h */
+#include <stddef.h>
 #endif
 
 #define MEMATTR_NR_MEMBERS	4	/* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
-#define MEMATTR_STACK_BYTES	512	/* user stack copied at mmap/brk exit */
+#define MEMATTR_STACK_CHUNK	512	/* the stack is copied chunk by chunk ... */
+#define MEMATTR_STACK_CHUNKS	8	/* ... up to this many: the first caller outside libc */
+#define MEMATTR_STACK_BYTES	(MEMATTR_STACK_CHUNK * MEMATTR_STACK_CHUNKS)
 
 enum ev_type {
 	EV_RSS = 1,	/* one kmem:rss_stat change, charged to an address */
@@ -55,8 +58,14 @@ struct ev_syscall {
 	__u64 user_sp;
 	__u32 stack_len;			/* valid bytes in stack[] */
 	__u32 pad;
-	__u8 stack[MEMATTR_STACK_BYTES];	/* top of the user stack at entry */
+	/*
+	 * Top of the user stack at entry, only for the calls that request
+	 * memory (mmap, brk, mprotect): the record ends here for the others.
+	 */
+	__u8 stack[MEMATTR_STACK_BYTES];
 };
+
+#define EV_SYSCALL_NOSTACK_SIZE	offsetof(struct ev_syscall, stack)
 
 struct ev_task {
 	struct ev_header h;

@@ -51,9 +51,10 @@ comp_id classify_path(const struct classifier *c, const char *path,
 comp_id classify_anon_caller(const struct classifier *c, comp_id caller_owner,
 			     bool map_stack)
 {
-	if (map_stack)
-		return COMP_STACK;
 	if (caller_owner == c->libc)
-		return COMP_UNATTRIBUTED;
+		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
+	/* The program's threads' stacks are `stack`; a library's threads' are its own. */
+	if (map_stack && (caller_owner == COMP_APP || caller_owner == COMP_UNATTRIBUTED))
+		return COMP_STACK;
 	return caller_owner;
 }

@@ -31,10 +31,11 @@ comp_id classify_path(const struct classifier *c, const char *path,
 		      const char *exe, bool *is_code);
 
 /*
- * Owner of an anonymous mapping created by code in a region owned by
- * caller_owner. Memory the C library maps for someone else (malloc's
- * arenas and large blocks) is not libc's: until the caller behind malloc is
- * known it is unattributed; thread stacks (MAP_STACK) are `stack`.
+ * Owner of an anonymous mapping requested by code owned by caller_owner
+ * (the first caller outside libc). libc never owns what it maps for others:
+ * if libc is all that is known, the memory is unattributed. Thread stacks
+ * (MAP_STACK) of the program's own threads are `stack`; a library that
+ * starts threads (MPI's progress and PMIx threads) owns their stacks.
  */
 comp_id classify_anon_caller(const struct classifier *c, comp_id caller_owner,
 			     bool map_stack);

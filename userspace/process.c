@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,6 +11,7 @@
 #include "process.h"
 
 #define NR_MMAP		9
+#define NR_MPROTECT	10
 #define NR_MUNMAP	11
 #define NR_BRK		12
 #define NR_MREMAP	25
@@ -44,8 +46,10 @@ struct proc *proc_new(pid_t pid, uint64_t start_ns, double now)
 	p->account = true;
 	p->alive = true;
 	p->born_time = now;
+	p->last_row_ms = -1;
 	p->needs_sync = true;
 	regions_init(&p->regions, PROC_MAX_REGIONS);
+	code_reader_init(&p->code, pid);
 	return p;
 }
 
@@ -55,15 +59,23 @@ void proc_free(struct proc *p)
 		return;
 	if (p->csv)
 		fclose(p->csv);
-	regions_free(&p->regions);
+	proc_release_mm(p);
 	free(p->comps);
 	free(p->peak_comp_rss);
 	free(p);
 }
 
+void proc_release_mm(struct proc *p)
+{
+	regions_free(&p->regions);
+	code_reader_close(&p->code);
+	p->npending = 0;
+}
+
 void proc_reset_mm(struct proc *p)
 {
 	regions_clear(&p->regions);
+	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
 	p->brk_cur = 0;
 	p->npending = 0;
 	p->needs_sync = true;
@@ -115,7 +127,11 @@ static int sync_vma(const struct vma_info *v, void *arg)
 	bss = !v->path[0] && s->prev_code_writable && s->prev_end == v->start;
 	if (bss)
 		owner = s->prev_owner;
+	if (v->perms[2] == 'x')
+		flags |= REGION_EXEC;
 	regions_sync(&p->regions, v->start, v->end, v->rss, v->pss, owner, flags);
+	/* Known regions keep their flags; protection is the kernel's to say. */
+	regions_set_flags(&p->regions, v->start, v->end, REGION_EXEC, v->perms[2] == 'x');
 	if (is_code)
 		set_owner_range(&p->regions, v->start, v->end, owner, false);
 	else if (bss || owner != COMP_UNATTRIBUTED)
@@ -221,41 +237,71 @@ static void add_pending(struct proc *p, uint64_t start, uint64_t caller, bool ma
 	p->needs_sync = true;
 }
 
+/*
+ * Owner of memory requested by syscall e: the code that asked, found past
+ * libc on the copied stack (malloc's mmap/brk/mprotect go to malloc's
+ * caller). When that code's own mapping is not classified yet (a library
+ * dlopen'ed since the last maps read), the region at pending_start, if not
+ * 0, is resolved at the next sync.
+ */
+static comp_id requested_owner(struct proc *p, const struct classifier *cls,
+			       const struct ev_syscall *e, uint64_t pending_start,
+			       bool map_stack)
+{
+	struct requester rq;
+
+	p->requests++;
+	if (!requester_find(&p->code, &p->regions, cls->libc, e, &rq)) {
+		p->unknown_callers++;
+		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
+	}
+	if (!rq.owner_final) {
+		if (pending_start)
+			add_pending(p, pending_start, rq.caller, map_stack);
+		return COMP_UNATTRIBUTED;
+	}
+	return classify_anon_caller(cls, rq.owner, map_stack);
+}
+
+/* The loader zero-filling a library's .bss right above its file pages. */
+static bool is_loader_bss(struct proc *p, const struct classifier *cls,
+			  const struct ev_syscall *e, uint64_t start, struct region **below)
+{
+	bool known;
+
+	if (!((int)e->args[3] & MAP_FIXED) || !((int)e->args[3] & MAP_ANONYMOUS))
+		return false;
+	if (caller_owner(p, stack_top_word(e), &known) != cls->libc || !known)
+		return false;
+	*below = regions_find(&p->regions, start - 1);
+	return *below && ((*below)->flags & REGION_FILE);
+}
+
 static void apply_mmap(struct proc *p, const struct classifier *cls,
 		       const struct ev_syscall *e, int64_t delta)
 {
 	uint64_t start = (uint64_t)e->ret, len = page_up(e->args[1]);
-	int mflags = (int)e->args[3];
-	bool anon = mflags & MAP_ANONYMOUS, map_stack = mflags & MAP_STACK;
-	uint64_t caller = stack_top_word(e);
+	int mflags = (int)e->args[3], prot = (int)e->args[2];
 	uint16_t flags = REGION_FROM_EVENT;
-	comp_id owner = COMP_UNATTRIBUTED, who;
+	comp_id owner;
 	struct region *below, *r;
 	int64_t dropped = 0;
-	bool known;
 
 	if (mflags & MAP_SHARED)
 		flags |= REGION_SHARED;
-	who = caller_owner(p, caller, &known);
-	if (!anon) {
-		/* The file's name comes from maps at the next sync. */
+	if (prot & PROT_EXEC)
+		flags |= REGION_EXEC;
+	if (!(mflags & MAP_ANONYMOUS)) {
+		/* The file's name, and so a library's owner, comes from maps at the next sync. */
 		flags |= REGION_FILE;
 		p->needs_sync = true;
-		if (known && who != cls->libc)
-			owner = who;
-	} else if (known && who == cls->libc && (mflags & MAP_FIXED) &&
-		   (below = regions_find(&p->regions, start - 1)) &&
-		   (below->flags & REGION_FILE)) {
-		/* The loader zero-filling a library's .bss: the library's. */
+		owner = requested_owner(p, cls, e, 0, false);
+	} else if (is_loader_bss(p, cls, e, start, &below)) {
 		owner = below->owner;
 		if (below->flags & REGION_FROM_EVENT)
 			p->needs_sync = true;	/* sync gives it the library's owner */
-	} else if (known) {
-		owner = classify_anon_caller(cls, who, map_stack);
-	} else if (caller) {
-		add_pending(p, start, caller, map_stack);
 	} else {
-		p->unknown_callers++;
+		owner = requested_owner(p, cls, e, start, mflags & MAP_STACK);
 	}
 	if (regions_map(&p->regions, start, start + len, owner, flags, &dropped))
 		return;
@@ -265,20 +311,48 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 		r->rss += delta + dropped;
 }
 
-static void apply_brk(struct proc *p, const struct ev_syscall *e, int64_t delta)
+/*
+ * The main heap grows by brk on behalf of malloc's caller: each extension
+ * is a region of its own, owned by the code whose allocation needed it.
+ */
+static void apply_brk(struct proc *p, const struct classifier *cls,
+		      const struct ev_syscall *e, int64_t delta)
 {
 	uint64_t brk = (uint64_t)e->ret, old = p->brk_cur;
+	comp_id owner;
 
 	p->brk_cur = brk;
 	if (!old)
 		return;
 	if (page_up(brk) > page_up(old)) {
-		regions_map(&p->regions, page_up(old), page_up(brk), COMP_UNATTRIBUTED, 0, NULL);
+		owner = requested_owner(p, cls, e, page_up(old), false);
+		regions_map(&p->regions, page_up(old), page_up(brk), owner, 0, NULL);
 		regions_charge_range(&p->regions, page_up(old), page_up(brk), delta);
 	} else if (page_up(brk) < page_up(old)) {
 		regions_charge_range(&p->regions, page_up(brk), page_up(old), delta);
 		regions_unmap(&p->regions, page_up(brk), page_up(old));
 	}
+}
+
+/*
+ * malloc's other arenas (threads) reserve address space and grow by making
+ * it writable: the part made writable is the requester's, like a brk.
+ */
+static void apply_mprotect(struct proc *p, const struct classifier *cls,
+			   const struct ev_syscall *e, int64_t delta)
+{
+	uint64_t start = e->args[0], end = start + page_up(e->args[1]);
+	int prot = (int)e->args[2];
+	struct region *r = regions_find(&p->regions, start);
+	comp_id owner;
+
+	regions_charge_range(&p->regions, start, end, delta);
+	regions_set_flags(&p->regions, start, end, REGION_EXEC, prot & PROT_EXEC);
+	if (!(prot & PROT_WRITE) || !r || (r->flags & (REGION_FILE | REGION_SHARED)))
+		return;
+	owner = requested_owner(p, cls, e, 0, false);
+	if (owner != COMP_UNATTRIBUTED)
+		regions_set_owner(&p->regions, start, end, owner);
 }
 
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
@@ -300,7 +374,10 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 		regions_unmap(&p->regions, a0, a0 + a1);
 		break;
 	case NR_BRK:
-		apply_brk(p, e, delta);
+		apply_brk(p, cls, e, delta);
+		break;
+	case NR_MPROTECT:
+		apply_mprotect(p, cls, e, delta);
 		break;
 	case NR_MREMAP:
 		regions_charge_range(&p->regions, a0, a0 + a1, delta);
@@ -428,8 +505,11 @@ int proc_sample(struct proc *p, double now)
 	free(rss);
 	free(pss);
 
-	if (!p->csv)
+	/* Rows carry time_s to the ms: a second sample in the same ms (the
+	 * final one right after the last tick) would repeat a time. */
+	if (!p->csv || llround(now * 1000) == p->last_row_ms)
 		return 0;
+	p->last_row_ms = llround(now * 1000);
 	csv_write_row(p->csv, now, p->rank, p->pid, "total", p->total.rss, p->total.pss);
 	for (size_t i = 0; i < n; i++)
 		if (p->comps[i].seen)

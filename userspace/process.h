@@ -17,6 +17,7 @@
 #include "components.h"
 #include "memattr.h"
 #include "regions.h"
+#include "requester.h"
 
 #define PROC_MAX_REGIONS	65536	/* the kernel's default vm.max_map_count */
 #define PROC_MAX_PENDING	256
@@ -48,6 +49,7 @@ struct proc {
 	char comm[17];
 
 	struct region_table regions;
+	struct code_reader code;	/* return addresses are checked against its code */
 	uint64_t brk_cur;		/* current program break, 0 when unknown */
 	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
 	double last_sync_time;
@@ -57,9 +59,11 @@ struct proc {
 
 	/* Attribution quality, reported in the summary. */
 	uint64_t unplaced_events;	/* fault addresses in no known region */
-	uint64_t unknown_callers;
+	uint64_t requests;		/* memory requests (mmap, brk, mprotect) seen */
+	uint64_t unknown_callers;	/* ... whose requester the stack scan did not find */
 
 	FILE *csv;
+	long long last_row_ms;		/* time_s of the last rows written, in ms; -1: none */
 	bool csv_closed;		/* its file is complete: never reopened */
 	struct comp_stats total;
 	struct comp_stats *comps;	/* indexed by comp_id */
@@ -72,6 +76,9 @@ void proc_free(struct proc *p);
 
 /* Forget the address space (after exec) and ask for a fresh read. */
 void proc_reset_mm(struct proc *p);
+
+/* The process is gone: free what described its address space, keep its figures. */
+void proc_release_mm(struct proc *p);
 
 /*
  * Read /proc/PID/smaps: set every region's rss and pss to the kernel's,

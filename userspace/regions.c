@@ -423,6 +423,33 @@ int64_t regions_charge_range(struct region_table *t, uint64_t start,
 	return 0;
 }
 
+int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end, comp_id owner)
+{
+	if (start >= end) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (ensure_room(t, 2))
+		return -1;
+	split_at(t, start);
+	split_at(t, end);
+	for (size_t i = first_above(t, start); i < t->n && t->r[i].start < end; i++)
+		t->r[i].owner = owner;
+	enforce_bound(t, start, end);
+	return 0;
+}
+
+void regions_set_flags(struct region_table *t, uint64_t start, uint64_t end,
+		       uint16_t bits, bool set)
+{
+	for (size_t i = first_above(t, start); i < t->n && t->r[i].start < end; i++) {
+		if (set)
+			t->r[i].flags |= bits;
+		else
+			t->r[i].flags &= ~bits;
+	}
+}
+
 /*
  * Spread add's figures over r[0..cnt): by rss when any holds some, else by
  * length. Used when a move drops the tail of a range but keeps its rss.

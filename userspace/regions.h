@@ -9,6 +9,7 @@
 #ifndef MEMATTR_REGIONS_H
 #define MEMATTR_REGIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@
 #define REGION_FILE	0x1	/* file-backed mapping */
 #define REGION_SHARED	0x2	/* MAP_SHARED / shared memory */
 #define REGION_FROM_EVENT 0x4	/* owner decided by an mmap event, not by /proc */
+#define REGION_EXEC	0x8	/* executable code: where return addresses point */
 
 struct region {
 	uint64_t start, end;	/* [start, end) */
@@ -59,6 +61,16 @@ int64_t regions_unmap(struct region_table *t, uint64_t start, uint64_t end);
  */
 int64_t regions_charge_range(struct region_table *t, uint64_t start,
 			     uint64_t end, int64_t delta);
+
+/*
+ * Give [start, end) to owner, keeping what it holds (rss, pss): parts of
+ * regions outside the range are split off. Holes stay holes.
+ */
+int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end, comp_id owner);
+
+/* Set (set=true) or clear flag bits on every region inside [start, end). */
+void regions_set_flags(struct region_table *t, uint64_t start, uint64_t end,
+		       uint16_t bits, bool set);
 
 /* Move [old, old+old_len) to [new, new+new_len) keeping owner and rss (mremap). */
 int regions_move(struct region_table *t, uint64_t old_addr, uint64_t old_len,

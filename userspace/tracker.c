@@ -101,7 +101,7 @@ static void mark_exited(struct tracker *t, struct proc *p)
 		p->csv_closed = true;
 	}
 	/* Its figures stay for the summary; its address space is gone. */
-	regions_free(&p->regions);
+	proc_release_mm(p);
 	tracer_remove_process(&t->bpf, p->pid);
 }
 
@@ -203,7 +203,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case EV_SYSCALL:
 		t->syscall_events++;
-		if (p->account && size >= sizeof(struct ev_syscall))
+		if (p->account && size >= EV_SYSCALL_NOSTACK_SIZE)
 			proc_apply_syscall(p, &t->cls, data);
 		break;
 	}

@@ -84,9 +84,12 @@ static void test_anon_caller(void **state)
 	assert_int_equal(classify_anon_caller(&cls, COMP_APP, false), COMP_APP);
 	assert_int_equal(classify_anon_caller(&cls, mpi, false), mpi);
 	assert_int_equal(classify_anon_caller(&cls, helper, false), helper);
-	/* malloc's own mappings are its caller's, not libc's: unknown for now. */
+	/* libc never owns what it maps for others: if libc is all we know, unknown. */
 	assert_int_equal(classify_anon_caller(&cls, component_id("libc"), false), COMP_UNATTRIBUTED);
 	assert_int_equal(classify_anon_caller(&cls, component_id("libc"), true), COMP_STACK);
+	/* The program's thread stacks are `stack`; MPI's threads' stacks are MPI's. */
+	assert_int_equal(classify_anon_caller(&cls, COMP_APP, true), COMP_STACK);
+	assert_int_equal(classify_anon_caller(&cls, mpi, true), mpi);
 }
 
 int main(void)

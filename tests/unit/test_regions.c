@@ -497,6 +497,38 @@ static void test_sum(void **state)
 	regions_free(&t);
 }
 
+/* An arena made writable piece by piece: each piece is its requester's. */
+static void test_set_owner(void **state)
+{
+	struct region_table t;
+
+	(void)state;
+	regions_init(&t, 0);
+	assert_int_equal(regions_map(&t, 0, 16 * PG, 0, 0, NULL), 0);
+	set_rss(&t, 0, 16 * 4096);
+	/* The middle changes hands; what it holds (prorated) goes with it. */
+	assert_int_equal(regions_set_owner(&t, 4 * PG, 8 * PG, 5), 0);
+	CHECK(&t, { 0, 4 * PG, 0, 4 * 4096 }, { 4 * PG, 8 * PG, 5, 4 * 4096 },
+	      { 8 * PG, 16 * PG, 0, 8 * 4096 });
+	/* Across a hole and two regions: holes stay holes. */
+	assert_int_equal(regions_map(&t, 20 * PG, 22 * PG, 1, 0, NULL), 0);
+	assert_int_equal(regions_set_owner(&t, 6 * PG, 21 * PG, 7), 0);
+	CHECK(&t, { 0, 4 * PG, 0, 4 * 4096 }, { 4 * PG, 6 * PG, 5, 2 * 4096 },
+	      { 6 * PG, 8 * PG, 7, 2 * 4096 }, { 8 * PG, 16 * PG, 7, 8 * 4096 },
+	      { 20 * PG, 21 * PG, 7, 0 }, { 21 * PG, 22 * PG, 1, 0 });
+	assert_int_equal(regions_set_owner(&t, 3 * PG, 3 * PG, 1), -1);
+
+	/* Flags follow the range, whole regions at a time. */
+	regions_set_flags(&t, 20 * PG, 22 * PG, REGION_EXEC, true);
+	assert_true(regions_find(&t, 20 * PG)->flags & REGION_EXEC);
+	assert_true(regions_find(&t, 21 * PG)->flags & REGION_EXEC);
+	assert_false(regions_find(&t, 8 * PG)->flags & REGION_EXEC);
+	regions_set_flags(&t, 21 * PG, 22 * PG, REGION_EXEC, false);
+	assert_true(regions_find(&t, 20 * PG)->flags & REGION_EXEC);
+	assert_false(regions_find(&t, 21 * PG)->flags & REGION_EXEC);
+	regions_free(&t);
+}
+
 static void test_bound(void **state)
 {
 	struct region_table t;
@@ -656,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_sync),
 		cmocka_unit_test(test_sync_begin_end),
 		cmocka_unit_test(test_sum),
+		cmocka_unit_test(test_set_owner),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_random_ops),
 	};
