@@ -15,6 +15,7 @@ void cli_usage(FILE *f)
 	fputs("usage: memattr-bpf --job ID    [options]   every process of a batch job on this node\n"
 	      "       memattr-bpf --pid P[,P] [options]   given processes (and their children)\n"
 	      "       memattr-bpf [options] -- CMD ARGS   launch CMD and trace it from the start\n"
+	      "       memattr-bpf report DIR              DIR/report.html from a run's CSVs (no root needed)\n"
 	      "options:\n"
 	      "  --output DIR        where CSVs go (default ./memattr-<job or pid>)\n"
 	      "  --interval MS       sample period in ms (default 100)\n"

@@ -22,6 +22,7 @@
 #include "job.h"
 #include "launch.h"
 #include "procfs.h"
+#include "report.h"
 #include "spec.h"
 #include "tracker.h"
 
@@ -190,6 +191,10 @@ int main(int argc, char **argv)
 	enum job_match match = JOB_MATCH_NONE;
 	struct tracker t;
 	int ret, status;
+
+	/* Reading a run's CSVs needs no root and no BPF: dispatch before anything else. */
+	if (argc >= 2 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 
 	err[0] = '\0';
 
