@@ -352,7 +352,50 @@ static void apply_mprotect(struct proc *p, const struct classifier *cls,
 		return;
 	owner = requested_owner(p, cls, e, 0, false);
 	if (owner != COMP_UNATTRIBUTED)
-		regions_set_owner(&p->regions, start, end, owner);
+		regions_set_owner(&p->regions, start, end, owner, false);
+}
+
+/*
+ * An event older than the last smaps read: the read already shows the
+ * mappings and what is resident in them, but not who asked for them. Give
+ * what the read left unowned to the requester, and keep the break current.
+ */
+static void apply_stale(struct proc *p, const struct classifier *cls,
+			const struct ev_syscall *e)
+{
+	int mflags = (int)e->args[3];
+	uint64_t start, end, old;
+	comp_id owner;
+
+	switch (e->nr) {
+	case NR_MMAP:
+		if (!(mflags & MAP_ANONYMOUS))
+			return;		/* the read classified the file */
+		start = (uint64_t)e->ret;
+		end = start + page_up(e->args[1]);
+		owner = requested_owner(p, cls, e, 0, mflags & MAP_STACK);
+		break;
+	case NR_BRK:
+		old = p->brk_cur;
+		p->brk_cur = (uint64_t)e->ret;
+		if (!old || page_up(p->brk_cur) <= page_up(old))
+			return;
+		start = page_up(old);
+		end = page_up(p->brk_cur);
+		owner = requested_owner(p, cls, e, 0, false);
+		break;
+	case NR_MPROTECT:
+		if (!((int)e->args[2] & PROT_WRITE))
+			return;
+		start = e->args[0];
+		end = start + page_up(e->args[1]);
+		owner = requested_owner(p, cls, e, 0, false);
+		break;
+	default:
+		return;		/* unmaps and moves: the read shows their result */
+	}
+	if (owner != COMP_UNATTRIBUTED)
+		regions_set_owner(&p->regions, start, end, owner, true);
 }
 
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
@@ -361,10 +404,12 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 	int64_t delta = sum_delta(e);
 	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]);
 
-	if (e->h.ts_ns < p->sync_boot_ns)
-		return;
 	if (e->ret < 0 && e->ret > -4096)
 		return;		/* failed: nothing mapped, nothing moved */
+	if (e->h.ts_ns < p->sync_boot_ns) {
+		apply_stale(p, cls, e);
+		return;
+	}
 	switch (e->nr) {
 	case NR_MMAP:
 		apply_mmap(p, cls, e, delta);

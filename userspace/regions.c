@@ -423,7 +423,8 @@ int64_t regions_charge_range(struct region_table *t, uint64_t start,
 	return 0;
 }
 
-int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end, comp_id owner)
+int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end,
+		      comp_id owner, bool only_unowned)
 {
 	if (start >= end) {
 		errno = EINVAL;
@@ -433,8 +434,12 @@ int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end, comp
 		return -1;
 	split_at(t, start);
 	split_at(t, end);
-	for (size_t i = first_above(t, start); i < t->n && t->r[i].start < end; i++)
-		t->r[i].owner = owner;
+	for (size_t i = first_above(t, start); i < t->n && t->r[i].start < end; i++) {
+		struct region *r = &t->r[i];
+
+		if (!only_unowned || (r->owner == COMP_UNATTRIBUTED && !(r->flags & REGION_FILE)))
+			r->owner = owner;
+	}
 	enforce_bound(t, start, end);
 	return 0;
 }

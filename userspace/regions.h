@@ -64,9 +64,11 @@ int64_t regions_charge_range(struct region_table *t, uint64_t start,
 
 /*
  * Give [start, end) to owner, keeping what it holds (rss, pss): parts of
- * regions outside the range are split off. Holes stay holes.
+ * regions outside the range are split off. Holes stay holes. With
+ * only_unowned, only anonymous regions owned by nobody change hands.
  */
-int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end, comp_id owner);
+int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end,
+		      comp_id owner, bool only_unowned);
 
 /* Set (set=true) or clear flag bits on every region inside [start, end). */
 void regions_set_flags(struct region_table *t, uint64_t start, uint64_t end,

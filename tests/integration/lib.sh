@@ -149,7 +149,7 @@ it_setup() {
 	# The repo may sit where the test user cannot reach (e.g. under /root):
 	# give the job its own copies of the workloads.
 	mkdir -p "$TMPD/bin"
-	cp "$WORKLOAD_SRC_BIN"/mpi_* "$TMPD/bin/"
+	cp "$WORKLOAD_SRC_BIN"/mpi_* "$WORKLOAD_SRC_BIN"/lib*.so "$TMPD/bin/"
 	chmod 755 "$TMPD/bin" "$TMPD/bin/"*
 	LOGS=$TMPD/logs
 	install -d -o "$TEST_USER" -g "$(id -g "$TEST_USER")" "$LOGS"

@@ -507,16 +507,24 @@ static void test_set_owner(void **state)
 	assert_int_equal(regions_map(&t, 0, 16 * PG, 0, 0, NULL), 0);
 	set_rss(&t, 0, 16 * 4096);
 	/* The middle changes hands; what it holds (prorated) goes with it. */
-	assert_int_equal(regions_set_owner(&t, 4 * PG, 8 * PG, 5), 0);
+	assert_int_equal(regions_set_owner(&t, 4 * PG, 8 * PG, 5, false), 0);
 	CHECK(&t, { 0, 4 * PG, 0, 4 * 4096 }, { 4 * PG, 8 * PG, 5, 4 * 4096 },
 	      { 8 * PG, 16 * PG, 0, 8 * 4096 });
 	/* Across a hole and two regions: holes stay holes. */
 	assert_int_equal(regions_map(&t, 20 * PG, 22 * PG, 1, 0, NULL), 0);
-	assert_int_equal(regions_set_owner(&t, 6 * PG, 21 * PG, 7), 0);
+	assert_int_equal(regions_set_owner(&t, 6 * PG, 21 * PG, 7, false), 0);
 	CHECK(&t, { 0, 4 * PG, 0, 4 * 4096 }, { 4 * PG, 6 * PG, 5, 2 * 4096 },
 	      { 6 * PG, 8 * PG, 7, 2 * 4096 }, { 8 * PG, 16 * PG, 7, 8 * 4096 },
 	      { 20 * PG, 21 * PG, 7, 0 }, { 21 * PG, 22 * PG, 1, 0 });
-	assert_int_equal(regions_set_owner(&t, 3 * PG, 3 * PG, 1), -1);
+	assert_int_equal(regions_set_owner(&t, 3 * PG, 3 * PG, 1, false), -1);
+	/* Only what nobody owns: region 0 (unowned) yes, 5 no, a file region no. */
+	assert_int_equal(regions_map(&t, 30 * PG, 31 * PG, 0, REGION_FILE, NULL), 0);
+	assert_int_equal(regions_set_owner(&t, 2 * PG, 5 * PG, 9, true), 0);
+	assert_int_equal(regions_set_owner(&t, 30 * PG, 31 * PG, 9, true), 0);
+	CHECK(&t, { 0, 2 * PG, 0, 2 * 4096 }, { 2 * PG, 4 * PG, 9, 2 * 4096 },
+	      { 4 * PG, 5 * PG, 5, 4096 }, { 5 * PG, 6 * PG, 5, 4096 },
+	      { 6 * PG, 8 * PG, 7, 2 * 4096 }, { 8 * PG, 16 * PG, 7, 8 * 4096 },
+	      { 20 * PG, 21 * PG, 7, 0 }, { 21 * PG, 22 * PG, 1, 0 }, { 30 * PG, 31 * PG, 0, 0 });
 
 	/* Flags follow the range, whole regions at a time. */
 	regions_set_flags(&t, 20 * PG, 22 * PG, REGION_EXEC, true);

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "libtruth.h"
+
+#define SMALL	1008	/* with malloc's 8-byte header and 16-byte rounding: 1 KiB chunks */
+
+static void *large_block, *map_block;
+static void **small_blocks;
+static size_t nsmall, map_len;
+
+int truth_lib_alloc(size_t large, size_t small_total, size_t map)
+{
+	large_block = malloc(large);
+	if (!large_block)
+		return -1;
+	memset(large_block, 0x5a, large);
+	nsmall = small_total / 1024;
+	small_blocks = calloc(nsmall, sizeof(*small_blocks));
+	if (!small_blocks)
+		return -1;
+	for (size_t i = 0; i < nsmall; i++) {
+		small_blocks[i] = malloc(SMALL);
+		if (!small_blocks[i])
+			return -1;
+		memset(small_blocks[i], 0x6b, SMALL);
+	}
+	map_len = map;
+	map_block = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map_block == MAP_FAILED)
+		return -1;
+	memset(map_block, 0x7c, map);
+	return 0;
+}
+
+size_t truth_lib_bytes(void)
+{
+	size_t held = nsmall * 1024 + nsmall * sizeof(*small_blocks);
+
+	if (large_block)
+		held += malloc_usable_size(large_block) + 8;
+	if (map_block)
+		held += map_len;
+	return held;
+}
+
+void truth_lib_free(void)
+{
+	free(large_block);
+	for (size_t i = 0; i < nsmall; i++)
+		free(small_blocks[i]);
+	free(small_blocks);
+	munmap(map_block, map_len);
+	large_block = map_block = NULL;
+	small_blocks = NULL;
+	nsmall = 0;
+}
