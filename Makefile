@@ -23,7 +23,7 @@ ALL_OBJS  := $(patsubst userspace/%.c,$(BUILD)/%.o,$(wildcard userspace/*.c))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all install test unit-test integration-test clean workloads
+.PHONY: all install test unit-test integration-test clean workloads bench
 all: memattr-bpf
 
 $(BUILD):
@@ -67,6 +67,11 @@ integration-test: memattr-bpf workloads
 	tests/integration/run_all.sh
 
 test: unit-test integration-test
+
+# Overhead and accuracy benchmarks (as root); rewrites BENCHMARKS.md.
+# BENCH_QUICK=1 for a short smoke run. See tools/bench/run.sh.
+bench:
+	tools/bench/run.sh
 
 clean:
 	rm -rf $(BUILD) memattr-bpf

@@ -1,0 +1,643 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# make bench: overhead and accuracy benchmarks of memattr-bpf against
+# untraced runs and the tools people use today; rewrites BENCHMARKS.md.
+#
+#   sudo make bench                 # full run (~15 min on 2 cores), rewrites BENCHMARKS.md
+#   sudo BENCH_QUICK=1 make bench   # smoke run (~3 min); report in the scratch dir only
+#
+# Optional environment:
+#   BENCH_SECTIONS   "overhead footprint storm accuracy" (default: all)
+#   BENCH_WORKLOADS  "malloc p2p alltoall miniapp" (default: all)
+#   BENCH_MODES      modes to run (default: all; see MODES below)
+#   BENCH_REPORT     where the report goes (default: BENCHMARKS.md at the repo
+#                    root for a full run, the scratch dir for a quick one)
+#   BENCH_KEEP=1     keep the scratch dir (CSVs, logs, heaptrack/massif files)
+#   MEMATTR_BIN      the tool (default ./memattr-bpf, built if missing)
+#
+# How it measures (details in BENCHMARKS.md): every job runs as the
+# unprivileged user memattr-bench, the tracers as root. Each workload writes
+# ready.<rank> once set up and waits for a go file, so a tracer that attaches
+# to a running job (memattr-bpf --pid, bpftrace -p) is in place before the
+# timed part, and untraced runs go through the same steps. Modes are
+# interleaved (the order rotates every repetition); medians and min-max are
+# reported. Everything this script starts is recorded (pid + start time) and
+# only that is ever signalled.
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/../.." && pwd)
+QUICK=${BENCH_QUICK:-0}
+BENCH_USER=${MEMATTR_BENCH_USER:-memattr-bench}
+TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+T_START=$EPOCHREALTIME
+
+if [ "$QUICK" = 1 ]; then
+	BOX=0.3 REPS_CORE=2 REPS_PEER=1 REPS_MASSIF=1 MINIAPP_STEPS=3
+	FOOT_RANKS="1 8 16" FOOT_SETTLE=1 FOOT_WINDOW=3
+	STORM_SECONDS=2 STORM_RATES="100000 0"
+else
+	BOX=1.0 REPS_CORE=5 REPS_PEER=3 REPS_MASSIF=2 MINIAPP_STEPS=6
+	FOOT_RANKS="1 8 64" FOOT_SETTLE=3 FOOT_WINDOW=10
+	STORM_SECONDS=4 STORM_RATES="50000 100000 200000 300000 0"
+fi
+SECTIONS=${BENCH_SECTIONS:-overhead footprint storm accuracy}
+WORKLOADS=${BENCH_WORKLOADS:-malloc p2p alltoall miniapp}
+MODES_ALL="untraced default mpi-calls heap heaptrack massif memleak memnesia"
+MODES=${BENCH_MODES:-$MODES_ALL}
+HOLD_MIB=16
+LIBC=/lib/x86_64-linux-gnu/libc.so.6
+
+log() { printf '[bench %s] %s\n' "$(date +%T)" "$*"; }
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (memattr-bpf and bpftrace load BPF programs); try: sudo make bench"
+
+# ---------------------------------------------------------------- processes
+TRACKED=()
+SCR=""
+
+pid_starttime() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	# shellcheck disable=SC2086
+	set -- $s
+	echo "${20}"
+}
+
+pid_running() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	[ "${s%% *}" != Z ]
+}
+
+ppid_of() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	# shellcheck disable=SC2086
+	set -- $s
+	echo "$2"
+}
+
+track_pid() {
+	local st
+	st=$(pid_starttime "$1") || return 0
+	TRACKED+=("$1:$st")
+}
+
+# Still the process we started (same pid and start time) and not a zombie.
+is_ours_running() {
+	local entry
+	for entry in "${TRACKED[@]}"; do
+		if [ "${entry%%:*}" = "$1" ]; then
+			pid_running "$1" && [ "$(pid_starttime "$1")" = "${entry#*:}" ] && return 0
+		fi
+	done
+	return 1
+}
+
+signal_tracked() {
+	local sig=$1 i entry pid
+	for ((i = ${#TRACKED[@]} - 1; i >= 0; i--)); do
+		entry=${TRACKED[i]}
+		pid=${entry%%:*}
+		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "${entry#*:}" ]; then
+			kill "-$sig" "$pid" 2>/dev/null || true
+		fi
+	done
+}
+
+any_tracked_running() {
+	local entry pid
+	for entry in "${TRACKED[@]}"; do
+		pid=${entry%%:*}
+		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "${entry#*:}" ]; then
+			return 0
+		fi
+	done
+	return 1
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	if [ ${#TRACKED[@]} -gt 0 ] && any_tracked_running; then
+		signal_tracked INT	# tracers flush and detach on SIGINT
+		for _ in $(seq 60); do any_tracked_running || break; sleep 0.1; done
+		signal_tracked TERM
+		for _ in $(seq 40); do any_tracked_running || break; sleep 0.05; done
+		any_tracked_running && signal_tracked KILL
+	fi
+	if [ -n "$SCR" ] && [ -d "$SCR" ]; then
+		if [ "$rc" -eq 0 ] && [ -z "${BENCH_KEEP:-}" ] && [ "$QUICK" != 1 ]; then
+			rm -rf "$SCR"
+		else
+			echo "bench: kept $SCR"
+		fi
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" -v l="$2" 'BEGIN { exit !(b - a >= l) }'; }
+seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+# wait_gone PID TIMEOUT: 0 once PID has exited (reaped if it is our child).
+wait_gone() {
+	local pid=$1 timeout=$2 t0=$EPOCHREALTIME
+	while pid_running "$pid"; do
+		elapsed_since "$t0" "$timeout" && return 1
+		sleep 0.05
+	done
+	wait "$pid" 2>/dev/null || true
+	return 0
+}
+
+# stop_pid PID TIMEOUT: wait for it to exit by itself; then SIGINT, SIGKILL.
+stop_pid() {
+	local pid=$1 timeout=$2
+	wait_gone "$pid" "$timeout" && return 0
+	is_ours_running "$pid" && kill -INT "$pid" 2>/dev/null
+	wait_gone "$pid" 10 && return 0
+	is_ours_running "$pid" && kill -KILL "$pid" 2>/dev/null
+	wait_gone "$pid" 5 || true
+}
+
+# ---------------------------------------------------------------- set-up
+log "installing packages (build, tests, bench)"
+"$REPO/tools/install-deps.sh" >/dev/null
+"$BENCH_DIR/install-deps.sh" >/dev/null
+if [ ! -x "$TOOL" ]; then
+	log "building memattr-bpf"
+	make -s -C "$REPO" memattr-bpf || die "cannot build memattr-bpf (make in $REPO)"
+fi
+
+SCR=$(mktemp -d /tmp/memattr-bench.XXXXXX)
+chmod 755 "$SCR"
+BIN=$SCR/bin
+log "scratch dir $SCR; building the workloads"
+make -s -C "$BENCH_DIR/workloads" OUT="$BIN" >/dev/null
+chmod 755 "$BIN" "$BIN"/*
+sed "s#LIBC#$LIBC#g" "$BENCH_DIR/peers/memleak.bt" >"$BIN/memleak.bt"
+chmod 644 "$BIN/memleak.bt"
+
+if ! id -u "$BENCH_USER" >/dev/null 2>&1; then
+	useradd -m -s /bin/bash "$BENCH_USER" 2>/dev/null || id -u "$BENCH_USER" >/dev/null 2>&1 ||
+		die "cannot create user $BENCH_USER"
+fi
+BENCH_HOME=$(getent passwd "$BENCH_USER" | cut -d: -f6)
+if [ ! -d "$BENCH_HOME" ]; then
+	BENCH_HOME=$SCR/home
+	install -d -o "$BENCH_USER" -g "$(id -g "$BENCH_USER")" "$BENCH_HOME"
+fi
+AS_USER=(runuser -u "$BENCH_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin
+	HOME="$BENCH_HOME" USER="$BENCH_USER" LOGNAME="$BENCH_USER")
+
+# Opt-in modes: present when the tool's --help names the flag.
+HELP=$("$TOOL" --help 2>&1 || true)
+declare -A MODE_FLAG=([default]="" [mpi-calls]="--mpi-calls" [heap]="--heap")
+declare -A MODE_PRESENT=()
+for m in mpi-calls heap; do
+	if grep -q -- "${MODE_FLAG[$m]}" <<<"$HELP"; then MODE_PRESENT[$m]=1; fi
+done
+
+RES=$SCR/results
+mkdir -p "$RES" "$SCR/runs"
+printf 'workload\tmetric\tmode\trep\tvalue\tunit\n' >"$RES/overhead.tsv"
+printf 'workload\tmode\trep\tevents\tdropped\ttool_elapsed_s\ttool_user_s\ttool_sys_s\ttool_maxrss_kb\n' >"$RES/toolruns.tsv"
+printf 'workload\tmode\tstatus\tcommand\n' >"$RES/commands.tsv"
+: >"$RES/failures.txt"
+{
+	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "quick=$QUICK"
+	echo "box_s=$BOX"
+	echo "reps_core=$REPS_CORE"
+	echo "reps_peer=$REPS_PEER"
+	echo "reps_massif=$REPS_MASSIF"
+	echo "miniapp_steps=$MINIAPP_STEPS"
+	echo "foot_settle_s=$FOOT_SETTLE"
+	echo "foot_window_s=$FOOT_WINDOW"
+	echo "storm_seconds=$STORM_SECONDS"
+	echo "hold_mib=$HOLD_MIB"
+	echo "kernel=$(uname -r)"
+	echo "cpus=$(nproc)"
+	echo "cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	echo "mem=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+	echo "openmpi=$(dpkg-query -W -f='${Version}' libopenmpi3 2>/dev/null || echo '?')"
+	echo "glibc=$(dpkg-query -W -f='${Version}' libc6 2>/dev/null || echo '?')"
+	echo "heaptrack=$(heaptrack --version 2>/dev/null | head -1)"
+	echo "valgrind=$(valgrind --version 2>/dev/null)"
+	echo "bpftrace=$(bpftrace --version 2>/dev/null)"
+	echo "tool_commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet HEAD -- userspace bpf 2>/dev/null || echo ' (with uncommitted changes in userspace/ or bpf/)')"
+	echo "mode_mpi_calls=${MODE_PRESENT[mpi-calls]:-0}"
+	echo "mode_heap=${MODE_PRESENT[heap]:-0}"
+} >"$RES/meta.txt"
+
+# ---------------------------------------------------------------- one run
+# Per workload: MPI or not, ranks, program, arguments.
+workload_setup() {
+	W_MPI=1 W_NP=2
+	case $1 in
+	malloc) W_MPI=0 W_NP=1 W_BIN=malloc_bench W_ARGS=(--seconds "$BOX") ;;
+	p2p) W_BIN=p2p W_ARGS=(--seconds "$BOX") ;;
+	alltoall) W_BIN=alltoall_alloc W_ARGS=(--seconds "$BOX") ;;
+	miniapp) W_BIN=miniapp W_ARGS=(--n "$MINIAPP_STEPS") ;;
+	hold) W_BIN=hold W_ARGS=(--mib "$HOLD_MIB") ;;
+	storm) W_MPI=0 W_NP=1 W_BIN=storm W_ARGS=() ;;
+	*) die "unknown workload $1" ;;
+	esac
+}
+
+new_run_dir() {
+	RD=$SCR/runs/$1
+	install -d -o "$BENCH_USER" -g "$(id -g "$BENCH_USER")" "$RD" "$RD/ready"
+}
+
+# launch_job NP: starts the workload as the bench user in $RD (W_*, WRAP, MPIOPTS set).
+launch_job() {
+	local np=$1 cmd
+	shift
+	if [ "$W_MPI" = 1 ]; then
+		cmd=(mpirun --oversubscribe -np "$np" "${MPIOPTS[@]}" "${WRAP[@]}" "$BIN/$W_BIN" "${W_ARGS[@]}" "$@")
+	else
+		cmd=("${WRAP[@]}" "$BIN/$W_BIN" "${W_ARGS[@]}" "$@")
+	fi
+	JOB_CMD="${cmd[*]}"
+	echo "$JOB_CMD" >"$RD/job.cmd"
+	"${AS_USER[@]}" env -C "$RD" "${cmd[@]}" >"$RD/job.out" 2>&1 &
+	JOB_PID=$!
+	track_pid "$JOB_PID"
+}
+
+# wait_ready NP TIMEOUT: READY_PIDS[rank] from ready.<rank>.
+wait_ready() {
+	local np=$1 timeout=$2 t0=$EPOCHREALTIME r n
+	READY_PIDS=()
+	while :; do
+		n=0
+		for ((r = 0; r < np; r++)); do [ -s "$RD/ready/ready.$r" ] && n=$((n + 1)); done
+		[ "$n" -eq "$np" ] && break
+		pid_running "$JOB_PID" || { RUN_ERR="job exited before all $np processes were ready"; return 1; }
+		elapsed_since "$t0" "$timeout" && { RUN_ERR="only $n of $np processes ready after ${timeout}s"; return 1; }
+		sleep 0.05
+	done
+	for ((r = 0; r < np; r++)); do
+		READY_PIDS[r]=$(cat "$RD/ready/ready.$r")
+		track_pid "${READY_PIDS[r]}"
+	done
+	return 0
+}
+
+# start_memattr SELECTION EXTRA_FLAGS...: the tool as root, under /usr/bin/time.
+# SELECTION is "--job <mpirun pid>" for an MPI job (the launcher's running
+# descendants; --pid would take only mpirun itself and children it forks
+# later) or "--pid <pid>" for a single process.
+start_memattr() {
+	local c
+	TOOL_CMD="memattr-bpf $* --output $RD/out"
+	echo "$TOOL_CMD" >"$RD/tool.cmd"
+	/usr/bin/time -f '%e %U %S %M' -o "$RD/tool.time" \
+		env --default-signal=INT "$TOOL" "$@" --output "$RD/out" \
+		>"$RD/tool.out" 2>"$RD/tool.err" &
+	TOOL_WRAP=$!
+	track_pid "$TOOL_WRAP"
+	TOOL_PID=""
+	for _ in $(seq 100); do
+		c=$(cat /proc/"$TOOL_WRAP"/task/*/children 2>/dev/null | head -1)
+		if [ -n "$c" ]; then TOOL_PID=$c; track_pid "$c"; break; fi
+		sleep 0.01
+	done
+}
+
+# stop_memattr: the tool exits by itself once what it traces has exited;
+# SIGINT (flush and detach) if it has not within 60 s. /usr/bin/time then ends.
+stop_memattr() {
+	[ -n "$TOOL_PID" ] && stop_pid "$TOOL_PID" 60
+	stop_pid "$TOOL_WRAP" 10
+}
+
+# wait_memattr_ready TIMEOUT: the "memattr-bpf: tracing" line; TOOL_STARTUP_S.
+wait_memattr_ready() {
+	local timeout=$1 t0=$EPOCHREALTIME
+	while ! grep -q '^memattr-bpf: tracing' "$RD/tool.err" 2>/dev/null; do
+		if ! pid_running "$TOOL_WRAP"; then
+			RUN_ERR="memattr-bpf exited before tracing: $(tail -3 "$RD/tool.err" | tr '\n' ' ')"
+			return 1
+		fi
+		elapsed_since "$t0" "$timeout" && { RUN_ERR="memattr-bpf not tracing after ${timeout}s"; return 1; }
+		sleep 0.02
+	done
+	TOOL_STARTUP_S=$(seconds_since "$t0")
+}
+
+# start_memleak: one bpftrace per process (-p PID), like memleak's -p.
+start_memleak() {
+	local r t0
+	BT_PIDS=()
+	for r in "${!READY_PIDS[@]}"; do
+		BPFTRACE_MAP_KEYS_MAX=262144 bpftrace -p "${READY_PIDS[r]}" "$BIN/memleak.bt" \
+			>"$RD/bpftrace.$r.out" 2>&1 &
+		BT_PIDS[r]=$!
+		track_pid "$!"
+	done
+	TOOL_CMD="BPFTRACE_MAP_KEYS_MAX=262144 bpftrace -p <pid of each process> tools/bench/peers/memleak.bt (LIBC=$LIBC)"
+	t0=$EPOCHREALTIME
+	for r in "${!BT_PIDS[@]}"; do
+		while ! grep -q '^Attaching' "$RD/bpftrace.$r.out" 2>/dev/null; do
+			pid_running "${BT_PIDS[r]}" || { RUN_ERR="bpftrace exited: $(tail -2 "$RD/bpftrace.$r.out" | tr '\n' ' ')"; return 1; }
+			elapsed_since "$t0" 60 && { RUN_ERR="bpftrace not attached after 60s"; return 1; }
+			sleep 0.05
+		done
+	done
+	sleep 0.2	# "Attaching" is printed just before the attach itself
+}
+
+record_fail() {
+	log "  FAILED: $1 $2 rep $3: $RUN_ERR (logs in $RD)"
+	printf '%s %s rep %s: %s\n' "$1" "$2" "$3" "$RUN_ERR" >>"$RES/failures.txt"
+	signal_tracked_since "$TRACK_MARK"
+}
+
+# Stop what this run started (by recorded pid) when it went wrong.
+signal_tracked_since() {
+	local mark=$1 i entry pid
+	for sig in INT TERM KILL; do
+		for ((i = ${#TRACKED[@]} - 1; i >= mark; i--)); do
+			entry=${TRACKED[i]}
+			pid=${entry%%:*}
+			if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "${entry#*:}" ]; then
+				kill "-$sig" "$pid" 2>/dev/null || true
+			fi
+		done
+		sleep 1
+	done
+}
+
+# run_one WORKLOAD MODE REP: one measured run; appends to overhead.tsv.
+run_one() {
+	local w=$1 mode=$2 rep=$3 t0 status=ok target=()
+	TRACK_MARK=${#TRACKED[@]}
+	RUN_ERR=""
+	workload_setup "$w"
+	new_run_dir "$w.$mode.$rep"
+	WRAP=() MPIOPTS=()
+	TOOL_CMD=""
+	case $mode in
+	heaptrack) WRAP=(heaptrack -o "$RD/heaptrack.%p") ;;
+	massif) WRAP=(valgrind -q --tool=massif "--massif-out-file=$RD/massif.%p") ;;
+	memnesia) MPIOPTS=(-x "LD_PRELOAD=$BIN/libmemnesia_pmpi.so" -x "MEMNESIA_OUT=$RD") ;;
+	esac
+	t0=$EPOCHREALTIME
+	launch_job "$W_NP" --ready-dir "$RD/ready" --go-file "$RD/go"
+	wait_ready "$W_NP" 300 || { record_fail "$w" "$mode" "$rep"; return 0; }
+	case $mode in
+	default | mpi-calls | heap)
+		if [ "$W_MPI" = 1 ]; then
+			target=(--job "$(ppid_of "${READY_PIDS[0]}")")	# mpirun
+		else
+			target=(--pid "${READY_PIDS[0]}")
+		fi
+		# shellcheck disable=SC2086
+		start_memattr "${target[@]}" ${MODE_FLAG[$mode]}
+		wait_memattr_ready 120 || { record_fail "$w" "$mode" "$rep"; return 0; }
+		;;
+	memleak)
+		start_memleak || { record_fail "$w" "$mode" "$rep"; return 0; }
+		;;
+	esac
+	touch "$RD/go"
+	if ! wait_gone "$JOB_PID" 600; then
+		RUN_ERR="job still running after 600 s"
+		record_fail "$w" "$mode" "$rep"
+		return 0
+	fi
+	case $mode in
+	default | mpi-calls | heap)
+		stop_memattr
+		local ev dr tt
+		ev=$(sed -n 's/^events: \([0-9]*\).*/\1/p' "$RD/tool.out")
+		dr=$(sed -n 's/.*dropped: \([0-9]*\).*/\1/p' "$RD/tool.out")
+		tt=$(tr ' ' '\t' <"$RD/tool.time" 2>/dev/null | tail -1)
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$mode" "$rep" "${ev:-?}" "${dr:-?}" "${tt:-?}" >>"$RES/toolruns.tsv"
+		local nt
+		nt=$(sed -n 's/^memattr-bpf: \([0-9]*\) process.* traced.*/\1/p' "$RD/tool.out")
+		if [ "${nt:-0}" -lt "$W_NP" ]; then
+			RUN_ERR="memattr-bpf traced ${nt:-0} of $W_NP processes (see $RD/tool.out)"
+			record_fail "$w" "$mode" "$rep"
+			return 0
+		fi
+		;;
+	memleak)
+		local p
+		for p in "${BT_PIDS[@]}"; do stop_pid "$p" 30; done
+		;;
+	esac
+	if ! grep -q '^RESULT ' "$RD/job.out"; then
+		RUN_ERR="no RESULT line; job output: $(tail -3 "$RD/job.out" | tr '\n' ' ')"
+		record_fail "$w" "$mode" "$rep"
+		status=failed
+	else
+		awk -v w="$w" -v m="$mode" -v r="$rep" '$1 == "RESULT" { printf "%s\t%s\t%s\t%s\t%s\t%s\n", w, $2, m, r, $3, $4 }' \
+			"$RD/job.out" >>"$RES/overhead.tsv"
+	fi
+	if [ "$rep" = 1 ]; then
+		printf '%s\t%s\t%s\t%s%s\n' "$w" "$mode" "$status" "$JOB_CMD" "${TOOL_CMD:+   ||   $TOOL_CMD}" >>"$RES/commands.tsv"
+	fi
+	log "  $w $mode rep $rep: $(awk '$1 == "RESULT" { printf "%s=%s %s  ", $2, $3, $4 }' "$RD/job.out") ($(seconds_since "$t0") s)"
+	# Big per-run files are not needed once the figure is recorded.
+	rm -f "$RD"/heaptrack.* "$RD"/massif.* 2>/dev/null || true
+}
+
+reps_of() {
+	case $1 in
+	untraced | default | mpi-calls | heap) echo "$REPS_CORE" ;;
+	massif) echo "$REPS_MASSIF" ;;
+	*) echo "$REPS_PEER" ;;
+	esac
+}
+
+applies() {	# applies WORKLOAD MODE
+	case $2 in
+	mpi-calls | heap) [ -n "${MODE_PRESENT[$2]:-}" ] || return 1 ;;
+	esac
+	[ "$2" = memnesia ] && [ "$1" = malloc ] && return 1	# no MPI calls to wrap
+	return 0
+}
+
+section_overhead() {
+	local w rep mode modes n i k maxrep
+	for w in $WORKLOADS; do
+		modes=()
+		for mode in $MODES; do applies "$w" "$mode" && modes+=("$mode"); done
+		maxrep=$REPS_CORE
+		log "overhead: $w (${modes[*]})"
+		for ((rep = 1; rep <= maxrep; rep++)); do
+			n=${#modes[@]}
+			for ((i = 0; i < n; i++)); do
+				k=$(((i + rep - 1) % n))	# rotate the order every repetition
+				mode=${modes[k]}
+				[ "$rep" -le "$(reps_of "$mode")" ] || continue
+				run_one "$w" "$mode" "$rep"
+			done
+		done
+	done
+}
+
+# ---------------------------------------------------------------- tool cost
+section_footprint() {
+	local n
+	printf 'ranks\tstartup_s\twindow_s\tcpu_pct\tvmrss_kb\tvmhwm_kb\tmap_memlock\tprog_memlock\tnprogs\ttool_elapsed_s\ttool_user_s\ttool_sys_s\ttool_maxrss_kb\tevents\tdropped\n' >"$RES/footprint.tsv"
+	for n in $FOOT_RANKS; do
+		log "footprint: $n ranks of hold ($HOLD_MIB MiB each)"
+		TRACK_MARK=${#TRACKED[@]}
+		RUN_ERR=""
+		workload_setup hold
+		new_run_dir "footprint.$n"
+		WRAP=() MPIOPTS=()
+		launch_job "$n" --ready-dir "$RD/ready" --stop-file "$RD/stop"
+		wait_ready "$n" 600 || { record_fail footprint "$n" 1; continue; }
+		start_memattr --job "$(ppid_of "${READY_PIDS[0]}")"
+		wait_memattr_ready 300 || { record_fail footprint "$n" 1; continue; }
+		echo "$JOB_CMD   ||   $TOOL_CMD" >"$RES/footprint.$n.cmd"
+		"$PY" "$BENCH_DIR/procmon.py" tool "$TOOL_PID" --settle "$FOOT_SETTLE" \
+			--window "$FOOT_WINDOW" --out "$RES/footprint.$n.json"
+		touch "$RD/stop"
+		wait_gone "$JOB_PID" 300 || { RUN_ERR="hold job did not stop"; record_fail footprint "$n" 1; continue; }
+		stop_memattr
+		"$PY" - "$RES/footprint.$n.json" "$n" "$TOOL_STARTUP_S" "$RD/tool.time" "$RD/tool.out" >>"$RES/footprint.tsv" <<'PYEOF'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+tt = (open(sys.argv[4]).read().split("\n")[-2].split() + ["?"] * 4)[:4]
+out = open(sys.argv[5]).read()
+m = re.search(r"^events: (\d+).*dropped: (\d+)", out, re.M)
+ev, dr = (m.group(1), m.group(2)) if m else ("?", "?")
+print("\t".join(str(x) for x in [sys.argv[2], sys.argv[3], f"{j['window_s']:.2f}", f"{j['cpu_pct']:.2f}",
+      j["vmrss_kb"], j["vmhwm_kb"], j["map_memlock"], j["prog_memlock"], j["nprogs"], *tt, ev, dr]))
+PYEOF
+		log "  $(tail -1 "$RES/footprint.tsv")"
+	done
+}
+
+# Events per second the tool absorbs: a page-touching storm at rising rates.
+section_storm() {
+	local rate pages secs ev dr tt
+	printf 'target_pages_per_s\tpages_per_s\tseconds\tevents\tdropped\tevents_per_s\ttool_user_s\ttool_sys_s\n' >"$RES/storm.tsv"
+	printf 'target_pages_per_s\tpages_per_s\n' >"$RES/storm_untraced.tsv"
+	for rate in $STORM_RATES; do
+		TRACK_MARK=${#TRACKED[@]}
+		RUN_ERR=""
+		workload_setup storm
+		W_ARGS=(--rate "$rate" --seconds "$STORM_SECONDS" --mib 64)
+		# Untraced reference for the same target rate.
+		new_run_dir "storm.$rate.untraced"
+		WRAP=() MPIOPTS=()
+		launch_job 1 --ready-dir "$RD/ready" --go-file "$RD/go"
+		wait_ready 1 60 || { record_fail storm "$rate" 1; continue; }
+		touch "$RD/go"
+		wait_gone "$JOB_PID" 120 || true
+		printf '%s\t%s\n' "$rate" "$(awk '$2 == "storm_pages_per_s" {print $3}' "$RD/job.out")" >>"$RES/storm_untraced.tsv"
+		# Traced.
+		new_run_dir "storm.$rate"
+		launch_job 1 --ready-dir "$RD/ready" --go-file "$RD/go"
+		wait_ready 1 60 || { record_fail storm "$rate" 1; continue; }
+		start_memattr --pid "${READY_PIDS[0]}"
+		wait_memattr_ready 120 || { record_fail storm "$rate" 1; continue; }
+		echo "$JOB_CMD   ||   $TOOL_CMD" >"$RES/storm.cmd"
+		touch "$RD/go"
+		wait_gone "$JOB_PID" 120 || { RUN_ERR="storm did not end"; record_fail storm "$rate" 1; continue; }
+		stop_memattr
+		pages=$(awk '$1 == "INFO" && $2 == "pages" {print $3}' "$RD/job.out")
+		secs=$(awk '$1 == "INFO" && $2 == "pages" {print $5}' "$RD/job.out")
+		ev=$(sed -n 's/^events: \([0-9]*\).*/\1/p' "$RD/tool.out")
+		dr=$(sed -n 's/.*dropped: \([0-9]*\).*/\1/p' "$RD/tool.out")
+		tt=$(awk 'END {print $2 "\t" $3}' "$RD/tool.time")
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" \
+			"$(awk -v p="$pages" -v s="$secs" 'BEGIN {printf "%.0f", p / s}')" "$secs" "$ev" "$dr" \
+			"$(awk -v e="$ev" -v s="$secs" 'BEGIN {printf "%.0f", e / s}')" "$tt" >>"$RES/storm.tsv"
+		log "  storm target $rate: $(tail -1 "$RES/storm.tsv")"
+	done
+}
+
+# Accuracy: the tool's per-rank peaks against the kernel's, sampled from /proc.
+section_accuracy() {
+	local w args r mon
+	printf 'workload\tok\n' >"$RES/accuracy.tsv"
+	for w in miniapp alltoall hold8; do
+		TRACK_MARK=${#TRACKED[@]}
+		RUN_ERR=""
+		if [ "$w" = hold8 ]; then
+			workload_setup hold
+			new_run_dir "accuracy.$w"
+			WRAP=() MPIOPTS=()
+			launch_job 8 --ready-dir "$RD/ready" --stop-file "$RD/stop"
+			wait_ready 8 300 || { record_fail accuracy "$w" 1; continue; }
+		else
+			workload_setup "$w"
+			new_run_dir "accuracy.$w"
+			WRAP=() MPIOPTS=()
+			launch_job 2 --ready-dir "$RD/ready" --go-file "$RD/go"
+			wait_ready 2 120 || { record_fail accuracy "$w" 1; continue; }
+		fi
+		log "accuracy: $w"
+		start_memattr --job "$(ppid_of "${READY_PIDS[0]}")"
+		wait_memattr_ready 120 || { record_fail accuracy "$w" 1; continue; }
+		args=()
+		for r in "${!READY_PIDS[@]}"; do args+=("${READY_PIDS[r]}:$r"); done
+		"$PY" "$BENCH_DIR/procmon.py" ranks --out "$RES/accuracy.$w.kernel.json" --interval-ms 20 "${args[@]}" &
+		mon=$!
+		track_pid "$mon"
+		if [ "$w" = hold8 ]; then
+			sleep 3
+			touch "$RD/stop"
+		else
+			touch "$RD/go"
+		fi
+		wait_gone "$JOB_PID" 300 || { RUN_ERR="job did not end"; record_fail accuracy "$w" 1; continue; }
+		stop_memattr
+		stop_pid "$mon" 10
+		cp "$RD/out/summary.csv" "$RES/accuracy.$w.summary.csv" 2>/dev/null || true
+		echo "$JOB_CMD   ||   $TOOL_CMD" >"$RES/accuracy.$w.cmd"
+		printf '%s\t1\n' "$w" >>"$RES/accuracy.tsv"
+	done
+}
+
+for s in $SECTIONS; do
+	case $s in
+	overhead) section_overhead ;;
+	footprint) section_footprint ;;
+	storm) section_storm ;;
+	accuracy) section_accuracy ;;
+	*) die "unknown section $s" ;;
+	esac
+done
+
+# No tracer of ours may outlive the run (it would keep probing the node).
+if any_tracked_running; then
+	log "stopping leftover processes of this run"
+	signal_tracked INT
+	sleep 2
+fi
+
+DURATION=$(seconds_since "$T_START")
+echo "duration_s=$DURATION" >>"$RES/meta.txt"
+if [ -n "${BENCH_REPORT:-}" ]; then
+	REPORT=$BENCH_REPORT
+elif [ "$QUICK" = 1 ]; then
+	REPORT=$SCR/BENCHMARKS.md
+else
+	REPORT=$REPO/BENCHMARKS.md
+fi
+"$PY" "$BENCH_DIR/report.py" "$RES" "$REPORT"
+if [ "$REPORT" = "$REPO/BENCHMARKS.md" ]; then
+	# The raw figures behind the report, kept next to the scripts.
+	rm -rf "$BENCH_DIR/results"
+	cp -r "$RES" "$BENCH_DIR/results"
+	RES=$BENCH_DIR/results
+fi
+log "done in ${DURATION}s; report: $REPORT; raw results: $RES"
