@@ -11,6 +11,7 @@ PACKAGES=(
 	libopenmpi-dev openmpi-bin			# workloads (mpicc) and mpirun
 	openssh-client					# Open MPI's launcher looks for an rsh agent
 	python3						# integration test checkers (stdlib only)
+	chromium					# report test: renders report.html headless
 	procps util-linux coreutils passwd		# ps, runuser, timeout/env, useradd
 )
 

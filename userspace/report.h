@@ -156,6 +156,7 @@ struct rp_agg {
 	size_t nb;
 	int64_t *tot;		/* nb */
 	int64_t *grp;		/* nb * RP_MAX_GROUPS */
+	size_t first_b;		/* the first bucket any process has a sample in */
 	size_t peak_b;
 };
 

@@ -316,7 +316,7 @@ static void dist_row(FILE *f, const struct page *pg, const char *label, const ch
 	} else if (pct) {
 		fprintf(f, "%.1f%% &plusmn; %.1f%%", 100 * d.mean, 100 * d.std);
 	} else {
-		fprintf(f, "%.1f s &plusmn; %.1f s", d.mean, d.std);
+		fprintf(f, "%.1f s &plusmn; %.2f s", d.mean, d.std);
 	}
 	fputs("</td><td>", f);
 	extreme(f, pg, d.max, d.max_at, is_bytes, pct, k == F_PEAK);

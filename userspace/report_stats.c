@@ -343,9 +343,16 @@ int rp_agg_build(const struct rp_run *run, double interval, struct rp_agg *a)
 		rp_agg_free(a);
 		return -1;
 	}
-	for (size_t i = 0; i < run->nprocs; i++)
-		if (run->procs[i].n)
-			agg_add(a, &run->procs[i]);
+	a->first_b = a->nb - 1;
+	for (size_t i = 0; i < run->nprocs; i++) {
+		const struct rp_proc *p = &run->procs[i];
+
+		if (!p->n)
+			continue;
+		agg_add(a, p);
+		if (bucket_of(p->t[0], interval) < a->first_b)
+			a->first_b = bucket_of(p->t[0], interval);
+	}
 	for (size_t b = 1; b < a->nb; b++)
 		if (a->tot[b] > a->tot[a->peak_b])
 			a->peak_b = b;

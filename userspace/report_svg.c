@@ -285,16 +285,22 @@ int rp_svg_proc(FILE *f, const struct rp_run *run, const struct rp_groups *g, si
 int rp_svg_agg(FILE *f, const struct rp_groups *g, const struct rp_agg *a,
 	       const struct rp_stack_chart *c)
 {
-	/* The buckets seen as one process, so the same drawing serves. */
-	struct rp_proc view = { .n = a->nb, .tot = a->tot, .grp = a->grp, .rank = -1 };
+	/*
+	 * The buckets seen as one process, so the same drawing serves; from
+	 * the first sample on, or the chart would ramp up from a 0 nobody had.
+	 */
+	size_t b0 = a->first_b < a->nb ? a->first_b : 0;
+	struct rp_proc view = {
+		.n = a->nb - b0, .tot = a->tot + b0, .grp = a->grp + b0 * RP_MAX_GROUPS, .rank = -1,
+	};
 	int ret;
 
-	view.t = malloc((a->nb ? a->nb : 1) * sizeof(*view.t));
+	view.t = malloc((view.n ? view.n : 1) * sizeof(*view.t));
 	if (!view.t)
 		return -1;
-	for (size_t b = 0; b < a->nb; b++)
-		view.t[b] = (double)b * a->interval;
-	ret = draw_stack_chart(f, g, &view, a->peak_b, "job peak ", c);
+	for (size_t b = 0; b < view.n; b++)
+		view.t[b] = (double)(b0 + b) * a->interval;
+	ret = draw_stack_chart(f, g, &view, a->peak_b - b0, "job peak ", c);
 	free(view.t);
 	return ret;
 }

@@ -332,6 +332,7 @@ static void test_agg(void **state)
 	assert_int_equal(a.tot[2], 8000);
 	assert_int_equal(a.tot[3], 5600);
 	assert_int_equal(a.peak_b, 2);
+	assert_int_equal(a.first_b, 1);
 	assert_int_equal(a.grp[2 * RP_MAX_GROUPS + fx->g.mpi], 5000);
 	assert_int_equal(a.grp[3 * RP_MAX_GROUPS + group_named(&fx->g, "unattributed")], 100);
 	rp_agg_free(&a);
@@ -356,6 +357,7 @@ static void test_agg_gaps(void **state)
 	assert_int_equal(a.tot[3], 30);
 	assert_int_equal(a.tot[4], 40);
 	assert_int_equal(a.peak_b, 4);
+	assert_int_equal(a.first_b, 0);
 	rp_agg_free(&a);
 }
 
