@@ -88,6 +88,22 @@ static long long info_count(const struct rp_run *run, const char *key)
 	return *end || n < 0 ? -1 : n;
 }
 
+/* 1234567 as "1,234,567": counts of events and calls read at a glance. */
+static void count(FILE *f, long long n)
+{
+	char d[32];
+	int len, i;
+
+	len = snprintf(d, sizeof(d), "%lld", n < 0 ? -n : n);
+	if (n < 0)
+		fputc('-', f);
+	for (i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			fputc(',', f);
+		fputc(d[i], f);
+	}
+}
+
 /* Everything the page is drawn from, computed once. */
 struct page {
 	struct rp_run *run;
@@ -188,15 +204,21 @@ static void warnings(FILE *f, const struct page *pg)
 	if (drops > 0 || unw > 0) {
 		fputs("<div class=\"warn\"><b>Some events were lost.</b> ", f);
 		if (drops > 0) {
-			fprintf(f, "%lld event%s dropped", drops, drops == 1 ? " was" : "s were");
-			if (ev > 0)
-				fprintf(f, " (%.2f%% of %lld)", 100.0 * (double)drops / (double)(ev + drops), ev);
-			fputs(" when the ring buffer was full: attribution between two smaps reads may be "
-			      "off (totals are not affected). ", f);
+			count(f, drops);
+			fprintf(f, " event%s dropped when the ring buffer was full", drops == 1 ? " was" : "s were");
+			if (ev > 0) {
+				fputs(" (", f);
+				count(f, ev);
+				fprintf(f, " seen, %.2f%% lost)", 100.0 * (double)drops / (double)(ev + drops));
+			}
+			fputs(": attribution between two smaps reads may be off (totals are not "
+			      "affected). ", f);
 		}
-		if (unw > 0)
-			fprintf(f, "%lld stack%s could not be unwound: that memory is counted as unattributed.",
-				unw, unw == 1 ? "" : "s");
+		if (unw > 0) {
+			count(f, unw);
+			fprintf(f, " stack%s could not be unwound: that memory is counted as unattributed.",
+				unw == 1 ? "" : "s");
+		}
 		fputs("</div>\n", f);
 	}
 }
@@ -332,9 +354,11 @@ static void peak_table(FILE *f, const struct page *pg)
 
 	for (size_t i = 0; i < pg->nwho; i++)
 		pss = pss && pg->st[pg->who[i]].peak_pss >= 0;
-	fprintf(f, "<h2>Peaks across %ss</h2>\n<p class=\"note\">Each %s's peak is the sample where its "
-		"total resident memory was largest. Mean &plusmn; standard deviation over the %zu %ss; "
-		"the largest and smallest %s in brackets.</p>\n", unit, unit, pg->nwho, unit, unit);
+	const char *units = pg->ranks ? "ranks" : "processes";
+
+	fprintf(f, "<h2>Peaks across %s</h2>\n<p class=\"note\">Each %s's peak is the sample where its "
+		"total resident memory was largest. Mean &plusmn; standard deviation over the %zu %s; "
+		"the largest and smallest %s in brackets.</p>\n", units, unit, pg->nwho, units, unit);
 	fprintf(f, "<table><tr><th class=\"l\">figure (per %s)</th><th>mean &plusmn; std</th>"
 		"<th>max</th><th>min</th></tr>\n", unit);
 	dist_row(f, pg, "peak total (RSS)", "#222", F_PEAK, 0);
@@ -604,8 +628,9 @@ static void call_table(FILE *f, const struct page *pg)
 	for (size_t k = 0; k < n && k < MAX_CALL_ROWS; k++) {
 		fputs("<tr><td class=\"l\"><code>", f);
 		text(f, cs[k].function);
-		fprintf(f, "</code></td><td>%zu</td><td>%lld</td><td class=\"l\">", cs[k].ranks,
-			(long long)cs[k].calls);
+		fprintf(f, "</code></td><td>%zu</td><td>", cs[k].ranks);
+		count(f, cs[k].calls);
+		fputs("</td><td class=\"l\">", f);
 		bytes(f, (double)cs[k].gained);
 		fprintf(f, "<span class=\"bar\" style=\"width:%.0fpx\"></span></td>",
 			120.0 * (double)cs[k].gained / (double)top);
