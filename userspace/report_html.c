@@ -104,6 +104,14 @@ static void count(FILE *f, long long n)
 	}
 }
 
+/* "rank"/"ranks" or "process"/"processes" for n of what the figures cover. */
+static const char *who_word(bool ranks, size_t n)
+{
+	if (ranks)
+		return n == 1 ? "rank" : "ranks";
+	return n == 1 ? "process" : "processes";
+}
+
 /* Everything the page is drawn from, computed once. */
 struct page {
 	struct rp_run *run;
@@ -260,7 +268,7 @@ static void cards(FILE *f, const struct page *pg)
 	rp_fmt_bytes(d.std, b1, sizeof(b1));
 	rp_fmt_bytes(d.min, b2, sizeof(b2));
 	snprintf(sub, sizeof(sub), "&plusmn; %s across %zu %s; smallest %s", b1, pg->nwho,
-		 pg->ranks ? "ranks" : "processes", b2);
+		 who_word(pg->ranks, pg->nwho), b2);
 	fputs("<div class=\"card\"><span>Mean peak per ", f);
 	fputs(pg->ranks ? "rank" : "process", f);
 	fputs("</span><b>", f);
@@ -354,11 +362,12 @@ static void peak_table(FILE *f, const struct page *pg)
 
 	for (size_t i = 0; i < pg->nwho; i++)
 		pss = pss && pg->st[pg->who[i]].peak_pss >= 0;
-	const char *units = pg->ranks ? "ranks" : "processes";
+	const char *units = who_word(pg->ranks, 2);
 
 	fprintf(f, "<h2>Peaks across %s</h2>\n<p class=\"note\">Each %s's peak is the sample where its "
-		"total resident memory was largest. Mean &plusmn; standard deviation over the %zu %s; "
-		"the largest and smallest %s in brackets.</p>\n", units, unit, pg->nwho, units, unit);
+		"total resident memory was largest. Mean &plusmn; standard deviation over %zu %s; "
+		"the largest and smallest %s in brackets.</p>\n", units, unit, pg->nwho,
+		who_word(pg->ranks, pg->nwho), unit);
 	fprintf(f, "<table><tr><th class=\"l\">figure (per %s)</th><th>mean &plusmn; std</th>"
 		"<th>max</th><th>min</th></tr>\n", unit);
 	dist_row(f, pg, "peak total (RSS)", "#222", F_PEAK, 0);
