@@ -299,7 +299,7 @@ double rp_duration(const struct rp_run *run)
 	return d;
 }
 
-#define MAX_BUCKETS	2000000
+#define MAX_BUCKETS	200000
 
 static size_t bucket_of(double t, double interval)
 {
