@@ -109,8 +109,6 @@ class Results:
         self.commands = read_tsv(os.path.join(d, "commands.tsv"))
         self.footprint = read_tsv(os.path.join(d, "footprint.tsv"))
         self.storm = read_tsv(os.path.join(d, "storm.tsv"))
-        self.storm_untraced = {r["target_pages_per_s"]: r["pages_per_s"]
-                               for r in read_tsv(os.path.join(d, "storm_untraced.tsv"))}
         fp = os.path.join(d, "failures.txt")
         self.failures = [l.strip() for l in open(fp)] if os.path.exists(fp) else []
         self.failures = [f for f in self.failures if f]
@@ -135,33 +133,37 @@ def overhead_tables(R, out):
         title, unit, higher = METRICS[metric]
         base = R.median(metric, "untraced")
         out.append(f"### {title}\n")
-        out.append(f"| mode | median | min - max | runs | slowdown vs untraced (ratio of medians) |")
-        out.append("|---|---:|---:|---:|---:|")
+        bmin = (max if higher else min)(R.values(metric, "untraced")) if R.values(metric, "untraced") else None
+        out.append(f"| mode | median | min - max | runs | slowdown vs untraced (ratio of medians) | ratio of best runs |")
+        out.append("|---|---:|---:|---:|---:|---:|")
         for mode in MODE_ORDER:
             vals = R.values(metric, mode)
             label = MODE_LABEL[mode]
             if not R.present(mode):
-                out.append(f"| {label} | mode not in this build | | | |")
+                out.append(f"| {label} | mode not in this build | | | | |")
                 continue
             if mode == "memnesia" and metric == "malloc_pair_ns":
-                out.append(f"| {label} | n/a: not an MPI program, no MPI call to wrap | | | |")
+                out.append(f"| {label} | n/a: not an MPI program, no MPI call to wrap | | | | |")
                 continue
             if not vals:
                 why = "failed (see below)" if any(f.startswith(f"{WORKLOAD_OF[metric]} {mode} ") for f in R.failures) else "not run"
-                out.append(f"| {label} | {why} | | | |")
+                out.append(f"| {label} | {why} | | | | |")
                 continue
             med = statistics.median(vals)
             sd = slowdown(metric, med, base) if mode != "untraced" else None
+            best = (max if higher else min)(vals)
+            bsd = slowdown(metric, best, bmin) if mode != "untraced" else None
             out.append(f"| {label} | {fnum(med, unit)} | {fnum(min(vals))} - {fnum(max(vals))} | {len(vals)} | "
-                       f"{fmt_slow(sd) if mode != 'untraced' else '1 (reference)'} |")
+                       f"{fmt_slow(sd) if mode != 'untraced' else '1 (reference)'} | "
+                       f"{fmt_slow(bsd) if mode != 'untraced' else '1'} |")
         out.append("")
 
 
 def toolrun_table(R, out):
     if not R.toolruns:
         return
-    out.append("| workload | mode | runs | events (median) | dropped (max) | tool CPU s per run (user+sys, median) | tool max RSS |")
-    out.append("|---|---|---:|---:|---:|---:|---:|")
+    out.append("| workload | mode | runs | attached (fds held) | events (median) | dropped (max) | tool CPU s per run (user+sys, median) | tool max RSS |")
+    out.append("|---|---|---:|---|---:|---:|---:|---:|")
     groups = {}
     for r in R.toolruns:
         groups.setdefault((r["workload"], r["mode"]), []).append(r)
@@ -176,10 +178,11 @@ def toolrun_table(R, out):
         cpu = [num(r["tool_user_s"]) + num(r["tool_sys_s"]) for r in rs
                if num(r["tool_user_s"]) is not None and num(r["tool_sys_s"]) is not None]
         rss = [num(r["tool_maxrss_kb"]) for r in rs if num(r["tool_maxrss_kb"]) is not None]
-        out.append(f"| {w} | {MODE_LABEL[m]} | {len(rs)} | {fnum(statistics.median(ev)) if ev else '-'} | "
+        att = rs[0].get("attachments") or "-"
+        out.append(f"| {w} | {MODE_LABEL[m]} | {len(rs)} | {att} | {fnum(statistics.median(ev)) if ev else '-'} | "
                    f"{int(max(dr)) if dr else '-'} | {statistics.median(cpu):.2f} | "
                    f"{mib(max(rss) * 1024) if rss else '-'} |" if cpu else
-                   f"| {w} | {MODE_LABEL[m]} | {len(rs)} | - | - | - | - |")
+                   f"| {w} | {MODE_LABEL[m]} | {len(rs)} | - | - | - | - | - |")
     out.append("")
 
 
@@ -283,21 +286,25 @@ def storm_table(R, out):
     if not R.storm:
         out.append("(not run)\n")
         return None
-    out.append("| target pages/s | untraced pages/s | traced pages/s | events seen | dropped | events/s absorbed | tool CPU (user+sys s) |")
-    out.append("|---:|---:|---:|---:|---:|---:|---:|")
+    out.append("| storming processes | target pages/s each | tool stopped | untraced pages/s (all) | traced pages/s (all) | events seen | dropped | events/s absorbed | tool CPU (user+sys s) |")
+    out.append("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     best = None
     for r in R.storm:
         tgt = "as fast as it can" if r["target_pages_per_s"] == "0" else fnum(float(r["target_pages_per_s"]))
-        unt = R.storm_untraced.get(r["target_pages_per_s"])
         try:
-            cpu = float(r["tool_user_s"]) + float(r["tool_sys_s"])
+            cpu = f"{float(r['tool_user_s']) + float(r['tool_sys_s']):.2f}"
         except ValueError:
-            cpu = None
-        out.append(f"| {tgt} | {fnum(float(unt)) if unt else '-'} | {fnum(float(r['pages_per_s']))} | {r['events']} | "
-                   f"{r['dropped']} | {fnum(float(r['events_per_s']))} | {cpu:.2f} |" if cpu is not None else
-                   f"| {tgt} | - | - | - | - | - | - |")
+            cpu = "-"
+        def f(k):
+            try:
+                return fnum(float(r[k]))
+            except ValueError:
+                return "-"
+        stall = "no" if r.get("stall_s", "0") in ("0", "") else f"{r['stall_s']} s (SIGSTOP)"
+        out.append(f"| {r['procs']} | {tgt} | {stall} | {f('untraced_pages_per_s')} | {f('pages_per_s')} | {r['events']} | "
+                   f"{r['dropped']} | {f('events_per_s')} | {cpu} |")
         try:
-            if int(r["dropped"]) == 0 and (best is None or float(r["events_per_s"]) > best):
+            if r.get("stall_s", "0") in ("0", "") and int(r["dropped"]) == 0 and (best is None or float(r["events_per_s"]) > best):
                 best = float(r["events_per_s"])
         except ValueError:
             pass
@@ -333,22 +340,34 @@ def accuracy_table(R, out):
 
 
 def commands(R, out):
-    out.append("Per mode, as run for the first repetition of each workload (`||` separates the job, run as "
-               "`memattr-bench` through `runuser -u memattr-bench -- env -i PATH=... env -C RUNDIR`, from the tracer, "
-               "run as root). RUNDIR and the scratch paths differ per run.\n")
+    scr = R.meta.get("scratch", "")
+    out.append("As run (for each workload, the first repetition of each mode). The job runs as `memattr-bench`: "
+               "`runuser -u memattr-bench -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=... env -C $RUN <job>`; "
+               "the tracer after `||` runs as root (memattr-bpf under `/usr/bin/time -f '%e %U %S %M'`). "
+               "`$S` is the scratch dir (`/tmp/memattr-bench.XXXXXX`, workloads built into `$S/bin` by "
+               "`make -C tools/bench/workloads OUT=$S/bin`), `$RUN` the run's own dir, `<pid>` the pids the "
+               "harness read from `$RUN/ready/`.\n")
     out.append("```")
     seen = set()
+
+    def clean(c):
+        import re
+        if scr:
+            c = c.replace(scr, "$S")
+        c = re.sub(r"\$S/runs/[^/ ]+", "$RUN", c)
+        c = re.sub(r"--(job|pid) [0-9,]+", r"--\1 <pid>", c)
+        return c
     for r in R.commands:
         key = (r["workload"], r["mode"])
         if key in seen:
             continue
         seen.add(key)
         out.append(f"# {r['workload']} / {MODE_LABEL.get(r['mode'], r['mode'])}" + ("" if r["status"] == "ok" else " (FAILED)"))
-        out.append(r["command"])
+        out.append(clean(r["command"]))
     for name in sorted(os.listdir(R.d)):
         if name.endswith(".cmd"):
             out.append(f"# {name[:-4]}")
-            out.append(open(os.path.join(R.d, name)).read().strip())
+            out.append(clean(open(os.path.join(R.d, name)).read().strip()))
     out.append("```\n")
 
 
@@ -386,9 +405,9 @@ def main():
   2-core machine, `mpirun --oversubscribe` (needed beyond 2 ranks); the tracers (memattr-bpf, bpftrace) run as root,
   as on a real node.
 - Start protocol: each workload process sets itself up (MPI_Init, buffers), writes `ready.<rank>` with its pid and
-  waits for a `go` file; the harness attaches the tracer to the running job (`memattr-bpf --pid <mpirun pid>`,
-  which follows mpirun's children; `bpftrace -p <rank pid>` per rank), waits until it says it is tracing, then
-  creates `go`. Untraced runs go through the same steps. Launch-time tools (heaptrack, valgrind, the memnesia
+  waits for a `go` file; the harness attaches the tracer to the running job (`memattr-bpf --job <mpirun pid>`,
+  which takes the launcher's running descendants; `--pid <pid>` for the single-process workloads;
+  `bpftrace -p <rank pid>` per rank), waits until it says it is tracing, then creates `go`. Untraced runs go through the same steps. Launch-time tools (heaptrack, valgrind, the memnesia
   PMPI library via `LD_PRELOAD`) wrap each rank from the start. So the timed part never includes attach time.
 - Figures are measured inside the workloads (CLOCK_MONOTONIC). malloc, ping-pong, message rate and all-to-all
   are time-boxed: batches double (never planning past the box) after a warm-up of a tenth of the box; the batch
@@ -396,7 +415,9 @@ def main():
   time from `go` to the final barrier.
 - Interleaving: for each workload, repetition r runs every mode once, in an order rotated by r; untraced and
   traced runs therefore alternate throughout the session. Tables give the median, min - max and the number of
-  runs; the slowdown is median(mode) / median(untraced) (for the message rate, untraced / mode).
+  runs; the slowdown is median(mode) / median(untraced) (for the message rate, untraced / mode). The machine is
+  shared and 2 ranks polling fill both cores, so single runs can be several times slower than their peers; the
+  last column compares the best run of each mode, the figure least touched by that noise.
 - The memleak method: `tools/bench/peers/memleak.bt` (uprobe + uretprobe on glibc's malloc, uprobe on free, a
   hash map of live allocations keyed by address), one `bpftrace -p PID` per process.
 - The memnesia method: `tools/bench/peers/memnesia_pmpi.c`, a PMPI wrapper library (LD_PRELOAD) that sums the
@@ -417,7 +438,7 @@ def main():
     out.append("## The tool's own cost: 1, 8 and 64 ranks of a mostly idle job\n")
     out.append(f"Workload `hold`: each rank mallocs and touches {M.get('hold_mib', '16')} MiB, then wakes every "
                "100 ms and every second allocates, touches and frees 256 KiB. memattr-bpf attaches with "
-               f"`--pid <mpirun pid>` at the default interval (100 ms) and PSS period. After {M.get('foot_settle_s')} s "
+               f"`--job <mpirun pid>` at the default interval (100 ms) and PSS period. After {M.get('foot_settle_s')} s "
                f"of settling, its CPU time (utime+stime from /proc/PID/stat) is measured over a {M.get('foot_window_s')} s "
                "window; its memory is VmRSS / VmHWM plus the kernel-charged memory (`memlock` in fdinfo) of every BPF "
                "map and program it holds. The BPF ring buffer's pages are mapped into the tool, so they may be "
@@ -427,9 +448,12 @@ def main():
     out.append("## Events per second absorbed before drops\n")
     out.append("Workload `storm`: one process touches the pages of a 64 MiB mapping one by one (every page is one "
                "page fault and one `kmem:rss_stat` change, i.e. one event) and gives them back with "
-               f"MADV_DONTNEED after each pass, paced at a target rate, for {M.get('storm_seconds')} s per rate, "
-               "traced with `memattr-bpf --pid` and the default 8 MiB ring buffer. An untraced run at the same "
-               "target gives the reference page rate. Drops are counted by the BPF side and printed by the tool "
+               f"MADV_DONTNEED after each pass, paced at a target rate, for {M.get('storm_seconds')} s per step, "
+               "traced with `memattr-bpf --pid <pid,...>` and the default 8 MiB ring buffer; the last steps run "
+               "2 and 4 such processes at once, unpaced (more producers than cores: the tool competes with them "
+               "for CPU). An untraced run of each step gives the reference page rate. The last step stops the "
+               "tool (SIGSTOP) for 1 s in the middle of the storm, a consumer that falls behind, to show that drops "
+               "happen there and are counted: drops are counted by the BPF side and printed by the tool "
                "(`dropped: N`).\n")
     best = storm_table(R, out)
     if best is not None:

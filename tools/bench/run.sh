@@ -36,13 +36,14 @@ T_START=$EPOCHREALTIME
 if [ "$QUICK" = 1 ]; then
 	BOX=0.3 REPS_CORE=2 REPS_PEER=1 REPS_MASSIF=1 MINIAPP_STEPS=3
 	FOOT_RANKS="1 8 16" FOOT_SETTLE=1 FOOT_WINDOW=3
-	STORM_SECONDS=2 STORM_RATES="100000 0"
+	STORM_SECONDS=2 STORM_STEPS="1:100000 1:0 4:0 4:0:1"
 else
 	BOX=1.0 REPS_CORE=5 REPS_PEER=3 REPS_MASSIF=2 MINIAPP_STEPS=6
 	FOOT_RANKS="1 8 64" FOOT_SETTLE=3 FOOT_WINDOW=10
-	STORM_SECONDS=4 STORM_RATES="50000 100000 200000 300000 0"
+	STORM_SECONDS=4 STORM_STEPS="1:50000 1:100000 1:200000 1:0 2:0 4:0 4:0:1"
 fi
 SECTIONS=${BENCH_SECTIONS:-overhead footprint storm accuracy}
+FOOT_RANKS=${BENCH_FOOT_RANKS:-$FOOT_RANKS}
 WORKLOADS=${BENCH_WORKLOADS:-malloc p2p alltoall miniapp}
 MODES_ALL="untraced default mpi-calls heap heaptrack massif memleak memnesia"
 MODES=${BENCH_MODES:-$MODES_ALL}
@@ -126,6 +127,7 @@ cleanup() {
 	local rc=$?
 	set +e
 	if [ ${#TRACKED[@]} -gt 0 ] && any_tracked_running; then
+		signal_tracked CONT	# the storm section may have stopped a tracer
 		signal_tracked INT	# tracers flush and detach on SIGINT
 		for _ in $(seq 60); do any_tracked_running || break; sleep 0.1; done
 		signal_tracked TERM
@@ -169,6 +171,35 @@ stop_pid() {
 	wait_gone "$pid" 5 || true
 }
 
+# descendants PID: every process below PID.
+descendants() {
+	local queue=("$1") p c
+	while [ ${#queue[@]} -gt 0 ]; do
+		p=${queue[0]}
+		queue=("${queue[@]:1}")
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			echo "$c"
+			queue+=("$c")
+		done
+	done
+}
+
+# find_desc_exe ROOT EXE: the first process below ROOT running EXE (waits up to 2 s).
+find_desc_exe() {
+	local root=$1 exe c
+	exe=$(readlink -f "$2")
+	for _ in $(seq 200); do
+		for c in "$root" $(descendants "$root"); do
+			if [ "$(readlink "/proc/$c/exe" 2>/dev/null)" = "$exe" ]; then
+				echo "$c"
+				return 0
+			fi
+		done
+		pid_running "$root" || return 0
+		sleep 0.01
+	done
+}
+
 # ---------------------------------------------------------------- set-up
 log "installing packages (build, tests, bench)"
 "$REPO/tools/install-deps.sh" >/dev/null
@@ -210,12 +241,13 @@ done
 RES=$SCR/results
 mkdir -p "$RES" "$SCR/runs"
 printf 'workload\tmetric\tmode\trep\tvalue\tunit\n' >"$RES/overhead.tsv"
-printf 'workload\tmode\trep\tevents\tdropped\ttool_elapsed_s\ttool_user_s\ttool_sys_s\ttool_maxrss_kb\n' >"$RES/toolruns.tsv"
+printf 'workload\tmode\trep\tevents\tdropped\ttool_elapsed_s\ttool_user_s\ttool_sys_s\ttool_maxrss_kb\tattachments\n' >"$RES/toolruns.tsv"
 printf 'workload\tmode\tstatus\tcommand\n' >"$RES/commands.tsv"
 : >"$RES/failures.txt"
 {
 	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "quick=$QUICK"
+	echo "scratch=$SCR"
 	echo "box_s=$BOX"
 	echo "reps_core=$REPS_CORE"
 	echo "reps_peer=$REPS_PEER"
@@ -256,6 +288,7 @@ workload_setup() {
 
 new_run_dir() {
 	RD=$SCR/runs/$1
+	rm -rf "$RD"
 	install -d -o "$BENCH_USER" -g "$(id -g "$BENCH_USER")" "$RD" "$RD/ready"
 }
 
@@ -307,12 +340,19 @@ start_memattr() {
 		>"$RD/tool.out" 2>"$RD/tool.err" &
 	TOOL_WRAP=$!
 	track_pid "$TOOL_WRAP"
-	TOOL_PID=""
-	for _ in $(seq 100); do
-		c=$(cat /proc/"$TOOL_WRAP"/task/*/children 2>/dev/null | head -1)
-		if [ -n "$c" ]; then TOOL_PID=$c; track_pid "$c"; break; fi
-		sleep 0.01
-	done
+	# The tool itself sits below the background subshell and /usr/bin/time.
+	TOOL_PID=$(find_desc_exe "$TOOL_WRAP" "$TOOL")
+	[ -n "$TOOL_PID" ] && track_pid "$TOOL_PID"
+	return 0
+}
+
+# count_probe_fds PID: what a tracer holds attached: BPF links and perf
+# events (libbpf 1.1 attaches uprobes and tracepoints through perf events).
+count_probe_fds() {
+	local links perf
+	links=$(find /proc/"$1"/fd -lname 'anon_inode:bpf_link' 2>/dev/null | wc -l)
+	perf=$(find /proc/"$1"/fd -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)
+	echo "$links links + $perf perf events"
 }
 
 # stop_memattr: the tool exits by itself once what it traces has exited;
@@ -338,13 +378,15 @@ wait_memattr_ready() {
 
 # start_memleak: one bpftrace per process (-p PID), like memleak's -p.
 start_memleak() {
-	local r t0
+	local r t0 c
 	BT_PIDS=()
 	for r in "${!READY_PIDS[@]}"; do
 		BPFTRACE_MAP_KEYS_MAX=262144 bpftrace -p "${READY_PIDS[r]}" "$BIN/memleak.bt" \
 			>"$RD/bpftrace.$r.out" 2>&1 &
 		BT_PIDS[r]=$!
 		track_pid "$!"
+		c=$(find_desc_exe "$!" "$(command -v bpftrace)")
+		[ -n "$c" ] && track_pid "$c"
 	done
 	TOOL_CMD="BPFTRACE_MAP_KEYS_MAX=262144 bpftrace -p <pid of each process> tools/bench/peers/memleak.bt (LIBC=$LIBC)"
 	t0=$EPOCHREALTIME
@@ -381,7 +423,7 @@ signal_tracked_since() {
 
 # run_one WORKLOAD MODE REP: one measured run; appends to overhead.tsv.
 run_one() {
-	local w=$1 mode=$2 rep=$3 t0 status=ok target=()
+	local w=$1 mode=$2 rep=$3 t0 status=ok target=() probe_fds=""
 	TRACK_MARK=${#TRACKED[@]}
 	RUN_ERR=""
 	workload_setup "$w"
@@ -406,6 +448,8 @@ run_one() {
 		# shellcheck disable=SC2086
 		start_memattr "${target[@]}" ${MODE_FLAG[$mode]}
 		wait_memattr_ready 120 || { record_fail "$w" "$mode" "$rep"; return 0; }
+		sleep 0.2
+		probe_fds=$(count_probe_fds "$TOOL_PID")
 		;;
 	memleak)
 		start_memleak || { record_fail "$w" "$mode" "$rep"; return 0; }
@@ -424,7 +468,7 @@ run_one() {
 		ev=$(sed -n 's/^events: \([0-9]*\).*/\1/p' "$RD/tool.out")
 		dr=$(sed -n 's/.*dropped: \([0-9]*\).*/\1/p' "$RD/tool.out")
 		tt=$(tr ' ' '\t' <"$RD/tool.time" 2>/dev/null | tail -1)
-		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$mode" "$rep" "${ev:-?}" "${dr:-?}" "${tt:-?}" >>"$RES/toolruns.tsv"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$mode" "$rep" "${ev:-?}" "${dr:-?}" "${tt:-?}" "$probe_fds" >>"$RES/toolruns.tsv"
 		local nt
 		nt=$(sed -n 's/^memattr-bpf: \([0-9]*\) process.* traced.*/\1/p' "$RD/tool.out")
 		if [ "${nt:-0}" -lt "$W_NP" ]; then
@@ -524,43 +568,58 @@ PYEOF
 	done
 }
 
-# Events per second the tool absorbs: a page-touching storm at rising rates.
+# Events per second the tool absorbs: a page-touching storm at rising rates,
+# then several storming processes at once (more producers than the node has
+# cores: the tool must keep up while competing for CPU).
+storm_pages() {	# total pages and the longest duration over the INFO lines
+	awk '$1 == "INFO" && $2 == "pages" { p += $3; if ($5 > s) s = $5 } END { printf "%d %s\n", p, s }' "$1"
+}
+
 section_storm() {
-	local rate pages secs ev dr tt
-	printf 'target_pages_per_s\tpages_per_s\tseconds\tevents\tdropped\tevents_per_s\ttool_user_s\ttool_sys_s\n' >"$RES/storm.tsv"
-	printf 'target_pages_per_s\tpages_per_s\n' >"$RES/storm_untraced.tsv"
-	for rate in $STORM_RATES; do
+	local step procs rate stall pages secs ev dr tt upages usecs pids r
+	printf 'procs\tstall_s\ttarget_pages_per_s\tuntraced_pages_per_s\tpages_per_s\tseconds\tevents\tdropped\tevents_per_s\ttool_user_s\ttool_sys_s\n' >"$RES/storm.tsv"
+	for step in $STORM_STEPS; do
+		IFS=: read -r procs rate stall <<<"$step"
 		TRACK_MARK=${#TRACKED[@]}
 		RUN_ERR=""
 		workload_setup storm
-		W_ARGS=(--rate "$rate" --seconds "$STORM_SECONDS" --mib 64)
-		# Untraced reference for the same target rate.
-		new_run_dir "storm.$rate.untraced"
+		W_ARGS=(--rate "$rate" --seconds "$STORM_SECONDS" --mib 64 --n "$procs")
 		WRAP=() MPIOPTS=()
+		# Untraced reference for the same step.
+		new_run_dir "storm.$procs.$rate.${stall:-0}.untraced"
 		launch_job 1 --ready-dir "$RD/ready" --go-file "$RD/go"
-		wait_ready 1 60 || { record_fail storm "$rate" 1; continue; }
+		wait_ready "$procs" 60 || { record_fail storm "$step" 1; continue; }
 		touch "$RD/go"
 		wait_gone "$JOB_PID" 120 || true
-		printf '%s\t%s\n' "$rate" "$(awk '$2 == "storm_pages_per_s" {print $3}' "$RD/job.out")" >>"$RES/storm_untraced.tsv"
-		# Traced.
-		new_run_dir "storm.$rate"
+		read -r upages usecs < <(storm_pages "$RD/job.out")
+		# Traced: every storming process by pid.
+		new_run_dir "storm.$procs.$rate.${stall:-0}"
 		launch_job 1 --ready-dir "$RD/ready" --go-file "$RD/go"
-		wait_ready 1 60 || { record_fail storm "$rate" 1; continue; }
-		start_memattr --pid "${READY_PIDS[0]}"
-		wait_memattr_ready 120 || { record_fail storm "$rate" 1; continue; }
-		echo "$JOB_CMD   ||   $TOOL_CMD" >"$RES/storm.cmd"
+		wait_ready "$procs" 60 || { record_fail storm "$step" 1; continue; }
+		pids=${READY_PIDS[0]}
+		for ((r = 1; r < procs; r++)); do pids+=",${READY_PIDS[r]}"; done
+		start_memattr --pid "$pids"
+		wait_memattr_ready 120 || { record_fail storm "$step" 1; continue; }
+		echo "$JOB_CMD   ||   $TOOL_CMD" >"$RES/storm.$procs.$rate.${stall:-0}.cmd"
 		touch "$RD/go"
-		wait_gone "$JOB_PID" 120 || { RUN_ERR="storm did not end"; record_fail storm "$rate" 1; continue; }
+		if [ -n "$stall" ] && [ -n "$TOOL_PID" ]; then
+			# A consumer that falls behind: the tool stopped for $stall s mid-storm.
+			sleep 0.5
+			kill -STOP "$TOOL_PID"
+			sleep "$stall"
+			kill -CONT "$TOOL_PID"
+		fi
+		wait_gone "$JOB_PID" 120 || { RUN_ERR="storm did not end"; record_fail storm "$step" 1; continue; }
 		stop_memattr
-		pages=$(awk '$1 == "INFO" && $2 == "pages" {print $3}' "$RD/job.out")
-		secs=$(awk '$1 == "INFO" && $2 == "pages" {print $5}' "$RD/job.out")
+		read -r pages secs < <(storm_pages "$RD/job.out")
 		ev=$(sed -n 's/^events: \([0-9]*\).*/\1/p' "$RD/tool.out")
 		dr=$(sed -n 's/.*dropped: \([0-9]*\).*/\1/p' "$RD/tool.out")
 		tt=$(awk 'END {print $2 "\t" $3}' "$RD/tool.time")
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" \
-			"$(awk -v p="$pages" -v s="$secs" 'BEGIN {printf "%.0f", p / s}')" "$secs" "$ev" "$dr" \
-			"$(awk -v e="$ev" -v s="$secs" 'BEGIN {printf "%.0f", e / s}')" "$tt" >>"$RES/storm.tsv"
-		log "  storm target $rate: $(tail -1 "$RES/storm.tsv")"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$procs" "${stall:-0}" "$rate" \
+			"$(awk -v p="$upages" -v s="$usecs" 'BEGIN {printf "%.0f", p / s}')" \
+			"$(awk -v p="$pages" -v s="$secs" 'BEGIN {printf "%.0f", p / s}')" "$secs" "${ev:-?}" "${dr:-?}" \
+			"$(awk -v e="${ev:-0}" -v s="$secs" 'BEGIN {printf "%.0f", e / s}')" "$tt" >>"$RES/storm.tsv"
+		log "  storm $procs x target $rate: $(tail -1 "$RES/storm.tsv")"
 	done
 }
 
