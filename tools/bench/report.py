@@ -424,7 +424,8 @@ def main():
     out.append(f"- Machine: {M.get('cpus', '?')} cores ({M.get('cpu_model', '?')}), {M.get('mem', '?')}, "
                f"Linux {M.get('kernel', '?')}; Open MPI {M.get('openmpi', '?')}, glibc {M.get('glibc', '?')}; "
                f"{M.get('heaptrack', '?')}, {M.get('valgrind', '?')}, {M.get('bpftrace', '?')}.")
-    out.append(f"- memattr-bpf at commit {M.get('tool_commit', '?')}; opt-in modes in this build: "
+    out.append(f"- memattr-bpf at commit {M.get('tool_commit', '?')}, binary built {M.get('tool_built', '?')} "
+               f"(sha256 {M.get('tool_sha256', '?')}...; the run uses a copy made at its start); opt-in modes in this build: "
                f"--mpi-calls {'yes' if M.get('mode_mpi_calls') == '1' else 'no'}, "
                f"--heap {'yes' if M.get('mode_heap') == '1' else 'no'}.")
     out.append(f"- Repetitions: {M.get('reps_core')} for untraced and memattr-bpf modes, {M.get('reps_peer')} for "

@@ -211,6 +211,13 @@ fi
 
 SCR=$(mktemp -d /tmp/memattr-bench.XXXXXX)
 chmod 755 "$SCR"
+# Measure one binary throughout: a copy (with its specs, which it finds next
+# to itself), so a rebuild in the tree during the run changes nothing here.
+mkdir -p "$SCR/tool"
+cp "$TOOL" "$SCR/tool/memattr-bpf"
+cp -r "$(dirname "$TOOL")/uprobe_specs" "$SCR/tool/uprobe_specs" 2>/dev/null || true
+TOOL_SRC=$TOOL
+TOOL=$SCR/tool/memattr-bpf
 BIN=$SCR/bin
 log "scratch dir $SCR; building the workloads"
 make -s -C "$BENCH_DIR/workloads" OUT="$BIN" >/dev/null
@@ -266,6 +273,8 @@ printf 'workload\tmode\tstatus\tcommand\n' >"$RES/commands.tsv"
 	echo "heaptrack=$(heaptrack --version 2>/dev/null | head -1)"
 	echo "valgrind=$(valgrind --version 2>/dev/null)"
 	echo "bpftrace=$(bpftrace --version 2>/dev/null)"
+	echo "tool_sha256=$(sha256sum "$TOOL" | cut -c1-16)"
+	echo "tool_built=$(date -u -r "$TOOL_SRC" +%Y-%m-%dT%H:%M:%SZ)"
 	echo "tool_commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet HEAD -- userspace bpf 2>/dev/null || echo ' (with uncommitted changes in userspace/ or bpf/)')"
 	echo "mode_mpi_calls=${MODE_PRESENT[mpi-calls]:-0}"
 	echo "mode_heap=${MODE_PRESENT[heap]:-0}"
@@ -521,6 +530,9 @@ section_overhead() {
 		for mode in $MODES; do applies "$w" "$mode" && modes+=("$mode"); done
 		maxrep=$REPS_CORE
 		log "overhead: $w (${modes[*]})"
+		# One untraced run first, not recorded: page cache, Open MPI's first start.
+		run_one "$w" untraced 0 >/dev/null
+		sed -i "/\t0\t[^\t]*\t[^\t]*$/{/^$w\t[^\t]*\tuntraced\t0\t/d}" "$RES/overhead.tsv"
 		for ((rep = 1; rep <= maxrep; rep++)); do
 			n=${#modes[@]}
 			for ((i = 0; i < n; i++)); do
