@@ -16,7 +16,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -I
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
-PURE_MODULES := components spec procfs regions csv_out cli classify callscan \
+PURE_MODULES := components spec procfs regions csv_out cli classify callscan mpi_fn \
 		report_csv report_stats report_svg
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_OBJS  := $(patsubst userspace/%.c,$(BUILD)/%.o,$(wildcard userspace/*.c))

@@ -19,15 +19,6 @@
 #include "memattr.h"
 
 #define PF_EXITING	0x00000004
-#define NR_MMAP		9
-#define NR_MPROTECT	10
-#define NR_MUNMAP	11
-#define NR_BRK		12
-#define NR_MREMAP	25
-#define NR_MADVISE	28
-#define NR_MLOCK	149
-#define NR_MLOCKALL	151
-#define NR_MLOCK2	325
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -40,6 +31,11 @@ struct thread_ctx {
 	__u64 args[6];
 	__u64 user_sp;
 	__s64 delta[MEMATTR_NR_MEMBERS];
+	__u32 mpi_fn;		/* --mpi-calls: outermost MPI call in progress, 0: none */
+	__u32 mpi_depth;	/* nesting of probed MPI calls */
+	__u32 heap_kind;	/* --heap: malloc-family call in progress (enum heap_kind) */
+	__u32 pad2;
+	__u64 heap_site, heap_size, heap_old, heap_memptr;
 };
 
 /* Last seen counter values of one mm, to turn rss_stat sizes into deltas. */
@@ -70,6 +66,30 @@ struct {
 	__type(key, __u32);
 	__type(value, struct mm_counters);
 } mm_counters SEC(".maps");
+
+/* --mpi-calls: call counts. User space sizes the heap maps down to 1 entry when --heap is off. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct mpi_call_key);
+	__type(value, __u64);
+} mpi_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 20);
+	__type(key, struct heap_key);
+	__type(value, struct heap_block);
+} heap_blocks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct site_key);
+	__type(value, struct site_stats);
+} heap_sites SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -217,7 +237,8 @@ int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 	e->ret = ret;
 	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
 	e->user_sp = c->user_sp;
-	e->pad = 0;
+	e->heap_site = c->heap_kind ? c->heap_site : 0;
+	e->mpi_fn = c->mpi_fn;
 	e->stack_len = 0;
 	/* The code that asked for the memory is on this stack: user space finds it there. */
 	if (with_stack)
@@ -257,7 +278,7 @@ int BPF_PROG(ma_fault_kernel, unsigned long address, struct pt_regs *regs,
 }
 
 static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
-				     __u32 member, __u32 kind)
+				     __u32 member, __u32 kind, __u32 mpi_fn)
 {
 	struct ev_rss *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -270,6 +291,8 @@ static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
 	e->delta = delta;
 	e->member = member;
 	e->ctx = kind;
+	e->mpi_fn = mpi_fn;
+	e->pad = 0;
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -302,6 +325,15 @@ int ma_rss_stat(struct trace_event_raw_rss_stat *args)
 		return 0;
 	}
 	tgid = mc->tgid;
+	/*
+	 * rss_stat names an mm by a hash of its address: after a traced
+	 * process exits, a new process's mm can get the same id. A change
+	 * made by the process itself shows which one it is.
+	 */
+	if (args->curr && (bpf_get_current_pid_tgid() >> 32) != tgid) {
+		bpf_map_delete_elem(&mm_counters, &mm_id);
+		return 0;
+	}
 	if (!(mc->known & (1 << member))) {
 		mc->known |= 1 << member;
 		mc->last[member] = size;
@@ -315,7 +347,7 @@ int ma_rss_stat(struct trace_event_raw_rss_stat *args)
 	if (!args->curr) {
 		/* Another task changed this mm: reclaim, fork copying, ... */
 		count(STAT_NO_CTX_RSS);
-		emit_rss(tgid, 0, delta, member, CTX_NONE);
+		emit_rss(tgid, 0, delta, member, CTX_NONE, 0);
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
@@ -327,11 +359,11 @@ int ma_rss_stat(struct trace_event_raw_rss_stat *args)
 		return 0;
 	}
 	if (c && c->kind == CTX_FAULT) {
-		emit_rss(tgid, c->addr, delta, member, CTX_FAULT);
+		emit_rss(tgid, c->addr, delta, member, CTX_FAULT, c->mpi_fn);
 		return 0;
 	}
 	count(STAT_NO_CTX_RSS);
-	emit_rss(tgid, 0, delta, member, c ? c->kind : CTX_NONE);
+	emit_rss(tgid, 0, delta, member, c ? c->kind : CTX_NONE, c ? c->mpi_fn : 0);
 	return 0;
 }
 
@@ -393,5 +425,167 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 		return 0;
 	emit_task(EV_EXIT, tgid, p, 0);
 	bpf_map_delete_elem(&traced, &tgid);
+	return 0;
+}
+
+/*
+ * --mpi-calls: uprobe and uretprobe on the MPI entry points the spec lists,
+ * per traced process; the cookie is the function's index + 1. Only the
+ * outermost call counts (MPI functions may call each other). A uretprobe
+ * fires only for a call whose entry was probed, so a call in progress at
+ * attach never produces an unmatched return.
+ */
+#define MPI_MAX_DEPTH	16
+
+SEC("uprobe")
+int BPF_KPROBE(ma_mpi_enter)
+{
+	struct thread_ctx *c = ctx_get(true);
+	struct mpi_call_key key;
+	__u64 one = 1, *calls;
+
+	if (!c || c->mpi_depth >= MPI_MAX_DEPTH)
+		return 0;
+	if (c->mpi_depth++)
+		return 0;
+	c->mpi_fn = bpf_get_attach_cookie(ctx);
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	key.fn = c->mpi_fn;
+	calls = bpf_map_lookup_elem(&mpi_calls, &key);
+	if (calls)
+		__sync_fetch_and_add(calls, 1);
+	else
+		bpf_map_update_elem(&mpi_calls, &key, &one, BPF_NOEXIST);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ma_mpi_exit)
+{
+	struct thread_ctx *c = ctx_get(false);
+
+	if (!c || !c->mpi_depth)
+		return 0;
+	if (!--c->mpi_depth)
+		c->mpi_fn = 0;
+	return 0;
+}
+
+/* --heap: a block was freed (or replaced by realloc). */
+static __always_inline void heap_forget(__u32 tgid, __u64 ptr)
+{
+	struct heap_key key = { .tgid = tgid, .ptr = ptr };
+	struct heap_block *b = bpf_map_lookup_elem(&heap_blocks, &key);
+	struct site_key sk = { .tgid = tgid };
+	struct site_stats *s;
+
+	if (!b)
+		return;		/* allocated before we attached */
+	sk.site = b->site;
+	s = bpf_map_lookup_elem(&heap_sites, &sk);
+	if (s) {
+		__sync_fetch_and_add(&s->live_bytes, -(__s64)b->size);
+		__sync_fetch_and_add(&s->frees, 1);
+	}
+	bpf_map_delete_elem(&heap_blocks, &key);
+}
+
+static __always_inline void heap_record(__u32 tgid, __u64 ptr, __u64 size, __u64 site)
+{
+	struct heap_key key = { .tgid = tgid, .ptr = ptr };
+	struct heap_block b = { .size = size, .site = site };
+	struct site_key sk = { .tgid = tgid, .site = site };
+	struct site_stats zero = {}, *s;
+
+	if (bpf_map_update_elem(&heap_blocks, &key, &b, BPF_NOEXIST)) {
+		count(STAT_HEAP_FULL);
+		return;
+	}
+	s = bpf_map_lookup_elem(&heap_sites, &sk);
+	if (!s) {
+		bpf_map_update_elem(&heap_sites, &sk, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&heap_sites, &sk);
+		if (!s) {
+			bpf_map_delete_elem(&heap_blocks, &key);
+			count(STAT_HEAP_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&s->calls, 1);
+	__sync_fetch_and_add(&s->total_bytes, size);
+	__sync_fetch_and_add(&s->live_bytes, size);
+	/* Racy between threads of one process at worst by one block: documented. */
+	if (s->live_bytes > s->peak_bytes)
+		s->peak_bytes = s->live_bytes;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ma_heap_enter)
+{
+	__u32 kind = bpf_get_attach_cookie(ctx), tgid = bpf_get_current_pid_tgid() >> 32;
+	struct thread_ctx *c;
+
+	if (kind == HEAP_FREE) {
+		if (PT_REGS_PARM1(ctx))
+			heap_forget(tgid, PT_REGS_PARM1(ctx));
+		return 0;
+	}
+	c = ctx_get(true);
+	if (!c)
+		return 0;
+	c->heap_kind = kind;
+	c->heap_old = 0;
+	c->heap_memptr = 0;
+	/* At the entry (or before any push) the return address is at the stack pointer. */
+	if (bpf_probe_read_user(&c->heap_site, sizeof(c->heap_site), (void *)PT_REGS_SP(ctx)))
+		c->heap_site = 0;
+	switch (kind) {
+	case HEAP_CALLOC:
+		c->heap_size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
+		break;
+	case HEAP_REALLOC:
+		c->heap_old = PT_REGS_PARM1(ctx);
+		c->heap_size = PT_REGS_PARM2(ctx);
+		break;
+	case HEAP_REALLOCARRAY:
+		c->heap_old = PT_REGS_PARM1(ctx);
+		c->heap_size = PT_REGS_PARM2(ctx) * PT_REGS_PARM3(ctx);
+		break;
+	case HEAP_MEMALIGN:
+		c->heap_size = PT_REGS_PARM2(ctx);
+		break;
+	case HEAP_POSIX_MEMALIGN:
+		c->heap_memptr = PT_REGS_PARM1(ctx);
+		c->heap_size = PT_REGS_PARM3(ctx);
+		break;
+	default:
+		c->heap_size = PT_REGS_PARM1(ctx);
+		break;
+	}
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ma_heap_exit, long ret)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct thread_ctx *c = ctx_get(false);
+	__u64 ptr = ret;
+	__u32 kind;
+
+	if (!c || !c->heap_kind)
+		return 0;
+	kind = c->heap_kind;
+	c->heap_kind = HEAP_NONE;
+	if (kind == HEAP_POSIX_MEMALIGN) {
+		if (ret || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)c->heap_memptr))
+			return 0;
+	}
+	/* realloc: the old block is gone when a new one came back, or when asked for 0 bytes. */
+	if ((kind == HEAP_REALLOC || kind == HEAP_REALLOCARRAY) && c->heap_old &&
+	    (ptr || !c->heap_size))
+		heap_forget(tgid, c->heap_old);
+	if (ptr)
+		heap_record(tgid, ptr, c->heap_size, c->heap_site);
 	return 0;
 }

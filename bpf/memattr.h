@@ -17,6 +17,17 @@
 #define MEMATTR_STACK_CHUNKS	8	/* ... up to this many: the first caller outside libc */
 #define MEMATTR_STACK_BYTES	(MEMATTR_STACK_CHUNK * MEMATTR_STACK_CHUNKS)
 
+/* x86-64 numbers of the memory syscalls followed (both sides use them). */
+#define NR_MMAP		9
+#define NR_MPROTECT	10
+#define NR_MUNMAP	11
+#define NR_BRK		12
+#define NR_MREMAP	25
+#define NR_MADVISE	28
+#define NR_MLOCK	149
+#define NR_MLOCKALL	151
+#define NR_MLOCK2	325
+
 enum ev_type {
 	EV_RSS = 1,	/* one kmem:rss_stat change, charged to an address */
 	EV_SYSCALL,	/* a memory syscall finished, with the RSS it moved */
@@ -47,6 +58,8 @@ struct ev_rss {
 	__s64 delta;	/* bytes */
 	__u32 member;
 	__u32 ctx;	/* enum rss_ctx */
+	__u32 mpi_fn;	/* --mpi-calls: the MPI call the thread is in (spec index + 1), 0: none */
+	__u32 pad;
 };
 
 struct ev_syscall {
@@ -56,8 +69,14 @@ struct ev_syscall {
 	__s64 ret;
 	__s64 delta[MEMATTR_NR_MEMBERS];	/* bytes moved while inside the call */
 	__u64 user_sp;
+	/*
+	 * --heap: the call site of the malloc-family call in progress, 0 when
+	 * none. Its return probe has replaced that return address on the
+	 * stack with the kernel's trampoline, so the stack alone cannot show it.
+	 */
+	__u64 heap_site;
 	__u32 stack_len;			/* valid bytes in stack[] */
-	__u32 pad;
+	__u32 mpi_fn;				/* as in ev_rss */
 	/*
 	 * Top of the user stack at entry, only for the calls that request
 	 * memory (mmap, brk, mprotect): the record ends here for the others.
@@ -84,12 +103,61 @@ struct traced_proc {
 #define TRACED_ACCOUNT	1	/* send its memory events */
 #define TRACED_FOLLOW	2	/* children it forks become traced */
 
+/*
+ * --heap: the malloc family, told apart by the uprobe's cookie. What each
+ * takes: the size (and, for realloc, the block it replaces).
+ */
+enum heap_kind {
+	HEAP_NONE = 0,
+	HEAP_MALLOC,		/* malloc(size), valloc(size), pvalloc(size) */
+	HEAP_CALLOC,		/* calloc(n, size) */
+	HEAP_REALLOC,		/* realloc(old, size) */
+	HEAP_REALLOCARRAY,	/* reallocarray(old, n, size) */
+	HEAP_MEMALIGN,		/* memalign(align, size), aligned_alloc(align, size) */
+	HEAP_POSIX_MEMALIGN,	/* posix_memalign(&ptr, align, size) */
+	HEAP_FREE,		/* free(ptr) */
+};
+
+/* A live heap block of a traced process. */
+struct heap_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ptr;
+};
+
+struct heap_block {
+	__u64 size;
+	__u64 site;		/* return address of the malloc call */
+};
+
+/* One call site of the malloc family in one process. */
+struct site_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 site;
+};
+
+struct site_stats {
+	__u64 calls;		/* allocations made here */
+	__u64 frees;		/* of them, freed */
+	__u64 total_bytes;	/* bytes ever asked for here */
+	__s64 live_bytes;	/* asked for here and not freed */
+	__s64 peak_bytes;	/* the most live_bytes has been */
+};
+
+/* --mpi-calls: outermost MPI calls per process and function. */
+struct mpi_call_key {
+	__u32 tgid;
+	__u32 fn;		/* spec index + 1 */
+};
+
 /* Counters user space reads for the summary: lost events are reported, never hidden. */
 enum stat_idx {
 	STAT_RINGBUF_DROPS = 0,
 	STAT_STACK_READ_FAIL,
 	STAT_NO_CTX_RSS,
 	STAT_TRACED_FULL,
+	STAT_HEAP_FULL,		/* live blocks not tracked: heap_blocks map full */
 	STAT_NR,
 };
 

@@ -6,6 +6,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -49,7 +50,45 @@ static int ensure_tracefs(char *err, size_t errlen)
 	return 0;
 }
 
-int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, event_fn fn,
+/*
+ * BPF_LINK_CREATE for a uprobe_multi link, spelled out: the kernel has it
+ * (6.6+) but Debian 12's libbpf 1.1 and UAPI headers predate it. The layout
+ * is the kernel's link_create member of union bpf_attr (checked against
+ * this kernel's BTF when the Makefile builds vmlinux.h).
+ */
+#define ATTACH_UPROBE_MULTI		48	/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN		1	/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad[13];		/* zero, up to the size we pass */
+};
+
+static struct bpf_program *uprobe_prog(struct bpf_tracer *t, enum uprobe_prog which)
+{
+	switch (which) {
+	case UPROBE_MPI_ENTER:
+		return t->skel->progs.ma_mpi_enter;
+	case UPROBE_MPI_EXIT:
+		return t->skel->progs.ma_mpi_exit;
+	case UPROBE_HEAP_ENTER:
+		return t->skel->progs.ma_heap_enter;
+	default:
+		return t->skel->progs.ma_heap_exit;
+	}
+}
+
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool heap, event_fn fn,
 		void *ctx, bool verbose, char *err, size_t errlen)
 {
 	int ret;
@@ -67,6 +106,13 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, event_fn fn,
 	}
 	if (ringbuf_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, ringbuf_bytes);
+	if (!heap) {
+		bpf_map__set_max_entries(t->skel->maps.heap_blocks, 1);
+		bpf_map__set_max_entries(t->skel->maps.heap_sites, 1);
+	}
+	/* The opt-in programs attach as uprobe_multi links: one per library, not per function. */
+	for (int i = UPROBE_MPI_ENTER; i <= UPROBE_HEAP_EXIT; i++)
+		bpf_program__set_expected_attach_type(uprobe_prog(t, i), ATTACH_UPROBE_MULTI);
 	ret = memattr_bpf__load(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with --verbose for the verifier log)",
@@ -136,6 +182,77 @@ void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR])
 		for (int c = 0; c < ncpu; c++)
 			out[i] += vals[c];
 	}
+}
+
+int tracer_attach_uprobes(struct bpf_tracer *t, enum uprobe_prog which, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t cnt)
+{
+	struct uprobe_multi_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = bpf_program__fd(uprobe_prog(t, which));
+	attr.attach_type = ATTACH_UPROBE_MULTI;
+	attr.path = (__u64)(uintptr_t)path;
+	attr.offsets = (__u64)(uintptr_t)offsets;
+	attr.cookies = (__u64)(uintptr_t)cookies;
+	attr.cnt = (__u32)cnt;
+	attr.multi_flags = which == UPROBE_MPI_EXIT || which == UPROBE_HEAP_EXIT ?
+			   UPROBE_MULTI_RETURN : 0;
+	attr.pid = (__u32)pid;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn)
+{
+	struct mpi_call_key key = { .tgid = tgid, .fn = fn };
+	__u64 calls = 0;
+
+	bpf_map__lookup_elem(t->skel->maps.mpi_calls, &key, sizeof(key), &calls, sizeof(calls), 0);
+	return calls;
+}
+
+/* Delete every key of map whose leading __u32 is tgid (keys start with the tgid). */
+static void forget_tgid(struct bpf_map *map, size_t key_size, pid_t tgid)
+{
+	unsigned char kept[32], cur[32];
+	bool have_kept = false;
+	__u32 owner;
+
+	/* The walk resumes after the last key kept, so deleting never restarts it. */
+	while (!bpf_map__get_next_key(map, have_kept ? kept : NULL, cur, key_size)) {
+		memcpy(&owner, cur, sizeof(owner));
+		if (owner == (__u32)tgid && !bpf_map__delete_elem(map, cur, key_size, 0))
+			continue;
+		memcpy(kept, cur, key_size);
+		have_kept = true;
+	}
+}
+
+void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx)
+{
+	struct bpf_map *sites = t->skel->maps.heap_sites;
+	struct site_key key, next;
+	struct site_stats st;
+	bool started = false;
+
+	while (!bpf_map__get_next_key(sites, started ? &key : NULL, &next, sizeof(next))) {
+		key = next;
+		started = true;
+		if (key.tgid != (__u32)tgid ||
+		    bpf_map__lookup_elem(sites, &key, sizeof(key), &st, sizeof(st), 0))
+			continue;
+		fn(ctx, key.site, &st);
+	}
+}
+
+void tracer_forget_process(struct bpf_tracer *t, pid_t tgid)
+{
+	forget_tgid(t->skel->maps.heap_sites, sizeof(struct site_key), tgid);
+	forget_tgid(t->skel->maps.heap_blocks, sizeof(struct heap_key), tgid);
+	forget_tgid(t->skel->maps.mpi_calls, sizeof(struct mpi_call_key), tgid);
 }
 
 uint64_t tracer_map_bytes(struct bpf_tracer *t)

@@ -25,11 +25,13 @@ struct bpf_tracer {
 };
 
 /*
- * Load and attach every program. Mounts tracefs at /sys/kernel/tracing when
+ * Load and attach every program (the uprobe programs of the opt-in modes
+ * are attached per process by tracer_attach_uprobe; without heap the heap
+ * maps are made as small as they can be). Mounts tracefs at /sys/kernel/tracing when
  * it is not mounted (kmem:rss_stat needs it). On failure nothing stays
  * attached and err holds one line.
  */
-int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, event_fn fn,
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool heap, event_fn fn,
 		void *ctx, bool verbose, char *err, size_t errlen);
 
 /* Detach and free; safe on a tracer that failed to open. */
@@ -46,6 +48,32 @@ int tracer_drain(struct bpf_tracer *t);
 
 /* Kernel-side counters summed over CPUs, indexed by enum stat_idx. */
 void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR]);
+
+enum uprobe_prog {
+	UPROBE_MPI_ENTER,
+	UPROBE_MPI_EXIT,
+	UPROBE_HEAP_ENTER,
+	UPROBE_HEAP_EXIT,
+};
+
+/*
+ * Attach one of the opt-in programs at cnt file offsets of binary path, for
+ * process pid only, each with its cookie: one uprobe_multi link. Returns
+ * the link's descriptor (close it to detach) or -errno.
+ */
+int tracer_attach_uprobes(struct bpf_tracer *t, enum uprobe_prog which, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t cnt);
+
+/* Outermost calls of MPI function fn in process tgid (--mpi-calls). */
+uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn);
+
+/* --heap: call fn for every malloc-family call site of process tgid. */
+typedef void (*site_fn)(void *ctx, uint64_t site, const struct site_stats *s);
+void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx);
+
+/* The process exited: drop its call sites, live blocks and call counts from the kernel. */
+void tracer_forget_process(struct bpf_tracer *t, pid_t tgid);
 
 /* Bytes of kernel memory the maps may hold (for the tool's footprint). */
 uint64_t tracer_map_bytes(struct bpf_tracer *t);

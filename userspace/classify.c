@@ -7,6 +7,7 @@ void classifier_init(struct classifier *c, const struct spec_set *specs)
 {
 	c->specs = specs;
 	c->libc = component_id("libc");
+	c->mpi = component_id("mpi");
 }
 
 static bool is_shared_object(const char *path)

@@ -17,6 +17,7 @@
 struct classifier {
 	const struct spec_set *specs;
 	comp_id libc;		/* id of "libc", the malloc/loader layer */
+	comp_id mpi;		/* id of "mpi", whose growth --mpi-calls splits by function */
 };
 
 void classifier_init(struct classifier *c, const struct spec_set *specs);

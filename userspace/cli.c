@@ -23,6 +23,8 @@ void cli_usage(FILE *f)
 	      "  --duration S        stop after S seconds (default: when all traced processes exit)\n"
 	      "  --spec FILE         extra uprobe spec (repeatable)\n"
 	      "  --spec-dir DIR      directory of built-in specs (default: next to the binary or installed)\n"
+	      "  --mpi-calls         per-MPI-function growth (uprobes on the spec's MPI entry points; ~1 us a call)\n"
+	      "  --heap              live heap per call site and library (uprobes on the malloc family; ~1-2 us a call)\n"
 	      "  --wait              wait for a job that has not started yet\n"
 	      "  --ringbuf-mb N      BPF ring buffer size in MiB, a power of two (default 8)\n"
 	      "  --quiet             no end-of-run summary on stdout\n"
@@ -78,7 +80,7 @@ static int parse_pids(const char *arg, struct options *o, char *err, size_t errl
 enum {
 	OPT_JOB = 256, OPT_PID, OPT_OUTPUT, OPT_INTERVAL, OPT_PSS_INTERVAL,
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
-	OPT_VERBOSE, OPT_HELP, OPT_VERSION,
+	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP,
 };
 
 static const struct option long_opts[] = {
@@ -91,6 +93,8 @@ static const struct option long_opts[] = {
 	{ "spec", required_argument, NULL, OPT_SPEC },
 	{ "spec-dir", required_argument, NULL, OPT_SPEC_DIR },
 	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "mpi-calls", no_argument, NULL, OPT_MPI_CALLS },
+	{ "heap", no_argument, NULL, OPT_HEAP },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -153,6 +157,12 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		return 0;
 	case OPT_WAIT:
 		o->wait = true;
+		return 0;
+	case OPT_MPI_CALLS:
+		o->mpi_calls = true;
+		return 0;
+	case OPT_HEAP:
+		o->heap = true;
 		return 0;
 	case OPT_RINGBUF:
 		if (parse_uint(arg, 1024, &v) || !v || (v & (v - 1))) {

@@ -31,6 +31,8 @@ struct options {
 	const char *spec_dir;		/* --spec-dir: replaces the built-in specs */
 	size_t ringbuf_mb;
 	bool wait;			/* --wait: job may not exist yet */
+	bool mpi_calls;			/* --mpi-calls: probe the spec's MPI entry points */
+	bool heap;			/* --heap: probe the malloc family */
 	bool verbose, quiet;
 };
 

@@ -296,6 +296,16 @@ static int put_rank_pid(FILE *f, int rank, pid_t pid)
 	return putf(f, ",%d,", (int)pid);
 }
 
+int csv_put_rank_pid(FILE *f, int rank, pid_t pid)
+{
+	return put_rank_pid(f, rank, pid);
+}
+
+int csv_put_field(FILE *f, const char *s)
+{
+	return put_field(f, s);
+}
+
 int csv_write_header(FILE *f)
 {
 	return put_str(f, CSV_HEADER "\n");

@@ -44,6 +44,10 @@ void csv_file_name(int rank, pid_t pid, char *out, size_t outlen);
 
 int csv_write_header(FILE *f);
 
+/* Pieces for the other CSV files: "<rank>,<pid>," and one text field, quoted as needed. */
+int csv_put_rank_pid(FILE *f, int rank, pid_t pid);
+int csv_put_field(FILE *f, const char *s);
+
 /* time_s with millisecond precision; rank written empty when < 0. */
 int csv_write_row(FILE *f, double time_s, int rank, pid_t pid,
 		  const char *component, int64_t rss, int64_t pss);

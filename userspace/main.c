@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +42,17 @@ static int fail(const char *msg)
 {
 	fprintf(stderr, "memattr-bpf: %s\n", msg);
 	return EXIT_FAILURE;
+}
+
+/* Each uprobe of the opt-in modes holds a descriptor: allow as many as root may. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static void install_signals(void)
@@ -208,6 +220,8 @@ int main(int argc, char **argv)
 	install_signals();
 	if (caps_check(err, sizeof(err)))
 		return fail(err);
+	if (opt.mpi_calls || opt.heap)
+		raise_fd_limit();
 	spec_init(&specs);
 	if (load_specs(&opt, &specs, err, sizeof(err)))
 		return fail(err);

@@ -10,14 +10,6 @@
 #include "procfs.h"
 #include "process.h"
 
-#define NR_MMAP		9
-#define NR_MPROTECT	10
-#define NR_MUNMAP	11
-#define NR_BRK		12
-#define NR_MREMAP	25
-#define NR_MADVISE	28
-#define NR_MLOCK	149
-#define NR_MLOCK2	325
 
 #define PAGE_SIZE_	4096ULL
 
@@ -53,6 +45,15 @@ struct proc *proc_new(pid_t pid, uint64_t start_ns, double now)
 	return p;
 }
 
+static void free_code_maps(struct proc *p)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		free(p->maps[i].path);
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+}
+
 void proc_free(struct proc *p)
 {
 	if (!p)
@@ -60,6 +61,13 @@ void proc_free(struct proc *p)
 	if (p->csv)
 		fclose(p->csv);
 	proc_release_mm(p);
+	free_code_maps(p);
+	mpi_fn_free(&p->mpi_fns);
+	free(p->heap_sites);
+	for (size_t i = 0; i < p->nprobed; i++)
+		free(p->probed_paths[i]);
+	free(p->probed_paths);
+	free(p->link_fds);
 	free(p->comps);
 	free(p->peak_comp_rss);
 	free(p);
@@ -76,6 +84,7 @@ void proc_reset_mm(struct proc *p)
 {
 	regions_clear(&p->regions);
 	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
+	free_code_maps(p);
 	p->brk_cur = 0;
 	p->npending = 0;
 	p->needs_sync = true;
@@ -102,10 +111,35 @@ static void set_owner_range(struct region_table *t, uint64_t start, uint64_t end
 struct sync_state {
 	struct proc *p;
 	const struct classifier *cls;
+	struct code_map *maps;		/* rebuilt at every read */
+	size_t nmaps;
 	uint64_t prev_end;
 	bool prev_code_writable;
 	comp_id prev_owner;
 };
+
+static void add_code_map(struct sync_state *s, const struct vma_info *v, comp_id owner)
+{
+	struct code_map *m;
+
+	if (s->nmaps >= PROC_MAX_CODE_MAPS)
+		return;
+	m = realloc(s->maps, (s->nmaps + 1) * sizeof(*m));
+	if (!m)
+		return;
+	s->maps = m;
+	m[s->nmaps] = (struct code_map){ v->start, v->end, v->offset, owner, strdup(v->path) };
+	if (m[s->nmaps].path)
+		s->nmaps++;
+}
+
+const struct code_map *proc_code_map(const struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (addr >= p->maps[i].start && addr < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
 
 static int sync_vma(const struct vma_info *v, void *arg)
 {
@@ -138,6 +172,8 @@ static int sync_vma(const struct vma_info *v, void *arg)
 		set_owner_range(&p->regions, v->start, v->end, owner, true);
 	if (!strcmp(v->path, "[heap]") && !p->brk_cur)
 		p->brk_cur = v->end;
+	if (v->perms[2] == 'x' && v->path[0] == '/')
+		add_code_map(s, v, owner);
 
 	s->prev_end = v->end;
 	s->prev_code_writable = is_code && v->perms[1] == 'w';
@@ -178,15 +214,36 @@ int proc_sync(struct proc *p, const struct classifier *cls, double now)
 	regions_sync_begin(&p->regions);
 	ret = procfs_read_maps(p->pid, true, sync_vma, &s);
 	regions_sync_end(&p->regions);
-	if (ret)
+	if (ret) {
+		for (size_t i = 0; i < s.nmaps; i++)
+			free(s.maps[i].path);
+		free(s.maps);
 		return ret;
+	}
+	free_code_maps(p);
+	p->maps = s.maps;
+	p->nmaps = s.nmaps;
 	resolve_pending(p, cls);
 	p->needs_sync = false;
 	p->last_sync_time = now;
 	return 0;
 }
 
-void proc_apply_rss(struct proc *p, const struct ev_rss *e)
+/*
+ * --mpi-calls: a change of the MPI library's memory goes to the MPI call
+ * the thread is in, else to the call that requested the region.
+ */
+static void charge_mpi_fn(struct proc *p, const struct classifier *cls,
+			  const struct region *r, uint32_t fn_now, int64_t delta, double when)
+{
+	uint32_t fn = fn_now ? fn_now : r->mpi_fn;
+
+	if (fn && r->owner == cls->mpi)
+		mpi_fn_charge(&p->mpi_fns, fn, delta, when);
+}
+
+void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
+		    double when)
 {
 	struct region *r;
 
@@ -205,6 +262,7 @@ void proc_apply_rss(struct proc *p, const struct ev_rss *e)
 	r->rss += e->delta;
 	if (r->rss < 0)
 		r->rss = 0;
+	charge_mpi_fn(p, cls, r, e->mpi_fn, e->delta, when);
 }
 
 static int64_t sum_delta(const struct ev_syscall *e)
@@ -305,6 +363,7 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 	}
 	if (regions_map(&p->regions, start, start + len, owner, flags, &dropped))
 		return;
+	regions_set_mpi_fn(&p->regions, start, start + len, e->mpi_fn);
 	/* MAP_FIXED over old pages frees them inside this call: net them out. */
 	r = regions_find(&p->regions, start);
 	if (r && delta + dropped > 0)
@@ -327,6 +386,7 @@ static void apply_brk(struct proc *p, const struct classifier *cls,
 	if (page_up(brk) > page_up(old)) {
 		owner = requested_owner(p, cls, e, page_up(old), false);
 		regions_map(&p->regions, page_up(old), page_up(brk), owner, 0, NULL);
+		regions_set_mpi_fn(&p->regions, page_up(old), page_up(brk), e->mpi_fn);
 		regions_charge_range(&p->regions, page_up(old), page_up(brk), delta);
 	} else if (page_up(brk) < page_up(old)) {
 		regions_charge_range(&p->regions, page_up(brk), page_up(old), delta);
@@ -351,8 +411,10 @@ static void apply_mprotect(struct proc *p, const struct classifier *cls,
 	if (!(prot & PROT_WRITE) || !r || (r->flags & (REGION_FILE | REGION_SHARED)))
 		return;
 	owner = requested_owner(p, cls, e, 0, false);
-	if (owner != COMP_UNATTRIBUTED)
-		regions_set_owner(&p->regions, start, end, owner, false);
+	if (owner == COMP_UNATTRIBUTED)
+		return;
+	regions_set_owner(&p->regions, start, end, owner, false);
+	regions_set_mpi_fn(&p->regions, start, end, e->mpi_fn);
 }
 
 /*
@@ -398,11 +460,27 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 		regions_set_owner(&p->regions, start, end, owner, true);
 }
 
+/*
+ * --mpi-calls: charge what a syscall moved to an MPI function, looking at
+ * the region where the change happened (the first one of its range).
+ */
+static void charge_syscall(struct proc *p, const struct classifier *cls,
+			   const struct ev_syscall *e, uint64_t addr, uint64_t len, int64_t delta,
+			   double when)
+{
+	const struct region *r = regions_find(&p->regions, addr);
+
+	/* A range over several owners (a heap trim) is not one function's doing. */
+	if (r && r->end >= addr + len)
+		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
+}
+
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
-			const struct ev_syscall *e)
+			const struct ev_syscall *e, double when)
 {
 	int64_t delta = sum_delta(e);
-	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]);
+	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]), old_brk = p->brk_cur;
+	uint64_t at = e->nr == NR_BRK ? page_up((uint64_t)e->ret) : a0;
 
 	if (e->ret < 0 && e->ret > -4096)
 		return;		/* failed: nothing mapped, nothing moved */
@@ -410,6 +488,9 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 		apply_stale(p, cls, e);
 		return;
 	}
+	/* Memory given back is charged while its region still exists. */
+	if (delta < 0)
+		charge_syscall(p, cls, e, at, e->nr == NR_BRK ? page_up(old_brk) - at : a1, delta, when);
 	switch (e->nr) {
 	case NR_MMAP:
 		apply_mmap(p, cls, e, delta);
@@ -437,6 +518,13 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 		/* mlockall: no range; the change shows in the remainder. */
 		break;
 	}
+	/* Memory taken is charged once its region exists. */
+	if (delta > 0 && e->nr == NR_BRK)
+		charge_syscall(p, cls, e, page_up(old_brk), page_up((uint64_t)e->ret) - page_up(old_brk),
+			       delta, when);
+	else if (delta > 0)
+		charge_syscall(p, cls, e, e->nr == NR_MMAP || e->nr == NR_MREMAP ? (uint64_t)e->ret : a0,
+			       e->nr == NR_MREMAP ? page_up(e->args[2]) : a1, delta, when);
 }
 
 static int grow_comps(struct proc *p)

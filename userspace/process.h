@@ -16,11 +16,13 @@
 #include "classify.h"
 #include "components.h"
 #include "memattr.h"
+#include "mpi_fn.h"
 #include "regions.h"
 #include "requester.h"
 
 #define PROC_MAX_REGIONS	65536	/* the kernel's default vm.max_map_count */
 #define PROC_MAX_PENDING	256
+#define PROC_MAX_CODE_MAPS	4096	/* executable mappings remembered */
 
 /* Per component of one process: the latest sample and the peaks. */
 struct comp_stats {
@@ -28,6 +30,19 @@ struct comp_stats {
 	int64_t peak_rss, peak_pss;
 	double peak_rss_time, peak_pss_time;
 	bool seen;		/* has had memory: written in every later sample */
+};
+
+/* A mapping of executable code: where probes go and call sites are named. */
+struct code_map {
+	uint64_t start, end, pgoff;
+	comp_id owner;
+	char *path;
+};
+
+/* A malloc-family call site's figures (--heap), kept after the process exits. */
+struct heap_site {
+	uint64_t addr;
+	struct site_stats stats;
 };
 
 /* An anonymous mapping whose caller's library was not known yet. */
@@ -56,6 +71,17 @@ struct proc {
 	bool needs_sync;
 	struct pending_owner pending[PROC_MAX_PENDING];
 	unsigned int npending;
+
+	struct code_map *maps;		/* executable file mappings at the last smaps read */
+	size_t nmaps;
+	struct mpi_fn_table mpi_fns;	/* --mpi-calls */
+	struct heap_site *heap_sites;	/* --heap: copied out of the kernel at exit */
+	size_t nheap_sites;
+	int *link_fds;			/* uprobe_multi links of the opt-in modes here */
+	size_t nlinks;
+	char **probed_paths;		/* libraries already probed */
+	size_t nprobed;
+	bool mpi_probed, heap_probed;	/* a probe of that mode is in place */
 
 	/* Attribution quality, reported in the summary. */
 	uint64_t unplaced_events;	/* fault addresses in no known region */
@@ -87,9 +113,14 @@ void proc_release_mm(struct proc *p);
  */
 int proc_sync(struct proc *p, const struct classifier *cls, double now);
 
-void proc_apply_rss(struct proc *p, const struct ev_rss *e);
+/* Apply one event; when is its time_s (for the per-MPI-function growth times). */
+void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
+		    double when);
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
-			const struct ev_syscall *e);
+			const struct ev_syscall *e, double when);
+
+/* The code mapping holding addr, or NULL. */
+const struct code_map *proc_code_map(const struct proc *p, uint64_t addr);
 
 /*
  * Take a sample: total from the kernel (VmRSS), components from the region

@@ -27,6 +27,7 @@ struct region {
 	int64_t rss_at_sync;	/* rss at that read, to scale pss between reads */
 	comp_id owner;
 	uint16_t flags;
+	uint16_t mpi_fn;	/* --mpi-calls: the MPI call it was requested in, 0: none */
 	uint8_t seen;		/* private: touched since regions_sync_begin */
 };
 
@@ -69,6 +70,9 @@ int64_t regions_charge_range(struct region_table *t, uint64_t start,
  */
 int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end,
 		      comp_id owner, bool only_unowned);
+
+/* Tag every region inside [start, end) as requested in MPI call fn. */
+void regions_set_mpi_fn(struct region_table *t, uint64_t start, uint64_t end, uint16_t fn);
 
 /* Set (set=true) or clear flag bits on every region inside [start, end). */
 void regions_set_flags(struct region_table *t, uint64_t start, uint64_t end,

@@ -73,8 +73,12 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	struct region *r;
 
 	memset(rq, 0, sizeof(*rq));
-	if (!callscan_find_caller(e->stack, len, forwarder, &ops, &res))
+	/* Inside a probed malloc: its caller is known exactly, unless it is libc itself (strdup). */
+	if (e->heap_site && code_owner(&s, e->heap_site, &res.owner) && res.owner != forwarder) {
+		res.caller = e->heap_site;
+	} else if (!callscan_find_caller(e->stack, len, forwarder, &ops, &res)) {
 		return false;
+	}
 	r = regions_find(regions, res.caller);
 	rq->caller = res.caller;
 	rq->owner = res.owner;

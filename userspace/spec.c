@@ -18,7 +18,7 @@
 
 #include "spec.h"
 
-#define MAX_TOKENS	3	/* keyword, argument, and one to detect extras */
+#define MAX_TOKENS	5	/* keyword, argument, +OFF, HEX, and one to detect extras */
 
 void spec_init(struct spec_set *set)
 {
@@ -135,6 +135,44 @@ static const struct {
 	{ "thread",	SPEC_THREAD },
 };
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "+OFF HEX" of a function line; the bytes guard against another build. */
+static int parse_offset(struct spec_rule *r, const char *off, const char *hex)
+{
+	size_t len = strlen(hex);
+	unsigned long v;
+	char *end;
+
+	if (off[0] != '+' || !off[1])
+		return -1;
+	errno = 0;
+	v = strtoul(off + 1, &end, 0);
+	if (errno || *end || !v || v >= 4096)
+		return -1;
+	if (!len || len % 2 || len / 2 > SPEC_EXPECT_MAX)
+		return -1;
+	for (size_t i = 0; i < len; i += 2) {
+		int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		r->expect[i / 2] = (unsigned char)(hi << 4 | lo);
+	}
+	r->nexpect = len / 2;
+	r->offset = v;
+	return 0;
+}
+
 static int parse_line(struct spec_set *set, char *line, const char *path, int lineno,
 		      char *component, char *err, size_t errlen)
 {
@@ -157,7 +195,7 @@ static int parse_line(struct spec_set *set, char *line, const char *path, int li
 		set_err(err, errlen, "%s:%d: missing argument to '%s'", path, lineno, tok[0]);
 		return -1;
 	}
-	if (n > 2) {
+	if (n > 2 && !(n == 4 && !is_component && keywords[k].kind == SPEC_FUNCTION)) {
 		set_err(err, errlen, "%s:%d: extra arguments to '%s'", path, lineno, tok[0]);
 		return -1;
 	}
@@ -178,6 +216,12 @@ static int parse_line(struct spec_set *set, char *line, const char *path, int li
 	}
 	if (add_rule(set, keywords[k].kind, tok[1], component, path, lineno)) {
 		set_err(err, errlen, "%s:%d: %s", path, lineno, strerror(ENOMEM));
+		return -1;
+	}
+	if (n == 4 && parse_offset(&set->rules[set->n - 1], tok[2], tok[3])) {
+		rule_free(&set->rules[--set->n]);
+		set_err(err, errlen, "%s:%d: want 'function NAME +OFFSET HEXBYTES' (offset 1-4095, 1-%d bytes of hex), got '%s %s'",
+			path, lineno, SPEC_EXPECT_MAX, tok[2], tok[3]);
 		return -1;
 	}
 	return 0;

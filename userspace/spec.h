@@ -8,7 +8,12 @@
  *   library GLOB          a mapped file whose base name matches GLOB
  *                         ("libmpi.so" also matches libmpi.so.40.30.4)
  *   path GLOB             a mapped file whose full path matches GLOB
- *   function NAME         an entry point the opt-in probe modes may attach to
+ *   function NAME [+OFF HEX]  an entry point the opt-in probe modes may attach
+ *                         to; with +OFF, probe OFF bytes in instead, but
+ *                         only if the function starts with the bytes HEX
+ *                         (so a different build falls back to the entry):
+ *                         an instruction the kernel emulates costs far less
+ *                         than one it must single-step
  *   thread GLOB           threads whose name (comm) matches GLOB
  *
  * Component names: [a-z0-9_:.-]+, at most SPEC_NAME_MAX-1 characters.
@@ -20,6 +25,7 @@
 #include <stddef.h>
 
 #define SPEC_NAME_MAX	64
+#define SPEC_EXPECT_MAX	16	/* bytes a function must start with for +OFF */
 
 enum spec_kind {
 	SPEC_LIBRARY,
@@ -34,6 +40,10 @@ struct spec_rule {
 	char component[SPEC_NAME_MAX];
 	char *file;	/* where it was declared, for messages */
 	int line;
+	/* SPEC_FUNCTION with +OFF: probe there if the function starts with expect[] */
+	unsigned long offset;
+	unsigned char expect[SPEC_EXPECT_MAX];
+	size_t nexpect;
 };
 
 struct spec_set {

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "procfs.h"
+#include "modes_out.h"
 #include "summary.h"
 #include "tracker.h"
 
@@ -27,6 +29,68 @@ static double mono_now(void)
 double tracker_now(const struct tracker *t)
 {
 	return mono_now() - t->start_mono;
+}
+
+static uint64_t boot_ns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* time_s of a kernel event (its clock is CLOCK_BOOTTIME). */
+static double event_time(const struct tracker *t, const struct ev_header *h)
+{
+	return ((double)h->ts_ns - (double)t->start_boot_ns) / 1e9;
+}
+
+static void collect_site(void *ctx, uint64_t site, const struct site_stats *st)
+{
+	struct proc *p = ctx;
+	struct heap_site *v;
+
+	v = realloc(p->heap_sites, (p->nheap_sites + 1) * sizeof(*v));
+	if (!v)
+		return;
+	p->heap_sites = v;
+	v[p->nheap_sites++] = (struct heap_site){ site, *st };
+}
+
+/*
+ * Copy what the kernel counted for p in the opt-in modes (MPI call counts,
+ * heap call sites) into p, where it outlives the process.
+ */
+void tracker_collect_modes(struct tracker *t, struct proc *p)
+{
+	if (!t->probing || !p->account)
+		return;
+	for (size_t i = 0; i < t->probes.ntargets; i++) {
+		const struct probe_target *tg = &t->probes.targets[i];
+		uint64_t calls;
+		struct mpi_fn_stats *s;
+
+		if (!tg->mpi)
+			continue;
+		calls = tracer_mpi_calls(&t->bpf, p->pid, tg->cookie);
+		s = mpi_fn_get(&p->mpi_fns, tg->cookie, calls > 0);
+		if (s)
+			s->calls = calls;
+	}
+	if (!t->opt->heap)
+		return;
+	p->nheap_sites = 0;
+	tracer_heap_sites(&t->bpf, p->pid, collect_site, p);
+}
+
+/* p is gone (or tracing ends): keep its figures, remove its probes and kernel state. */
+static void release_probes(struct tracker *t, struct proc *p)
+{
+	if (!t->probing)
+		return;
+	tracker_collect_modes(t, p);
+	probes_detach(p);
+	tracer_forget_process(&t->bpf, p->pid);
 }
 
 static struct proc *find_alive(struct tracker *t, pid_t pid)
@@ -101,6 +165,7 @@ static void mark_exited(struct tracker *t, struct proc *p)
 		p->csv_closed = true;
 	}
 	/* Its figures stay for the summary; its address space is gone. */
+	release_probes(t, p);
 	proc_release_mm(p);
 	tracer_remove_process(&t->bpf, p->pid);
 }
@@ -115,6 +180,9 @@ static void timed_sync(struct tracker *t, struct proc *p)
 		return;		/* exiting: its EXIT event follows */
 	cost = mono_now() - t0;
 	t->smaps_cost = t->smaps_cost ? 0.9 * t->smaps_cost + 0.1 * cost : cost;
+	/* Libraries loaded since the last read get their probes now. */
+	if (t->probing)
+		probes_update(&t->probes, &t->bpf, p);
 }
 
 int tracker_add_pid(struct tracker *t, pid_t pid, bool follow_only)
@@ -164,8 +232,20 @@ static void on_exec(struct tracker *t, const struct ev_task *e)
 	proc_reset_mm(p);
 	p->exec_seen = true;
 	identify(t, p);
+	if (t->probing && p->account)
+		probes_at_exec(&t->probes, &t->bpf, p, &t->cls);
 	tracer_add_process(&t->bpf, p->pid, 0,
 			   TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0));
+}
+
+/*
+ * The loader mapped a library's code. A process waiting for its probes gets
+ * them now rather than at the next sample: MPI_Init may be only
+ * milliseconds away.
+ */
+static bool maps_new_code(const struct ev_syscall *e)
+{
+	return e->nr == NR_MMAP && e->ret > 0 && (e->args[2] & PROT_EXEC) && !(e->args[3] & MAP_ANONYMOUS);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -199,12 +279,15 @@ static int on_event(void *ctx, void *data, size_t size)
 	case EV_RSS:
 		t->rss_events++;
 		if (p->account && size >= sizeof(struct ev_rss))
-			proc_apply_rss(p, data);
+			proc_apply_rss(p, &t->cls, data, event_time(t, h));
 		break;
 	case EV_SYSCALL:
 		t->syscall_events++;
-		if (p->account && size >= EV_SYSCALL_NOSTACK_SIZE)
-			proc_apply_syscall(p, &t->cls, data);
+		if (!p->account || size < EV_SYSCALL_NOSTACK_SIZE)
+			break;
+		proc_apply_syscall(p, &t->cls, data, event_time(t, h));
+		if (maps_new_code(data) && t->probing && probes_waiting(&t->probes, p))
+			timed_sync(t, p);
 		break;
 	}
 	return 0;
@@ -219,9 +302,22 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	t->self = getpid();
 	t->pss_period = opt->pss_interval_ms / 1000.0;
 	classifier_init(&t->cls, specs);
+	t->probing = opt->mpi_calls || opt->heap;
+	if (t->probing && probes_init(&t->probes, specs, opt->mpi_calls, opt->heap,
+				      opt->verbose, err, errlen))
+		return -1;
 	t->start_mono = mono_now();
-	return tracer_open(&t->bpf, opt->ringbuf_mb << 20, on_event, t, opt->verbose,
-			   err, errlen);
+	t->start_boot_ns = boot_ns_now();
+	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->heap, on_event, t, opt->verbose,
+			err, errlen)) {
+		if (t->probing)
+			probes_free(&t->probes);
+		t->probing = false;
+		return -1;
+	}
+	if (t->probing)
+		probes_attach_init(&t->probes, &t->bpf, specs);
+	return 0;
 }
 
 int tracker_open_output(struct tracker *t, const char *dir, char *err, size_t errlen)
@@ -287,6 +383,17 @@ static void sample_all(struct tracker *t)
 	}
 }
 
+/* The opt-in modes' files, with the kernel's counters of the live processes. */
+static void write_modes(struct tracker *t)
+{
+	if (!t->probing)
+		return;
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->alive)
+			tracker_collect_modes(t, t->procs[i]);
+	modes_write_csv(t);
+}
+
 static void rescan_job(struct tracker *t)
 {
 	struct pid_list found = {0};
@@ -323,6 +430,7 @@ int tracker_run(struct tracker *t, volatile int *stop)
 			}
 			if (now - t->last_summary >= SUMMARY_PERIOD_S) {
 				summary_write_csv(t);
+				write_modes(t);
 				t->last_summary = now;
 			}
 			if (!any_alive(t))
@@ -352,8 +460,14 @@ void tracker_finish(struct tracker *t)
 			proc_sample(p, tracker_now(t));
 	}
 	tracer_stats(&t->bpf, t->kstats);
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->alive)
+			release_probes(t, t->procs[i]);
+	if (t->probing)
+		probes_close_init(&t->probes);
 	tracer_close(&t->bpf);
 	summary_write_csv(t);
+	modes_write_csv(t);
 	if (!t->opt->quiet)
 		summary_print(t, stdout);
 	for (size_t i = 0; i < t->nprocs; i++)
@@ -361,6 +475,9 @@ void tracker_finish(struct tracker *t)
 	free(t->procs);
 	t->procs = NULL;
 	t->nprocs = 0;
+	if (t->probing)
+		probes_free(&t->probes);
+	t->probing = false;
 	if (t->out_open)
 		outdir_close(&t->out);
 }

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "csv_out.h"
 #include "job.h"
+#include "probes.h"
 #include "process.h"
 #include "spec.h"
 
@@ -23,6 +24,8 @@
 struct tracker {
 	const struct options *opt;
 	struct bpf_tracer bpf;
+	struct probes probes;		/* --mpi-calls, --heap */
+	bool probing;
 	struct classifier cls;
 	const struct spec_set *specs;
 	struct output_dir out;
@@ -35,6 +38,7 @@ struct tracker {
 	enum job_match match;
 	pid_t self;
 	double start_mono;		/* CLOCK_MONOTONIC at attach */
+	uint64_t start_boot_ns;		/* CLOCK_BOOTTIME then: the kernel's event clock */
 	double last_scan, last_summary;
 	double pss_period;		/* seconds between smaps reads of one process */
 	double smaps_cost;		/* running mean of one smaps read, seconds */
@@ -61,6 +65,9 @@ int tracker_run(struct tracker *t, volatile int *stop);
 
 /* Final sample, summary.csv and the terminal summary; detaches BPF. */
 void tracker_finish(struct tracker *t);
+
+/* Copy the opt-in modes' kernel counters for p into p (before writing them). */
+void tracker_collect_modes(struct tracker *t, struct proc *p);
 
 /* Monotonic seconds since attach. */
 double tracker_now(const struct tracker *t);

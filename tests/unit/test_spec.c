@@ -145,8 +145,36 @@ static void test_errors(void **state)
 		     "(want [a-z0-9_:.-], at most 63 characters)");
 	expect_error(FIX "bad/before.spec",
 		     FIX "bad/before.spec:2: 'path' before any 'component' line");
+	expect_error(FIX "bad/offset_hex.spec",
+		     FIX "bad/offset_hex.spec:3: want 'function NAME +OFFSET HEXBYTES' (offset 1-4095, 1-16 bytes of hex), got '+0x7 zz'");
+	expect_error(FIX "bad/offset_short.spec",
+		     FIX "bad/offset_short.spec:2: extra arguments to 'function'");
+	expect_error(FIX "bad/offset_sign.spec",
+		     FIX "bad/offset_sign.spec:2: want 'function NAME +OFFSET HEXBYTES' (offset 1-4095, 1-16 bytes of hex), got '9 4885ff'");
 	expect_error(FIX "nope.spec", FIX "nope.spec: No such file or directory");
 	expect_error(FIX "good", FIX "good: Is a directory");
+}
+
+/* A probe offset comes with the bytes that make it safe to use. */
+static void test_function_offsets(void **state)
+{
+	struct spec_set s;
+	char err[256];
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(spec_load_file(&s, FIX "offsets.spec", err, sizeof(err)), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.rules[0].pattern, "malloc");
+	assert_int_equal(s.rules[0].offset, 0);
+	assert_int_equal(s.rules[0].nexpect, 0);
+	assert_string_equal(s.rules[1].pattern, "free");
+	assert_int_equal(s.rules[1].offset, 9);
+	assert_int_equal(s.rules[1].nexpect, 5);
+	assert_memory_equal(s.rules[1].expect, "\x48\x85\xff\x0f\x84", 5);
+	assert_int_equal(s.rules[2].offset, 7);
+	assert_int_equal(s.rules[2].nexpect, 2);
+	spec_free(&s);
 }
 
 static void test_small_err_buffer(void **state)
@@ -308,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_matching),
 		cmocka_unit_test(test_empty_set),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_function_offsets),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_longest_name),
 		cmocka_unit_test(test_crlf),

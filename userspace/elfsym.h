@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Function symbols of an ELF file (libelf): where a named function starts
+ * in the file (for a uprobe), and which function holds a given file offset
+ * (to name a malloc call site). Both .symtab and .dynsym are read, so a
+ * stripped library still answers for its exported functions.
+ */
+#ifndef MEMATTR_ELFSYM_H
+#define MEMATTR_ELFSYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elfsym_func {
+	uint64_t vaddr, size;
+	char *name;
+};
+
+struct elfsym_seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct elfsym_table {
+	char *path;
+	struct elfsym_func *funcs;	/* sorted by vaddr */
+	size_t nfuncs;
+	struct elfsym_seg *segs;	/* PT_LOAD segments */
+	size_t nsegs;
+};
+
+/* Read the function symbols of path. 0 or -errno (-ENOEXEC: not ELF). */
+int elfsym_load(struct elfsym_table *t, const char *path);
+void elfsym_free(struct elfsym_table *t);
+
+/* File offset where function name starts. 0, or -ENOENT when not defined here. */
+int elfsym_func_offset(const struct elfsym_table *t, const char *name, uint64_t *file_off);
+
+/*
+ * Name of the function holding file offset off, and off's distance from
+ * its start; NULL when no function symbol covers it.
+ */
+const char *elfsym_name_at(const struct elfsym_table *t, uint64_t off, uint64_t *delta);
+
+/*
+ * The shared objects an executable or library asks the loader for: its
+ * DT_NEEDED names, and its DT_RUNPATH (or DT_RPATH) as written, with
+ * $ORIGIN still in it. Free with elfsym_needed_free. 0 or -errno.
+ */
+struct elfsym_needed {
+	char **names;
+	size_t n;
+	char *runpath;		/* NULL when none */
+};
+
+int elfsym_read_needed(const char *path, struct elfsym_needed *out);
+void elfsym_needed_free(struct elfsym_needed *nd);
+
+#endif

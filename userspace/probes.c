@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probes.h"
+#include "procfs.h"
+
+/* Where the loader looks when nothing else says (Debian's multiarch layout first). */
+#define DEFAULT_LIB_DIRS "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib"
+
+/* What each malloc-family function takes, by name. */
+static const struct {
+	const char *name;
+	enum heap_kind kind;
+} heap_functions[] = {
+	{ "malloc", HEAP_MALLOC },		{ "valloc", HEAP_MALLOC },
+	{ "pvalloc", HEAP_MALLOC },		{ "calloc", HEAP_CALLOC },
+	{ "realloc", HEAP_REALLOC },		{ "reallocarray", HEAP_REALLOCARRAY },
+	{ "memalign", HEAP_MEMALIGN },		{ "aligned_alloc", HEAP_MEMALIGN },
+	{ "posix_memalign", HEAP_POSIX_MEMALIGN }, { "free", HEAP_FREE },
+};
+
+static enum heap_kind heap_kind_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(heap_functions) / sizeof(heap_functions[0]); i++)
+		if (!strcmp(heap_functions[i].name, name))
+			return heap_functions[i].kind;
+	return HEAP_NONE;
+}
+
+static int add_target(struct probes *pr, const struct spec_rule *r, bool mpi, uint32_t cookie)
+{
+	struct probe_target *t = realloc(pr->targets, (pr->ntargets + 1) * sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	pr->targets = t;
+	t[pr->ntargets++] = (struct probe_target){
+		.rule = r, .component = component_id(r->component), .mpi = mpi, .cookie = cookie,
+	};
+	return 0;
+}
+
+int probes_init(struct probes *pr, const struct spec_set *specs, bool mpi_calls, bool heap,
+		bool verbose, char *err, size_t errlen)
+{
+	uint32_t nmpi = 0, nheap = 0;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->mpi_calls = mpi_calls;
+	pr->heap = heap;
+	pr->verbose = verbose;
+	for (size_t i = 0; i < specs->n; i++) {
+		const struct spec_rule *r = &specs->rules[i];
+		enum heap_kind kind;
+
+		if (r->kind != SPEC_FUNCTION)
+			continue;
+		if (mpi_calls && !strcmp(r->component, "mpi")) {
+			if (nmpi >= MPI_FN_MAX)
+				continue;
+			if (add_target(pr, r, true, ++nmpi))
+				goto nomem;
+		} else if (heap && !strcmp(r->component, "libc")) {
+			kind = heap_kind_of(r->pattern);
+			if (kind == HEAP_NONE) {
+				fprintf(stderr, "memattr-bpf: warning: %s:%d: '%s' is not a malloc-family function; --heap ignores it\n",
+					r->file, r->line, r->pattern);
+				continue;
+			}
+			if (add_target(pr, r, false, kind))
+				goto nomem;
+			nheap++;
+		}
+	}
+	if (mpi_calls && !nmpi) {
+		snprintf(err, errlen, "--mpi-calls: no spec lists a 'function' of component mpi");
+		return -1;
+	}
+	if (heap && !nheap) {
+		snprintf(err, errlen, "--heap: no spec lists a malloc-family 'function' of component libc");
+		return -1;
+	}
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	probes_free(pr);
+	return -1;
+}
+
+void probes_close_init(struct probes *pr)
+{
+	for (size_t i = 0; i < pr->ninit_fds; i++)
+		close(pr->init_fds[i]);
+	pr->ninit_fds = 0;
+}
+
+void probes_free(struct probes *pr)
+{
+	probes_close_init(pr);
+	for (size_t i = 0; i < pr->ninit_paths; i++)
+		free(pr->init_paths[i]);
+	for (size_t i = 0; i < pr->nfiles; i++)
+		elfsym_free(&pr->files[i]);
+	free(pr->targets);
+	memset(pr, 0, sizeof(*pr));
+}
+
+const char *probes_mpi_name(const struct probes *pr, uint32_t fn)
+{
+	for (size_t i = 0; i < pr->ntargets; i++)
+		if (pr->targets[i].mpi && pr->targets[i].cookie == fn)
+			return pr->targets[i].rule->pattern;
+	return "?";
+}
+
+const struct elfsym_table *probes_symbols(struct probes *pr, const char *path)
+{
+	struct elfsym_table t;
+
+	for (size_t i = 0; i < pr->nfiles; i++) {
+		if (strcmp(pr->files[i].path, path))
+			continue;
+		/* Keep the most recently used last: the first is evicted. */
+		t = pr->files[i];
+		memmove(&pr->files[i], &pr->files[i + 1], (pr->nfiles - i - 1) * sizeof(t));
+		pr->files[pr->nfiles - 1] = t;
+		return &pr->files[pr->nfiles - 1];
+	}
+	if (elfsym_load(&t, path))
+		return NULL;
+	if (pr->nfiles == PROBES_MAX_FILES) {
+		elfsym_free(&pr->files[0]);
+		memmove(&pr->files[0], &pr->files[1], (pr->nfiles - 1) * sizeof(t));
+		pr->nfiles--;
+	}
+	pr->files[pr->nfiles++] = t;
+	return &pr->files[pr->nfiles - 1];
+}
+
+/*
+ * Where to probe target in file: its entry, or the spec's +OFF when the
+ * function starts with the bytes the spec names (a build where it does not
+ * gets the entry, which is always safe, and a warning).
+ */
+static uint64_t probe_offset(struct probe_target *tg, const char *path, uint64_t entry)
+{
+	const struct spec_rule *r = tg->rule;
+	unsigned char buf[SPEC_EXPECT_MAX];
+	int fd;
+	bool same = false;
+
+	if (!r->offset)
+		return entry;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		same = pread(fd, buf, r->nexpect, (off_t)entry) == (ssize_t)r->nexpect &&
+		       !memcmp(buf, r->expect, r->nexpect);
+		close(fd);
+	}
+	if (same)
+		return entry + r->offset;
+	if (!tg->entry_fallback_warned)
+		fprintf(stderr, "memattr-bpf: warning: %s in %s does not start as %s:%d expects; probing its entry (slower)\n",
+			r->pattern, path, r->file, r->line);
+	tg->entry_fallback_warned = true;
+	return entry;
+}
+
+static void keep_link(struct probes *pr, struct proc *p, int fd, size_t nprobes)
+{
+	int *v;
+
+	if (fd < 0) {
+		pr->failed += nprobes;
+		return;
+	}
+	v = realloc(p->link_fds, (p->nlinks + 1) * sizeof(*v));
+	if (!v) {
+		close(fd);
+		pr->failed += nprobes;
+		return;
+	}
+	p->link_fds = v;
+	p->link_fds[p->nlinks++] = fd;
+	pr->attached += nprobes;
+}
+
+/* Entry probes of every target, return probes of those that return memory. */
+struct probe_batch {
+	uint64_t off[2][PROBES_MAX_PER_FILE];
+	uint64_t cookie[2][PROBES_MAX_PER_FILE];
+	size_t n[2];
+	bool mpi;
+};
+
+static void batch_add(struct probe_batch *b, const struct probe_target *tg, uint64_t off)
+{
+	bool with_return = tg->mpi || tg->cookie != HEAP_FREE;
+
+	if (b->n[0] >= PROBES_MAX_PER_FILE)
+		return;
+	b->mpi = tg->mpi;
+	b->off[0][b->n[0]] = off;
+	b->cookie[0][b->n[0]++] = tg->cookie;
+	if (!with_return)
+		return;
+	/*
+	 * The return probe sits with the entry probe: the offsets the specs
+	 * allow come before any push, so the return address is still at the
+	 * stack pointer there, which is all a return probe needs.
+	 */
+	b->off[1][b->n[1]] = off;
+	b->cookie[1][b->n[1]++] = tg->cookie;
+}
+
+/* One link for all entries, one for all returns: detaching costs a grace period per link. */
+static void attach_batch(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
+			 const struct probe_batch *b, const char *path)
+{
+	enum uprobe_prog enter = b->mpi ? UPROBE_MPI_ENTER : UPROBE_HEAP_ENTER;
+	enum uprobe_prog leave = b->mpi ? UPROBE_MPI_EXIT : UPROBE_HEAP_EXIT;
+	int fd;
+
+	if (!b->n[0])
+		return;
+	fd = tracer_attach_uprobes(bpf, enter, p->pid, path, b->off[0], b->cookie[0], b->n[0]);
+	if (fd < 0 && pr->verbose)
+		fprintf(stderr, "memattr-bpf: cannot probe %s (pid %d): %s\n", path, p->pid,
+			strerror(-fd));
+	keep_link(pr, p, fd, b->n[0]);
+	if (fd < 0)
+		return;
+	if (b->mpi)
+		p->mpi_probed = true;
+	else
+		p->heap_probed = true;
+	if (b->n[1])
+		keep_link(pr, p, tracer_attach_uprobes(bpf, leave, p->pid, path, b->off[1],
+						       b->cookie[1], b->n[1]), b->n[1]);
+}
+
+static bool is_init_function(const struct probe_target *tg)
+{
+	return tg->mpi && (!strcmp(tg->rule->pattern, "MPI_Init") ||
+			   !strcmp(tg->rule->pattern, "MPI_Init_thread"));
+}
+
+static bool init_probed(const struct probes *pr, const struct probe_target *tg, const char *path)
+{
+	if (!is_init_function(tg))
+		return false;
+	for (size_t i = 0; i < pr->ninit_paths; i++)
+		if (!strcmp(pr->init_paths[i], path))
+			return true;
+	return false;
+}
+
+/* Probe the init calls of one MPI library in every process (pid 0: all). */
+static void attach_init_file(struct probes *pr, struct bpf_tracer *bpf, const char *path)
+{
+	const struct elfsym_table *syms = probes_symbols(pr, path);
+	uint64_t off[4], cookie[4];
+	size_t n = 0;
+	int fd;
+
+	if (!syms || pr->ninit_paths == PROBES_MAX_GLOBAL)
+		return;
+	for (size_t i = 0; i < pr->ntargets && n < 4; i++) {
+		struct probe_target *tg = &pr->targets[i];
+		uint64_t entry;
+
+		if (is_init_function(tg) && !elfsym_func_offset(syms, tg->rule->pattern, &entry)) {
+			off[n] = entry;
+			cookie[n++] = tg->cookie;
+		}
+	}
+	if (!n)
+		return;
+	fd = tracer_attach_uprobes(bpf, UPROBE_MPI_ENTER, 0, path, off, cookie, n);
+	if (fd < 0)
+		return;
+	pr->init_fds[pr->ninit_fds++] = fd;
+	fd = tracer_attach_uprobes(bpf, UPROBE_MPI_EXIT, 0, path, off, cookie, n);
+	if (fd >= 0)
+		pr->init_fds[pr->ninit_fds++] = fd;
+	pr->init_paths[pr->ninit_paths] = strdup(path);
+	if (pr->init_paths[pr->ninit_paths])
+		pr->ninit_paths++;
+}
+
+void probes_attach_init(struct probes *pr, struct bpf_tracer *bpf, const struct spec_set *specs)
+{
+	const char *ld = getenv("LD_LIBRARY_PATH");
+	char dirs[8192], *save = NULL, *dir;
+
+	if (!pr->mpi_calls)
+		return;
+	snprintf(dirs, sizeof(dirs), "%s%s%s", ld ? ld : "", ld ? ":" : "", DEFAULT_LIB_DIRS);
+	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char path[PATH_MAX], real[PATH_MAX];
+			const char *comp;
+			bool seen = false;
+
+			if (strncmp(de->d_name, "lib", 3) || !strstr(de->d_name, ".so"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			comp = spec_component_for_path(specs, path);
+			if (!comp || strcmp(comp, "mpi") || !realpath(path, real))
+				continue;
+			for (size_t i = 0; i < pr->ninit_paths; i++)
+				seen |= !strcmp(pr->init_paths[i], real);
+			if (!seen)
+				attach_init_file(pr, bpf, real);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
+/* Probe every target defined in one library of p; aliases (one address) once. */
+static void probe_file(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
+		       const struct code_map *m)
+{
+	char path[PATH_MAX + 32];
+	const struct elfsym_table *syms = probes_symbols(pr, m->path);
+	struct probe_batch *b;
+
+	if (!syms)
+		return;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return;
+	for (size_t i = 0; i < pr->ntargets; i++) {
+		struct probe_target *tg = &pr->targets[i];
+		uint64_t entry, off;
+		bool dup = false;
+
+		if (tg->component != m->owner || elfsym_func_offset(syms, tg->rule->pattern, &entry))
+			continue;
+		tg->found = true;
+		if (init_probed(pr, tg, m->path))
+			continue;
+		off = probe_offset(tg, m->path, entry);
+		for (size_t k = 0; k < b->n[0]; k++)
+			dup |= b->off[0][k] == off;
+		if (!dup)
+			batch_add(b, tg, off);
+	}
+	/* Through the process's root, so a process in a container is probed in its own file. */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
+	attach_batch(pr, bpf, p, b, path);
+	free(b);
+}
+
+static bool already_probed(const struct proc *p, const char *path)
+{
+	for (size_t i = 0; i < p->nprobed; i++)
+		if (!strcmp(p->probed_paths[i], path))
+			return true;
+	return false;
+}
+
+static bool wanted(const struct probes *pr, comp_id owner)
+{
+	for (size_t i = 0; i < pr->ntargets; i++)
+		if (pr->targets[i].component == owner)
+			return true;
+	return false;
+}
+
+static bool remember_probed(struct proc *p, const char *path)
+{
+	char **v = realloc(p->probed_paths, (p->nprobed + 1) * sizeof(*v));
+
+	if (!v)
+		return false;
+	p->probed_paths = v;
+	v[p->nprobed] = strdup(path);
+	if (!v[p->nprobed])
+		return false;
+	p->nprobed++;
+	return true;
+}
+
+/* Where the loader will find name: the first of dirs (':'-separated) that has it. */
+static bool find_in_dirs(const char *dirs, const char *origin, const char *name,
+			 char *out, size_t len)
+{
+	char buf[PATH_MAX], *save = NULL, *dir;
+	char *copy = strdup(dirs);
+	bool found = false;
+
+	if (!copy)
+		return false;
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		if (!strncmp(dir, "$ORIGIN", 7))
+			snprintf(buf, sizeof(buf), "%s%s/%s", origin, dir + 7, name);
+		else if (!strncmp(dir, "${ORIGIN}", 9))
+			snprintf(buf, sizeof(buf), "%s%s/%s", origin, dir + 9, name);
+		else
+			snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+		found = realpath(buf, out) != NULL;
+	}
+	free(copy);
+	(void)len;
+	return found;
+}
+
+void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
+		    const struct classifier *cls)
+{
+	char exe_link[64], exe[PATH_MAX], origin[PATH_MAX], lib[PATH_MAX];
+	struct environ_buf env = { 0 };
+	struct elfsym_needed nd;
+	const char *ldpath = NULL;
+	char *slash;
+
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", p->pid);
+	if (!realpath(exe_link, exe) || elfsym_read_needed(exe_link, &nd))
+		return;
+	snprintf(origin, sizeof(origin), "%s", exe);
+	slash = strrchr(origin, '/');
+	if (slash)
+		*slash = '\0';
+	if (!procfs_read_environ(p->pid, &env, 1 << 20))
+		ldpath = environ_get(&env, "LD_LIBRARY_PATH");
+	for (size_t i = 0; i < nd.n; i++) {
+		struct code_map m = { 0 };
+		bool is_code, found;
+
+		/* The loader's order: LD_LIBRARY_PATH, DT_RUNPATH, then the default directories. */
+		found = (ldpath && find_in_dirs(ldpath, origin, nd.names[i], lib, sizeof(lib))) ||
+			(nd.runpath && find_in_dirs(nd.runpath, origin, nd.names[i], lib, sizeof(lib))) ||
+			find_in_dirs(DEFAULT_LIB_DIRS, origin, nd.names[i], lib, sizeof(lib));
+		if (!found)
+			continue;
+		m.owner = classify_path(cls, lib, exe, &is_code);
+		m.path = lib;
+		if (!wanted(pr, m.owner) || already_probed(p, lib) || !remember_probed(p, lib))
+			continue;
+		probe_file(pr, bpf, p, &m);
+	}
+	environ_free(&env);
+	elfsym_needed_free(&nd);
+}
+
+void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p)
+{
+	bool probed_any = false;
+
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct code_map *m = &p->maps[i];
+
+		if (!wanted(pr, m->owner) || already_probed(p, m->path))
+			continue;
+		if (!remember_probed(p, m->path))
+			return;
+		probe_file(pr, bpf, p, m);
+		probed_any = true;
+	}
+	if (!probed_any)
+		return;
+	/*
+	 * Say once which spec functions are missing from a library that has
+	 * the others of its component (MPI_X absent from this libmpi).
+	 */
+	for (size_t i = 0; i < pr->ntargets; i++) {
+		struct probe_target *tg = &pr->targets[i];
+		bool sibling_found = false;
+
+		if (tg->found || tg->warned)
+			continue;
+		for (size_t k = 0; k < pr->ntargets; k++)
+			sibling_found |= pr->targets[k].found &&
+					 pr->targets[k].component == tg->component;
+		if (!sibling_found)
+			continue;
+		tg->warned = true;
+		fprintf(stderr, "memattr-bpf: warning: %s (%s:%d) is not in any %s library of pid %d; not probed\n",
+			tg->rule->pattern, tg->rule->file, tg->rule->line, tg->rule->component, p->pid);
+	}
+}
+
+bool probes_waiting(const struct probes *pr, const struct proc *p)
+{
+	return (pr->mpi_calls && !p->mpi_probed) || (pr->heap && !p->heap_probed);
+}
+
+void probes_detach(struct proc *p)
+{
+	for (size_t i = 0; i < p->nlinks; i++)
+		close(p->link_fds[i]);
+	free(p->link_fds);
+	p->link_fds = NULL;
+	p->nlinks = 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The opt-in modes' uprobes: which functions (the spec's `function` lines
+ * of component mpi for --mpi-calls, of component libc for --heap), where in
+ * which library file they start, and attaching them in each traced process
+ * as its libraries appear (at attach, and later dlopens). Probes are per
+ * process, so other people's processes that map the same library never hit
+ * them.
+ */
+#ifndef MEMATTR_PROBES_H
+#define MEMATTR_PROBES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf_loader.h"
+#include "classify.h"
+#include "elfsym.h"
+#include "process.h"
+#include "spec.h"
+
+#define PROBES_MAX_FILES	64	/* library files whose symbols are kept */
+#define PROBES_MAX_PER_FILE	MPI_FN_MAX	/* functions probed in one library */
+
+/* One function a mode probes, from one spec line. */
+struct probe_target {
+	const struct spec_rule *rule;
+	comp_id component;		/* files of this component are searched */
+	bool mpi;			/* --mpi-calls (else --heap) */
+	uint32_t cookie;		/* mpi: its index + 1; heap: enum heap_kind */
+	bool found, warned, entry_fallback_warned;
+};
+
+#define PROBES_MAX_GLOBAL	16	/* MPI libraries probed system-wide for their init calls */
+
+struct probes {
+	struct probe_target *targets;
+	size_t ntargets;
+	struct elfsym_table files[PROBES_MAX_FILES];	/* most recently used last */
+	size_t nfiles;
+	bool mpi_calls, heap, verbose;
+	/* MPI_Init/MPI_Init_thread, probed in every process (see probes_attach_init) */
+	char *init_paths[PROBES_MAX_GLOBAL];
+	int init_fds[2 * PROBES_MAX_GLOBAL];
+	size_t ninit_paths, ninit_fds;
+	uint64_t attached, failed;	/* probes placed, and attach failures */
+};
+
+/* Collect what the enabled modes probe. -1 with err when the specs list nothing for a mode. */
+int probes_init(struct probes *pr, const struct spec_set *specs, bool mpi_calls, bool heap,
+		bool verbose, char *err, size_t errlen);
+void probes_free(struct probes *pr);
+
+/*
+ * --mpi-calls: a rank calls MPI_Init milliseconds after exec, often before
+ * per-process probes can be placed. So the init calls alone are probed in
+ * every process that maps an MPI library found in LD_LIBRARY_PATH or the
+ * default directories (the kernel program ignores untraced processes: one
+ * probe hit per process lifetime for anyone else). Their detach is in
+ * probes_free.
+ */
+void probes_attach_init(struct probes *pr, struct bpf_tracer *bpf, const struct spec_set *specs);
+void probes_close_init(struct probes *pr);
+
+/*
+ * p has just exec'd: probe the libraries its program names (DT_NEEDED),
+ * found as the loader will find them, before the loader maps them -- the
+ * program may call MPI_Init a few milliseconds later.
+ */
+void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
+		    const struct classifier *cls);
+
+/* Probe the libraries p maps now that it had not mapped before. */
+void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p);
+
+/* True while p lacks the probes of an enabled mode (its libraries are still loading). */
+bool probes_waiting(const struct probes *pr, const struct proc *p);
+
+/* Remove p's probes (it exited, or tracing ends). */
+void probes_detach(struct proc *p);
+
+/* Name of MPI function fn (its cookie), "?" when unknown. */
+const char *probes_mpi_name(const struct probes *pr, uint32_t fn);
+
+/* The symbol table of path, loaded on first use; NULL when unreadable. */
+const struct elfsym_table *probes_symbols(struct probes *pr, const char *path);
+
+#endif
