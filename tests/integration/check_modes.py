@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Check the opt-in modes' files of a run of mpi_truth (--unit-mib U):
+
+    check_modes.py OUT_DIR --ranks N --unit-mib U
+
+mpi_calls.csv (--mpi-calls): every rank made one MPI_Init that grew the MPI
+library, and one MPI_Alloc_mem whose growth is exactly the block the rank
+asked for ((R+1)*2U MiB, every page touched), released by MPI_Free_mem.
+
+heap_sites.csv (--heap): per function of the workload, the calls and bytes
+asked for are exactly what mpi_truth.c and libtruth.c do by construction,
+and nothing is live at the end (everything was freed).
+"""
+import argparse
+import csv
+import os
+import re
+import sys
+
+MIB = 1024 * 1024
+SMALL = 1008
+MPI_CALLS_HEADER = ["rank", "pid", "function", "calls", "gained_bytes", "released_bytes",
+                    "net_bytes", "peak_bytes", "first_growth_s", "last_growth_s"]
+HEAP_HEADER = ["rank", "pid", "library", "site", "calls", "frees", "live_bytes",
+               "peak_live_bytes", "total_bytes"]
+
+
+def expected_heap(unit):
+    """{function: (calls, total_bytes)} for one rank whose unit is `unit` bytes."""
+    n_app, n_thread, n_lib = 4 * unit // 1024, 2 * unit // 1024, 2 * unit // 1024
+    return {
+        "phase_app_large": (1, 4 * unit),
+        "small_chunks": (n_app + n_thread, (n_app + n_thread) * SMALL),
+        "phase_app_calloc": (1, 2 * unit),
+        "phase_app_realloc": (2, unit + 3 * unit),
+        "phase_app_memalign": (1, 2 * unit),
+        "phase_strdup": (1, unit),
+        # large block, small chunks, and calloc of the pointer array
+        "truth_lib_alloc": (2 + n_lib, 3 * unit + n_lib * SMALL + n_lib * 8),
+    }
+
+
+def read(path, header, fails):
+    if not os.path.isfile(path):
+        fails.append(f"{path}: missing")
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows or rows[0] != header:
+        fails.append(f"{path}: header {rows[0] if rows else None}, want {header}")
+        return []
+    return [dict(zip(header, r)) for r in rows[1:]]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--ranks", type=int, required=True)
+    ap.add_argument("--unit-mib", type=int, required=True)
+    a = ap.parse_args()
+    fails = []
+
+    calls = read(os.path.join(a.out_dir, "mpi_calls.csv"), MPI_CALLS_HEADER, fails)
+    sites = read(os.path.join(a.out_dir, "heap_sites.csv"), HEAP_HEADER, fails)
+    for rank in range(a.ranks):
+        unit = (rank + 1) * a.unit_mib * MIB
+        mine = {r["function"]: r for r in calls if r["rank"] == str(rank)}
+        init = mine.get("MPI_Init")
+        if not init or int(init["calls"]) != 1 or int(init["gained_bytes"]) <= 0:
+            fails.append(f"rank {rank}: MPI_Init not seen once with growth: {init}")
+        am, fm = mine.get("MPI_Alloc_mem"), mine.get("MPI_Free_mem")
+        if not am or int(am["calls"]) != 1 or int(am["gained_bytes"]) != 2 * unit:
+            fails.append(f"rank {rank}: MPI_Alloc_mem growth {am and am['gained_bytes']}, "
+                         f"want exactly {2 * unit}")
+        if not fm or int(fm["released_bytes"]) != 2 * unit:
+            fails.append(f"rank {rank}: MPI_Free_mem released {fm and fm['released_bytes']}, "
+                         f"want exactly {2 * unit}")
+        got = {}
+        for r in sites:
+            if r["rank"] != str(rank):
+                continue
+            m = re.match(r"^(mpi_truth|libtruth\.so):([A-Za-z0-9_]+)\+0x[0-9a-f]+$", r["site"])
+            if not m:
+                continue
+            c, t = got.get(m.group(2), (0, 0))
+            got[m.group(2)] = (c + int(r["calls"]), t + int(r["total_bytes"]))
+            if int(r["live_bytes"]) != 0:
+                fails.append(f"rank {rank}: {r['site']} still has {r['live_bytes']} B live")
+            want_lib = "lib:libtruth.so" if m.group(1) == "libtruth.so" else "app"
+            if r["library"] != want_lib:
+                fails.append(f"rank {rank}: {r['site']} in library {r['library']}, want {want_lib}")
+        for fn, (c, t) in expected_heap(unit).items():
+            if got.get(fn) != (c, t):
+                fails.append(f"rank {rank}: heap site {fn}: (calls, bytes) {got.get(fn)}, "
+                             f"want exactly {(c, t)}")
+        if not fails:
+            print(f"rank {rank}: MPI_Init +{int(init['gained_bytes']) / MIB:.2f} MiB, "
+                  f"MPI_Alloc_mem +{int(am['gained_bytes']) / MIB:.2f} MiB exact, "
+                  f"{len(got)} heap sites exact")
+    for f in fails:
+        print(f"FAIL: {f}")
+    if fails:
+        return 1
+    print(f"check_modes: mpi_calls.csv and heap_sites.csv match the workload for {a.ranks} rank(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+#!/bin/bash
+# The opt-in modes on a job traced from its launch: `memattr-bpf --mpi-calls
+# --heap -- mpirun ... mpi_truth`. MPI_Init and MPI_Alloc_mem growth per
+# rank in mpi_calls.csv, exact bytes per call site in heap_sites.csv, the
+# default attribution still right with the probes in place, and nothing
+# left attached afterwards.
+source "$(dirname "$0")/lib.sh"
+
+NP=2
+UNIT_MIB=1
+
+it_setup
+uid=$(id -u "$TEST_USER")
+gid=$(id -g "$TEST_USER")
+OUT=$TMPD/out
+TOOL_ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	HOME=/root USER=root LOGNAME=root SUDO_USER="$TEST_USER" SUDO_UID="$uid" SUDO_GID="$gid")
+TOOL_ERR=$TMPD/tool.err
+log "starting: memattr-bpf --mpi-calls --heap --output $OUT -- mpirun ... mpi_truth"
+TOOL_START=$EPOCHREALTIME
+"${TOOL_ENV[@]}" "$MEMATTR_BIN" --mpi-calls --heap --output "$OUT" -- mpirun --oversubscribe \
+	-np "$NP" "$TMPD/bin/mpi_truth" --log-dir "$LOGS" --go-file "$GO_FILE" \
+	--unit-mib "$UNIT_MIB" --plateau-ms 600 >"$TMPD/tool.out" 2>"$TOOL_ERR" &
+TOOL_PID=$!
+track_pid "$TOOL_PID"
+JOB_OUT=$TMPD/tool.out
+wait_tool_ready 30
+MPIRUN_PID=$(find_descendant "$TOOL_PID" mpirun 15) ||
+	fail "no mpirun below the tool; tool stderr: $(cat "$TOOL_ERR")"
+track_pid "$MPIRUN_PID"
+wait_ranks "$NP" 30
+wait_events truth ready "$NP" 30
+check_tool_holds_bpf
+start_sampler "$TMPD/sampler.csv"
+go
+
+wait_tool_ok 120 "the launched job ended"
+stop_sampler
+check_no_bpf_leftovers
+run_checker "$OUT" --ranks "$NP" --sampler "$TMPD/sampler.csv"
+"$PY" "$IT_DIR/check_truth.py" "$OUT" --ranks "$NP" --sampler "$TMPD/sampler.csv" \
+	--log-dir "$LOGS" --t-line "$T_LINE" || fail "attribution with the probes in place differs from the truth"
+log "checking the modes' files: check_modes.py"
+"$PY" "$IT_DIR/check_modes.py" "$OUT" --ranks "$NP" --unit-mib "$UNIT_MIB" ||
+	fail "mpi_calls.csv / heap_sites.csv differ from the workload (above)"
+pass
