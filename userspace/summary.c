@@ -21,6 +21,51 @@ static void write_stats(FILE *f, const struct proc *p, const char *name,
 	summary_write_row(f, &row);
 }
 
+static void unwind_totals(const struct tracker *t, uint64_t *requests, uint64_t *failures)
+{
+	*requests = *failures = 0;
+	for (size_t i = 0; i < t->nprocs; i++) {
+		*requests += t->procs[i]->requests;
+		*failures += t->procs[i]->unknown_callers;
+	}
+}
+
+/*
+ * run_info.csv: how the run went, as key,value rows -- events seen and
+ * dropped, requests whose caller was not found, probes placed. The report
+ * shows them; a user should never have to guess whether figures are whole.
+ */
+static int write_run_info(struct tracker *t)
+{
+	uint64_t requests, failures;
+	char tmp[256];
+	FILE *f;
+
+	if (t->bpf.skel)
+		tracer_stats(&t->bpf, t->kstats);
+	unwind_totals(t, &requests, &failures);
+	f = outdir_begin_replace(&t->out, "run_info.csv", tmp, sizeof(tmp));
+	if (!f)
+		return -1;
+	fprintf(f, "key,value\n");
+	fprintf(f, "interval_ms,%u\n", t->opt->interval_ms);
+	fprintf(f, "modes,%s%s%s\n", t->opt->mpi_calls ? "mpi-calls" : "",
+		t->opt->mpi_calls && t->opt->heap ? " " : "", t->opt->heap ? "heap" : "");
+	fprintf(f, "duration_s,%.3f\n", tracker_now(t));
+	fprintf(f, "events,%llu\n", (unsigned long long)t->events);
+	fprintf(f, "dropped_events,%llu\n", (unsigned long long)t->kstats[STAT_RINGBUF_DROPS]);
+	fprintf(f, "stack_read_failures,%llu\n", (unsigned long long)t->kstats[STAT_STACK_READ_FAIL]);
+	fprintf(f, "rss_changes_without_cause,%llu\n", (unsigned long long)t->kstats[STAT_NO_CTX_RSS]);
+	fprintf(f, "memory_requests,%llu\n", (unsigned long long)requests);
+	fprintf(f, "unwind_failures,%llu\n", (unsigned long long)failures);
+	fprintf(f, "heap_blocks_untracked,%llu\n", (unsigned long long)t->kstats[STAT_HEAP_FULL]);
+	fprintf(f, "processes_refused,%llu\n", (unsigned long long)t->procs_refused);
+	if (t->probing)
+		fprintf(f, "probes_attached,%llu\nprobe_failures,%llu\n",
+			(unsigned long long)t->probes.attached, (unsigned long long)t->probes.failed);
+	return outdir_commit(&t->out, f, tmp, "run_info.csv");
+}
+
 int summary_write_csv(struct tracker *t)
 {
 	char tmp[256];
@@ -31,6 +76,8 @@ int summary_write_csv(struct tracker *t)
 	f = outdir_begin_replace(&t->out, "summary.csv", tmp, sizeof(tmp));
 	if (!f)
 		return -1;
+	if (write_run_info(t))
+		fprintf(stderr, "memattr-bpf: cannot write run_info.csv\n");
 	summary_write_header(f);
 	for (size_t i = 0; i < t->nprocs; i++) {
 		const struct proc *p = t->procs[i];
@@ -80,6 +127,7 @@ void summary_print(struct tracker *t, FILE *f)
 {
 	struct proc **sorted = calloc(t->nprocs ? t->nprocs : 1, sizeof(*sorted));
 	comp_id mpi = component_id("mpi");
+	uint64_t requests, failures;
 	size_t n = 0;
 
 	if (!sorted)
@@ -115,6 +163,13 @@ void summary_print(struct tracker *t, FILE *f)
 		(unsigned long long)t->kstats[STAT_RINGBUF_DROPS],
 		(unsigned long long)t->kstats[STAT_STACK_READ_FAIL],
 		(unsigned long long)t->kstats[STAT_NO_CTX_RSS]);
+	unwind_totals(t, &requests, &failures);
+	fprintf(f, "memory requests (mmap, brk, mprotect): %llu; requester not found on the stack: %llu%s\n",
+		(unsigned long long)requests, (unsigned long long)failures,
+		failures ? " (their memory is in unattributed)" : "");
+	if (t->kstats[STAT_HEAP_FULL])
+		fprintf(f, "warning: %llu heap blocks were not tracked (--heap table full)\n",
+			(unsigned long long)t->kstats[STAT_HEAP_FULL]);
 	if (t->kstats[STAT_RINGBUF_DROPS])
 		fprintf(f, "warning: %llu events were dropped (ring buffer full): components between smaps reads are less exact; try --ringbuf-mb\n",
 			(unsigned long long)t->kstats[STAT_RINGBUF_DROPS]);
