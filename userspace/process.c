@@ -310,7 +310,9 @@ static comp_id requested_owner(struct proc *p, const struct classifier *cls,
 
 	p->requests++;
 	if (!requester_find(&p->code, &p->regions, cls->libc, e, &rq)) {
-		p->unknown_callers++;
+		/* libc or the loader for itself (program start) is not a failure to unwind. */
+		if (!rq.libc_only)
+			p->unknown_callers++;
 		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
 	}
 	if (!rq.owner_final) {

@@ -77,6 +77,7 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	if (e->heap_site && code_owner(&s, e->heap_site, &res.owner) && res.owner != forwarder) {
 		res.caller = e->heap_site;
 	} else if (!callscan_find_caller(e->stack, len, forwarder, &ops, &res)) {
+		rq->libc_only = res.frames > 0;
 		return false;
 	}
 	r = regions_find(regions, res.caller);

@@ -37,11 +37,14 @@ struct requester {
 	uint64_t caller;	/* return address into the requesting code, 0: not found */
 	comp_id owner;		/* owner of the code at caller */
 	bool owner_final;	/* its mapping was classified by /proc (not only seen mmapped) */
+	bool libc_only;		/* not found, but the stack showed libc/loader frames: libc acting for itself */
 };
 
 /*
  * Find who asked for the memory of syscall event e. Returns false when no
- * return address outside the forwarder was found in the stack copy.
+ * return address outside the forwarder was found in the stack copy; then
+ * rq->libc_only tells whether libc frames were (the loader at startup) or
+ * nothing was (an unwinding failure).
  */
 bool requester_find(struct code_reader *cr, struct region_table *regions,
 		    comp_id forwarder, const struct ev_syscall *e, struct requester *rq);

@@ -137,7 +137,7 @@ void summary_print(struct tracker *t, FILE *f)
 			sorted[n++] = t->procs[i];
 	qsort(sorted, n, sizeof(*sorted), by_rank);
 
-	fprintf(f, "memattr-bpf: %zu processes traced%s%s\n", n,
+	fprintf(f, "memattr-bpf: %zu process%s traced%s%s\n", n, n == 1 ? "" : "es",
 		t->out_open ? "; CSVs in " : "", t->out_open ? t->out.path : "");
 	fprintf(f, "%-10s %8s %12s %8s  %s\n", "process", "peak MiB", "at time_s",
 		"mpi %", "top components at the peak (MiB)");

@@ -234,6 +234,9 @@ static void on_exec(struct tracker *t, const struct ev_task *e)
 	identify(t, p);
 	if (t->probing && p->account)
 		probes_at_exec(&t->probes, &t->bpf, p, &t->cls);
+	/* The new image's code must be known before its first requests arrive. */
+	if (p->account)
+		timed_sync(t, p);
 	tracer_add_process(&t->bpf, p->pid, 0,
 			   TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0));
 }
@@ -303,6 +306,7 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	t->pss_period = opt->pss_interval_ms / 1000.0;
 	classifier_init(&t->cls, specs);
 	t->probing = opt->mpi_calls || opt->heap;
+	status_line_init(&t->status, opt->quiet);
 	if (t->probing && probes_init(&t->probes, specs, opt->mpi_calls, opt->heap,
 				      opt->verbose, err, errlen))
 		return -1;
@@ -424,6 +428,7 @@ int tracker_run(struct tracker *t, volatile int *stop)
 		if (now >= next) {
 			tracer_drain(&t->bpf);
 			sample_all(t);
+			status_line_update(&t->status, t, now);
 			if (t->match == JOB_MATCH_ENV && now - t->last_scan >= RESCAN_PERIOD_S) {
 				rescan_job(t);
 				t->last_scan = now;
@@ -452,6 +457,7 @@ int tracker_run(struct tracker *t, volatile int *stop)
 
 void tracker_finish(struct tracker *t)
 {
+	status_line_clear(&t->status);
 	tracer_drain(&t->bpf);
 	for (size_t i = 0; i < t->nprocs; i++) {
 		struct proc *p = t->procs[i];

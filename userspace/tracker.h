@@ -18,6 +18,7 @@
 #include "probes.h"
 #include "process.h"
 #include "spec.h"
+#include "status_line.h"
 
 #define TRACKER_MAX_PROCS	4096	/* bounded: beyond it new processes are counted, not traced */
 
@@ -25,6 +26,7 @@ struct tracker {
 	const struct options *opt;
 	struct bpf_tracer bpf;
 	struct probes probes;		/* --mpi-calls, --heap */
+	struct status_line status;	/* on a terminal only */
 	bool probing;
 	struct classifier cls;
 	const struct spec_set *specs;
