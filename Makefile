@@ -16,7 +16,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -I
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
-PURE_MODULES := components spec procfs regions csv_out cli classify callscan mpi_fn \
+PURE_MODULES := components spec procfs regions csv_out cli classify callscan mpi_fn elfsym \
 		report_csv report_stats report_svg
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_OBJS  := $(patsubst userspace/%.c,$(BUILD)/%.o,$(wildcard userspace/*.c))
@@ -55,7 +55,7 @@ install: memattr-bpf
 	install -m 0644 uprobe_specs/*.spec $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs/
 
 $(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)
-	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lm
+	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; (cd tests/unit && ../../$$t); done

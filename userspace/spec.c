@@ -327,23 +327,27 @@ static bool library_match(const char *pattern, const char *base)
 	return !fnmatch(versioned, base, 0);
 }
 
-const char *spec_component_for_path(const struct spec_set *set, const char *path)
+bool spec_rule_matches(const struct spec_rule *r, const char *path)
 {
 	const char *base;
 
 	if (!path || !path[0])
-		return NULL;
+		return false;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct spec_rule *r = &set->rules[i];
+	if (r->kind == SPEC_LIBRARY)
+		return base[0] && library_match(r->pattern, base);
+	/* No FNM_PATHNAME: "/tmp/ompi.*" covers the whole session tree. */
+	if (r->kind == SPEC_PATH)
+		return !fnmatch(r->pattern, path, 0);
+	return false;
+}
 
-		if (r->kind == SPEC_LIBRARY && base[0] && library_match(r->pattern, base))
-			return r->component;
-		/* No FNM_PATHNAME: "/tmp/ompi.*" covers the whole session tree. */
-		if (r->kind == SPEC_PATH && !fnmatch(r->pattern, path, 0))
-			return r->component;
-	}
+const char *spec_component_for_path(const struct spec_set *set, const char *path)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (spec_rule_matches(&set->rules[i], path))
+			return set->rules[i].component;
 	return NULL;
 }
 

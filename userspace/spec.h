@@ -63,6 +63,9 @@ int spec_load_file(struct spec_set *set, const char *path, char *err, size_t err
 /* Load every *.spec in dir, in name order. */
 int spec_load_dir(struct spec_set *set, const char *dir, char *err, size_t errlen);
 
+/* Whether a library or path rule matches the mapped file at path. */
+bool spec_rule_matches(const struct spec_rule *r, const char *path);
+
 /* Component owning the mapped file at path, or NULL when no rule matches. */
 const char *spec_component_for_path(const struct spec_set *set, const char *path);
 

@@ -455,6 +455,34 @@ int tracker_run(struct tracker *t, volatile int *stop)
 	return 0;
 }
 
+static bool mapped_anywhere(const struct tracker *t, const struct spec_rule *r)
+{
+	for (size_t i = 0; i < t->nprocs; i++)
+		for (size_t k = 0; k < t->procs[i]->nmaps; k++)
+			if (spec_rule_matches(r, t->procs[i]->maps[k].path))
+				return true;
+	return false;
+}
+
+/*
+ * A --spec file the user wrote for this job that names a library no traced
+ * process mapped is probably a typo: say so (the built-in specs list many
+ * optional libraries, and are not checked).
+ */
+static void warn_unused_user_specs(const struct tracker *t)
+{
+	for (size_t i = 0; i < t->specs->n; i++) {
+		const struct spec_rule *r = &t->specs->rules[i];
+		bool user = false;
+
+		for (size_t k = 0; k < t->opt->nspecs; k++)
+			user |= !strcmp(r->file, t->opt->specs[k]);
+		if (user && (r->kind == SPEC_LIBRARY || r->kind == SPEC_PATH) && !mapped_anywhere(t, r))
+			fprintf(stderr, "memattr-bpf: warning: %s:%d: no traced process mapped a file matching '%s'\n",
+				r->file, r->line, r->pattern);
+	}
+}
+
 void tracker_finish(struct tracker *t)
 {
 	status_line_clear(&t->status);
@@ -474,6 +502,7 @@ void tracker_finish(struct tracker *t)
 	tracer_close(&t->bpf);
 	summary_write_csv(t);
 	modes_write_csv(t);
+	warn_unused_user_specs(t);
 	if (!t->opt->quiet)
 		summary_print(t, stdout);
 	for (size_t i = 0; i < t->nprocs; i++)

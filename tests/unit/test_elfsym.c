@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ELF symbols: the file offset of a function (where a uprobe goes) and the
+ * function at a file offset (naming a call site), checked against this very
+ * test binary, whose function addresses the running process knows; and the
+ * libraries it asks the loader for.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "elfsym.h"
+
+__attribute__((noinline)) int elfsym_test_target(int x);
+__attribute__((noinline)) int elfsym_test_target(int x)
+{
+	return x * 3 + 1;
+}
+
+/* File offset of a code address of this process, from /proc/self/maps. */
+static uint64_t file_offset_of(uint64_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long start, end, off;
+	char line[512], perms[8];
+	uint64_t res = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx", &start, &end, perms, &off) == 4 &&
+		    addr >= start && addr < end)
+			res = addr - start + off;
+	fclose(f);
+	return res;
+}
+
+static void test_offsets_and_names(void **state)
+{
+	struct elfsym_table t;
+	uint64_t off, delta, want;
+	const char *name;
+
+	(void)state;
+	assert_int_equal(elfsym_test_target(1), 4);
+	assert_int_equal(elfsym_load(&t, "/proc/self/exe"), 0);
+	want = file_offset_of((uint64_t)(uintptr_t)&elfsym_test_target);
+	assert_int_equal(elfsym_func_offset(&t, "elfsym_test_target", &off), 0);
+	assert_int_equal(off, want);
+	name = elfsym_name_at(&t, off + 3, &delta);
+	assert_non_null(name);
+	assert_string_equal(name, "elfsym_test_target");
+	assert_int_equal(delta, 3);
+	assert_int_equal(elfsym_func_offset(&t, "no_such_function_here", &off), -ENOENT);
+	/* An offset in no loaded segment names nothing. */
+	assert_null(elfsym_name_at(&t, 1ULL << 40, &delta));
+	elfsym_free(&t);
+}
+
+static void test_not_elf(void **state)
+{
+	struct elfsym_table t;
+	struct elfsym_needed nd;
+
+	(void)state;
+	assert_int_equal(elfsym_load(&t, "fixtures/garbage.bin"), -ENOEXEC);
+	assert_int_equal(elfsym_load(&t, "fixtures/no/such/file"), -ENOENT);
+	assert_int_equal(elfsym_read_needed("fixtures/garbage.bin", &nd), -ENOEXEC);
+}
+
+static void test_needed(void **state)
+{
+	struct elfsym_needed nd;
+	bool cmocka = false, libc = false;
+
+	(void)state;
+	assert_int_equal(elfsym_read_needed("/proc/self/exe", &nd), 0);
+	for (size_t i = 0; i < nd.n; i++) {
+		cmocka |= !strncmp(nd.names[i], "libcmocka.so", 12);
+		libc |= !strcmp(nd.names[i], "libc.so.6");
+	}
+	assert_true(cmocka);
+	assert_true(libc);
+	elfsym_needed_free(&nd);
+	assert_int_equal(nd.n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_offsets_and_names),
+		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_needed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
