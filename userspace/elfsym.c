@@ -98,24 +98,33 @@ static int read_segments(struct elfsym_table *t, Elf *e)
 	return 0;
 }
 
+/* Open path as an ELF file: 0 with *fd and *e set (close both), or -errno. */
+static int open_elf(const char *path, int *fd, Elf **e)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	*e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*e || elf_kind(*e) != ELF_K_ELF) {
+		if (*e)
+			elf_end(*e);
+		close(*fd);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 int elfsym_load(struct elfsym_table *t, const char *path)
 {
 	int fd, ret;
 	Elf *e;
 
 	memset(t, 0, sizeof(*t));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		close(fd);
-		return -ENOEXEC;
-	}
+	ret = open_elf(path, &fd, &e);
+	if (ret)
+		return ret;
 	t->path = strdup(path);
 	ret = t->path ? read_segments(t, e) : -ENOMEM;
 	if (!ret)
@@ -252,15 +261,11 @@ int elfsym_read_needed(const char *path, struct elfsym_needed *out)
 	Elf *e;
 
 	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	ret = e && elf_kind(e) == ELF_K_ELF ? read_dynamic(e, out) : -ENOEXEC;
-	if (e)
-		elf_end(e);
+	ret = open_elf(path, &fd, &e);
+	if (ret)
+		return ret;
+	ret = read_dynamic(e, out);
+	elf_end(e);
 	close(fd);
 	if (ret)
 		elfsym_needed_free(out);

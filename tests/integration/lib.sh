@@ -137,9 +137,13 @@ ensure_test_user() {
 it_setup() {
 	[ "$(id -u)" -eq 0 ] || fail "must run as root (it loads BPF programs)"
 	[ -x "$MEMATTR_BIN" ] || fail "no tool binary at $MEMATTR_BIN (run make)"
-	if [ ! -x "$WORKLOAD_SRC_BIN/mpi_phases" ] || [ ! -x "$WORKLOAD_SRC_BIN/mpi_hold" ]; then
-		make -s -C "$REPO/tests/workloads" >/dev/null || fail "cannot build the workloads"
-	fi
+	local w
+	for w in mpi_phases mpi_hold mpi_truth mpi_dlopen libtruth.so libplugin.so; do
+		if [ ! -x "$WORKLOAD_SRC_BIN/$w" ]; then
+			make -s -C "$REPO/tests/workloads" >/dev/null || fail "cannot build the workloads"
+			break
+		fi
+	done
 	trap it_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
@@ -371,6 +375,14 @@ check_no_bpf_leftovers() {
 check_tool_holds_bpf() {
 	"$PY" "$IT_DIR/bpf_leftovers.py" --held-by "$TOOL_PID" ||
 		fail "the running tool (pid $TOOL_PID) holds no BPF program named ma_*"
+}
+
+# SUDO_ENV: the environment sudo's env_reset leaves for the tool, plus the
+# SUDO_* variables naming the test user (launch mode runs CMD as that user).
+set_sudo_env() {
+	SUDO_ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+		HOME=/root USER=root LOGNAME=root SUDO_USER="$TEST_USER"
+		SUDO_UID="$(id -u "$TEST_USER")" SUDO_GID="$(id -g "$TEST_USER")")
 }
 
 run_checker() {

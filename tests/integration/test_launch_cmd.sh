@@ -13,15 +13,12 @@ ALLOC_MEM_MIB=4		# MPI_Alloc_mem: the MPI library's memory
 
 it_setup
 uid=$(id -u "$TEST_USER")
-gid=$(id -g "$TEST_USER")
 OUT=$TMPD/out
-# What sudo's env_reset leaves, plus the SUDO_* variables it adds.
-TOOL_ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-	HOME=/root USER=root LOGNAME=root SUDO_USER="$TEST_USER" SUDO_UID="$uid" SUDO_GID="$gid")
+set_sudo_env
 TOOL_ERR=$TMPD/tool.err
-log "starting: ${TOOL_ENV[*]} memattr-bpf --output $OUT -- mpirun ..."
+log "starting: ${SUDO_ENV[*]} memattr-bpf --output $OUT -- mpirun ..."
 TOOL_START=$EPOCHREALTIME
-"${TOOL_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- mpirun --oversubscribe -np "$NP" \
+"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- mpirun --oversubscribe -np "$NP" \
 	"$TMPD/bin/mpi_phases" --log-dir "$LOGS" --go-file "$GO_FILE" \
 	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --alloc-mem-mib "$ALLOC_MEM_MIB" --plateau-ms 800 \
 	>"$TMPD/tool.out" 2>"$TOOL_ERR" &

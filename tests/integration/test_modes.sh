@@ -10,15 +10,12 @@ NP=2
 UNIT_MIB=1
 
 it_setup
-uid=$(id -u "$TEST_USER")
-gid=$(id -g "$TEST_USER")
 OUT=$TMPD/out
-TOOL_ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-	HOME=/root USER=root LOGNAME=root SUDO_USER="$TEST_USER" SUDO_UID="$uid" SUDO_GID="$gid")
+set_sudo_env
 TOOL_ERR=$TMPD/tool.err
 log "starting: memattr-bpf --mpi-calls --heap --output $OUT -- mpirun ... mpi_truth"
 TOOL_START=$EPOCHREALTIME
-"${TOOL_ENV[@]}" "$MEMATTR_BIN" --mpi-calls --heap --output "$OUT" -- mpirun --oversubscribe \
+"${SUDO_ENV[@]}" "$MEMATTR_BIN" --mpi-calls --heap --output "$OUT" -- mpirun --oversubscribe \
 	-np "$NP" "$TMPD/bin/mpi_truth" --log-dir "$LOGS" --go-file "$GO_FILE" \
 	--unit-mib "$UNIT_MIB" --plateau-ms 600 >"$TMPD/tool.out" 2>"$TOOL_ERR" &
 TOOL_PID=$!
