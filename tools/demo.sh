@@ -57,3 +57,6 @@ for rk in ranks:
     at = float(tot.get("peak_rss_time_s") or 0)
     print(f"{rk:>4} {tot.get('pid', '?'):>8} {peak('total'):>12} {at:6.2f} {peak('app')} {peak('mpi')}")
 PYEOF
+echo
+# One self-contained page with the timelines, heat maps and peak table.
+./memattr-bpf report "$OUT" && echo "Report: $OUT/report.html (open it in a browser; it needs no network)"
