@@ -4,11 +4,12 @@
 each component holds, plateau by plateau.
 
     check_truth.py OUT_DIR --ranks N --sampler FILE --log-dir DIR
-                   [--t-line MONO] [--tol 0.05] [--floor-kib 256]
+                   [--t-line MONO] [--tol 0.05] [--floor-kib 256] [--prefix truth]
 
 mpi_truth writes, per rank, its event log (truth-rank-R.csv) and what every
 plateau should show (expect-rank-R.csv: component growth over the baseline
-plateau, by construction). The tool's time axis is lined up with
+plateau, by construction). Other workloads that write the same two files
+(mpi_dlopen: dlopen-rank-R.csv) are checked with --prefix. The tool's time axis is lined up with
 CLOCK_MONOTONIC through the /proc sampler (as check_csv.py does). In every
 plateau, each component's rss must be within --tol of its truth (the
 baseline value plus the expected growth), plus a floor of --floor-kib for
@@ -51,7 +52,7 @@ def check_rank(ck, a, rank, sampler, rank_pid):
         return f"rank {rank}: FAIL"
     origin, unc = got
     margin = max(a.margin, unc + 0.05)
-    ev, _ = read_phase_log(os.path.join(a.log_dir, f"truth-rank-{rank}.csv"))
+    ev, _ = read_phase_log(os.path.join(a.log_dir, f"{a.prefix}-rank-{rank}.csv"))
     plateaus = read_expect(os.path.join(a.log_dir, f"expect-rank-{rank}.csv"))
     base = None
     worst = {}
@@ -100,6 +101,8 @@ def main():
     ap.add_argument("--tol", type=float, default=0.05)
     ap.add_argument("--floor-kib", type=int, default=256)
     ap.add_argument("--margin", type=float, default=0.2)
+    ap.add_argument("--prefix", default="truth",
+                    help="the workload's event log is PREFIX-rank-R.csv")
     a = ap.parse_args()
 
     ck = Checker()
