@@ -7,7 +7,9 @@ Programs held by a live memattr-bpf are another run's (this machine may be
 shared) and only reported. Uses bpftool's JSON output.
 
     bpf_leftovers.py              # the check above
-    bpf_leftovers.py --held-by PID  # exit 0 if PID holds some ma_* program"""
+    bpf_leftovers.py --held-by PID  # exit 0 if PID holds some ma_* program
+    bpf_leftovers.py --links-held-by PID [TYPE]  # exit 0 if PID holds a link to an
+                                                 # ma_* program (of link_type TYPE)"""
 import json
 import os
 import subprocess
@@ -66,7 +68,38 @@ def held_by(pid):
     return 0 if progs else 1
 
 
+def links_held_by(pid, want=None):
+    """Links (to ma_* programs) that pid holds, counted by the link_type its
+    fdinfo shows (e.g. uprobe_multi for the opt-in modes' probes)."""
+    names = {p["id"]: p.get("name", "") for p in bpftool("prog", "show")}
+    counts = {}
+    fddir = f"/proc/{pid}/fd"
+    for fd in os.listdir(fddir):
+        try:
+            if os.readlink(f"{fddir}/{fd}") != "anon_inode:bpf_link":
+                continue
+            info = {}
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    k, _, v = line.partition(":")
+                    info[k.strip()] = v.strip()
+        except OSError:
+            continue
+        prog = int(info.get("prog_id", "-1"))
+        if not names.get(prog, "").startswith("ma_"):
+            continue
+        kind = info.get("link_type", "?")
+        counts[kind] = counts.get(kind, 0) + 1
+    print(f"links to ma_* programs held by pid {pid}: "
+          + (" ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"))
+    if want is not None:
+        return 0 if counts.get(want) else 1
+    return 0 if counts else 1
+
+
 def main():
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--links-held-by":
+        return links_held_by(int(sys.argv[2]), sys.argv[3] if len(sys.argv) == 4 else None)
     if len(sys.argv) == 3 and sys.argv[1] == "--held-by":
         return held_by(int(sys.argv[2]))
     ours_only = os.environ.get("MEMATTR_LEFTOVER_STRICT") == "1"

@@ -370,6 +370,22 @@ check_no_bpf_leftovers() {
 	"$PY" "$IT_DIR/bpf_leftovers.py" || fail "BPF programs/links named ma_* left behind (above)"
 }
 
+# After SIGKILL the kernel releases the tool's programs and links when its
+# descriptors close; freeing them is deferred (RCU), so allow TIMEOUT seconds
+# before judging. Sets LEFTOVERS_GONE_AFTER (seconds).
+wait_no_bpf_leftovers() {
+	local timeout=$1 t0=$EPOCHREALTIME
+	while ! "$PY" "$IT_DIR/bpf_leftovers.py" >"$TMPD/leftovers.txt" 2>&1; do
+		if elapsed_since "$t0" "$timeout"; then
+			cat "$TMPD/leftovers.txt"
+			fail "BPF programs/links named ma_* still loaded ${timeout}s after the tool died (above)"
+		fi
+		sleep 0.1
+	done
+	LEFTOVERS_GONE_AFTER=$(seconds_since "$t0")
+	grep -v '^note:' "$TMPD/leftovers.txt" || true
+}
+
 # While the tool traces: it must hold programs named ma_*, or the leftover
 # check above would pass vacuously.
 check_tool_holds_bpf() {
