@@ -431,7 +431,7 @@ def main():
     out.append(f"- Repetitions: {M.get('reps_core')} for untraced and memattr-bpf modes, {M.get('reps_peer')} for "
                f"heaptrack / memleak / memnesia, {M.get('reps_massif')} for massif; time box {M.get('box_s')} s per "
                f"measurement; mini-app {M.get('miniapp_steps')} steps.")
-    out.append("- Reproduce: `sudo make bench` (about 15 minutes on this machine); "
+    out.append(f"- Reproduce: `sudo make bench` (this run: {dur / 60:.0f} minutes); "
                "`sudo BENCH_QUICK=1 make bench` for a 3-minute smoke run that leaves its report in its scratch dir.\n")
 
     out.append("## Targets (issue 5)\n")
@@ -498,7 +498,14 @@ def main():
                "(`dropped: N`).\n")
     best = storm_table(R, out)
     if best is not None:
+        nodrop = all(r["dropped"] == "0" for r in R.storm if r.get("stall_s", "0") in ("0", ""))
         out.append(f"Highest rate absorbed with no drop: **{fnum(best)} events/s**.\n")
+        if nodrop:
+            out.append("No step without the stop dropped anything: the per-event BPF work slows the faulting processes (compare the untraced "
+                       "and traced page rates) before the consumer falls behind, so on this machine the ceiling is the "
+                       "producers' own cost, not the tool's consumption. The stopped step shows a consumer that does "
+                       "fall behind: the ring buffer fills, the excess is dropped, and the drops are counted and "
+                       "reported (events seen + dropped = pages touched, within the few syscall events).\n")
 
     out.append("## Accuracy: the tool's per-rank peak against the kernel's\n")
     out.append("memattr-bpf (default mode) traces the job; a sampler reads each rank's /proc/PID/status (VmRSS, VmHWM) "
@@ -523,6 +530,15 @@ def main():
         for f in R.failures:
             out.append(f"- {f}")
         out.append("")
+        if any("SIGTRAP" in f for f in R.failures):
+            out.append("A valgrind run that dies with SIGTRAP in PMPI_Init: another tracer with uprobes on libmpi "
+                       "(another `memattr-bpf --mpi-calls` or `--heap`: this machine is shared, and other sessions' "
+                       "tests run them) was attached on the node. The kernel plants the uprobe's int3 in the "
+                       "library's code of processes that map it; a native process traps once and goes on, but "
+                       "valgrind translates the int3 as an instruction and delivers SIGTRAP. Reproduced by hand: "
+                       "with `memattr-bpf --mpi-calls --job <pid>` attached to one job, a second, untraced, "
+                       "`mpirun -np 2 valgrind --tool=massif p2p` died the same way (its native ping-pong was not "
+                       "slowed). The harness retries such a run once.\n")
     out.append("## Exact commands\n")
     commands(R, out)
     with open(outp, "w") as f:
@@ -579,8 +595,8 @@ def why(R, key):
                        "more than the 5% to be resolved; the best-run ratio in the table is the steadier figure.")
         txt.append("In default mode nothing is probed on the MPI path: the 8-byte loop polls shared memory "
                    "(Open MPI's vader), makes no syscall and faults no page, so the BPF programs do not run "
-                   f"in the loop (the tool received about {fnum(ev) if ev else '?'} events over the whole run, almost all "
-                   "at MPI_Init/Finalize time).")
+                   f"in the loop (the tool received about {fnum(ev) if ev else '?'} events over the whole run, outside "
+                   "the timed loops).")
         if cpu is not None:
             txt.append(f"What the ranks can pay is the tool's own CPU: {cpu:.2f} s per run (attach, the initial "
                        "smaps reads, a sample every 100 ms and an smaps read of each rank at least every second, "

@@ -1,0 +1,1 @@
+mpirun --oversubscribe -np 2 /tmp/memattr-bench.cBF4QT/bin/alltoall_alloc --seconds 1.0 --ready-dir /tmp/memattr-bench.cBF4QT/runs/accuracy.alltoall/ready --go-file /tmp/memattr-bench.cBF4QT/runs/accuracy.alltoall/go   ||   memattr-bpf --job 6939 --output /tmp/memattr-bench.cBF4QT/runs/accuracy.alltoall/out

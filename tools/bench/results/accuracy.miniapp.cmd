@@ -1,0 +1,1 @@
+mpirun --oversubscribe -np 2 /tmp/memattr-bench.cBF4QT/bin/miniapp --n 6 --ready-dir /tmp/memattr-bench.cBF4QT/runs/accuracy.miniapp/ready --go-file /tmp/memattr-bench.cBF4QT/runs/accuracy.miniapp/go   ||   memattr-bpf --job 6753 --output /tmp/memattr-bench.cBF4QT/runs/accuracy.miniapp/out

@@ -1,0 +1,1 @@
+/tmp/memattr-bench.cBF4QT/bin/storm --rate 0 --seconds 4 --mib 64 --n 4 --ready-dir /tmp/memattr-bench.cBF4QT/runs/storm.4.0.1/ready --go-file /tmp/memattr-bench.cBF4QT/runs/storm.4.0.1/go   ||   memattr-bpf --pid 6450,6452,6453,6454 --output /tmp/memattr-bench.cBF4QT/runs/storm.4.0.1/out
