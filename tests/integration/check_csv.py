@@ -244,7 +244,8 @@ def read_summary(ck, path):
         for fld in ("peak_rss_time_s", "peak_pss_time_s"):
             rec[fld] = parse_float(ck, where, rec[fld], fld)
         rec["line"] = lineno
-        key = (rec["rank"], rec["component"])
+        # A traced process that is not a rank has an empty rank: key it by pid.
+        key = (rec["rank"] or f"pid-{rec['pid']}", rec["component"])
         if key in out:
             ck.fail(where, f"duplicate summary row for rank {rec['rank']} {rec['component']}")
         out[key] = rec
