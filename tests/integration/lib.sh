@@ -138,7 +138,7 @@ it_setup() {
 	[ "$(id -u)" -eq 0 ] || fail "must run as root (it loads BPF programs)"
 	[ -x "$MEMATTR_BIN" ] || fail "no tool binary at $MEMATTR_BIN (run make)"
 	local w
-	for w in mpi_phases mpi_hold mpi_truth mpi_dlopen libtruth.so libplugin.so; do
+	for w in mpi_phases mpi_hold mpi_truth mpi_dlopen mpi_child libtruth.so libplugin.so; do
 		if [ ! -x "$WORKLOAD_SRC_BIN/$w" ]; then
 			make -s -C "$REPO/tests/workloads" >/dev/null || fail "cannot build the workloads"
 			break
