@@ -23,7 +23,7 @@ declare -A JOBPID MPIRUN RANKS TOOL TERR TSTART TLINE SAMPLER
 
 JOB_OUT=$TMPD/job-a.out
 start_job "$NP" -x "SLURM_JOB_ID=$A_ID" -- "$TMPD/bin/mpi_phases" --log-dir "$LOGS/a" \
-	--go-file "$LOGS/a/go" --malloc-mib "$A_MALLOC" --mmap-mib "$A_MMAP" --plateau-ms 600
+	--go-file "$LOGS/a/go" --malloc-mib "$A_MALLOC" --mmap-mib "$A_MMAP" --plateau-ms 800
 wait_ranks "$NP" 30
 JOBPID[a]=$JOB_PID MPIRUN[a]=$MPIRUN_PID RANKS[a]="${RANK_PID[0]} ${RANK_PID[1]}"
 wait_events a/phases ready "$NP" 30
@@ -31,7 +31,7 @@ wait_events a/phases ready "$NP" 30
 JOB_OUT=$TMPD/job-b.out
 start_job "$NP" -x "SLURM_JOB_ID=$B_ID" -- "$TMPD/bin/mpi_phases" --log-dir "$LOGS/b" \
 	--go-file "$LOGS/b/go" --malloc-mib "$B_MALLOC" --mmap-mib "$B_MMAP" \
-	--alloc-mem-mib "$B_ALLOC_MEM" --plateau-ms 900
+	--alloc-mem-mib "$B_ALLOC_MEM" --plateau-ms 1000
 wait_ranks "$NP" 30
 JOBPID[b]=$JOB_PID MPIRUN[b]=$MPIRUN_PID RANKS[b]="${RANK_PID[0]} ${RANK_PID[1]}"
 wait_events b/phases ready "$NP" 30
