@@ -207,6 +207,31 @@ static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
 	}
 }
 
+/*
+ * A pending uretprobe has replaced a return address on this stack with the
+ * kernel's trampoline; the real one is in the task's return instances.
+ */
+static __always_inline void copy_hijacked(struct ev_syscall *e)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri;
+	__u32 n = 0;
+
+	e->nret = 0;
+	if (!bpf_core_field_exists(task->utask))
+		return;
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	for (int i = 0; i < MEMATTR_MAX_HIJACKED; i++) {
+		if (!ri)
+			break;
+		e->ret_slot[i] = BPF_CORE_READ(ri, stack);
+		e->ret_addr[i] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+		n++;
+	}
+	e->nret = n;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -240,9 +265,13 @@ int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 	e->heap_site = c->heap_kind ? c->heap_site : 0;
 	e->mpi_fn = c->mpi_fn;
 	e->stack_len = 0;
+	e->nret = 0;
+	e->pad = 0;
 	/* The code that asked for the memory is on this stack: user space finds it there. */
-	if (with_stack)
+	if (with_stack) {
 		copy_stack(e, c->user_sp);
+		copy_hijacked(e);
+	}
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #define MEMATTR_STACK_CHUNK	512	/* the stack is copied chunk by chunk ... */
 #define MEMATTR_STACK_CHUNKS	8	/* ... up to this many: the first caller outside libc */
 #define MEMATTR_STACK_BYTES	(MEMATTR_STACK_CHUNK * MEMATTR_STACK_CHUNKS)
+#define MEMATTR_MAX_HIJACKED	4	/* uretprobe-hijacked return addresses sent along */
 
 /* x86-64 numbers of the memory syscalls followed (both sides use them). */
 #define NR_MMAP		9
@@ -75,6 +76,15 @@ struct ev_syscall {
 	 * stack with the kernel's trampoline, so the stack alone cannot show it.
 	 */
 	__u64 heap_site;
+	/*
+	 * Return addresses any uretprobe (ours or another tracer's) replaced
+	 * with the kernel's trampoline: the stack slot and the real address,
+	 * innermost first. User space puts them back before scanning.
+	 */
+	__u64 ret_slot[MEMATTR_MAX_HIJACKED];
+	__u64 ret_addr[MEMATTR_MAX_HIJACKED];
+	__u32 nret;
+	__u32 pad;
 	__u32 stack_len;			/* valid bytes in stack[] */
 	__u32 mpi_fn;				/* as in ev_rss */
 	/*

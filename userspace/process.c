@@ -80,6 +80,34 @@ void proc_release_mm(struct proc *p)
 	p->npending = 0;
 }
 
+int proc_copy_mm(struct proc *child, const struct proc *parent)
+{
+	struct code_map *maps = NULL;
+	size_t n = 0;
+
+	if (regions_copy(&child->regions, &parent->regions))
+		return -ENOMEM;
+	if (parent->nmaps) {
+		maps = calloc(parent->nmaps, sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		for (; n < parent->nmaps; n++) {
+			maps[n] = parent->maps[n];
+			maps[n].path = strdup(parent->maps[n].path);
+			if (!maps[n].path)
+				break;
+		}
+	}
+	free_code_maps(child);
+	child->maps = maps;
+	child->nmaps = n;
+	child->brk_cur = parent->brk_cur;
+	memcpy(child->exe, parent->exe, sizeof(child->exe));
+	/* Its own smaps read still comes first: only events after it change residency. */
+	child->needs_sync = true;
+	return 0;
+}
+
 void proc_reset_mm(struct proc *p)
 {
 	regions_clear(&p->regions);

@@ -103,6 +103,13 @@ void proc_free(struct proc *p);
 /* Forget the address space (after exec) and ask for a fresh read. */
 void proc_reset_mm(struct proc *p);
 
+/*
+ * child was just forked from parent: its address space is a copy, so the
+ * parent's regions (with their owners) and code maps describe it until the
+ * child's own first smaps read. -ENOMEM or 0.
+ */
+int proc_copy_mm(struct proc *child, const struct proc *parent);
+
 /* The process is gone: free what described its address space, keep its figures. */
 void proc_release_mm(struct proc *p);
 

@@ -302,6 +302,16 @@ void regions_clear(struct region_table *t)
 	t->n = 0;
 }
 
+int regions_copy(struct region_table *dst, const struct region_table *src)
+{
+	dst->n = 0;
+	if (ensure_room(dst, src->n))
+		return -1;
+	memcpy(dst->r, src->r, src->n * sizeof(*src->r));
+	dst->n = src->n;
+	return 0;
+}
+
 struct region *regions_find(struct region_table *t, uint64_t addr)
 {
 	size_t i = first_above(t, addr);

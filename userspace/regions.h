@@ -41,6 +41,9 @@ void regions_init(struct region_table *t, size_t max);
 void regions_free(struct region_table *t);
 void regions_clear(struct region_table *t);
 
+/* Make dst a copy of src (a forked child's address space is its parent's). */
+int regions_copy(struct region_table *dst, const struct region_table *src);
+
 /* Region containing addr, or NULL. */
 struct region *regions_find(struct region_table *t, uint64_t addr);
 

@@ -63,6 +63,30 @@ static bool code_owner(void *ctx, uint64_t addr, comp_id *owner)
 	return true;
 }
 
+/*
+ * The stack as the program left it: return addresses a uretprobe replaced
+ * with the kernel's trampoline (a tracer's probe on malloc) put back from
+ * the task's return instances, matched by their stack slot.
+ */
+static const uint8_t *unhijacked_stack(const struct ev_syscall *e, uint8_t *copy, size_t len)
+{
+	uint32_t n = e->nret < MEMATTR_MAX_HIJACKED ? e->nret : MEMATTR_MAX_HIJACKED;
+	bool copied = false;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = e->ret_slot[i] - e->user_sp;
+
+		if (e->ret_slot[i] < e->user_sp || off % 8 || off + 8 > len)
+			continue;
+		if (!copied) {
+			memcpy(copy, e->stack, len);
+			copied = true;
+		}
+		memcpy(copy + off, &e->ret_addr[i], 8);
+	}
+	return copied ? copy : e->stack;
+}
+
 bool requester_find(struct code_reader *cr, struct region_table *regions,
 		    comp_id forwarder, const struct ev_syscall *e, struct requester *rq)
 {
@@ -70,13 +94,14 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	struct callscan_ops ops = { .code_owner = code_owner, .read_code = read_code, .ctx = &s };
 	struct callscan_result res;
 	size_t len = e->stack_len < sizeof(e->stack) ? e->stack_len : sizeof(e->stack);
+	uint8_t stack[MEMATTR_STACK_BYTES];
 	struct region *r;
 
 	memset(rq, 0, sizeof(*rq));
 	/* Inside a probed malloc: its caller is known exactly, unless it is libc itself (strdup). */
 	if (e->heap_site && code_owner(&s, e->heap_site, &res.owner) && res.owner != forwarder) {
 		res.caller = e->heap_site;
-	} else if (!callscan_find_caller(e->stack, len, forwarder, &ops, &res)) {
+	} else if (!callscan_find_caller(unhijacked_stack(e, stack, len), len, forwarder, &ops, &res)) {
 		rq->libc_only = res.frames > 0;
 		return false;
 	}

@@ -210,7 +210,7 @@ int tracker_add_pid(struct tracker *t, pid_t pid, bool follow_only)
 
 static void on_fork(struct tracker *t, const struct ev_task *e)
 {
-	struct proc *old = find_alive(t, e->child_tgid), *p;
+	struct proc *old = find_alive(t, e->child_tgid), *p, *parent;
 
 	if (old)
 		mark_exited(t, old);	/* a reused PID is a new process */
@@ -221,6 +221,10 @@ static void on_fork(struct tracker *t, const struct ev_task *e)
 	}
 	memcpy(p->comm, e->comm, sizeof(e->comm));
 	p->account = !job_is_launcher(p->comm);
+	/* A copy of the parent's address space: its requests resolve from the first one. */
+	parent = find_alive(t, e->parent_tgid);
+	if (p->account && parent && parent->account)
+		proc_copy_mm(p, parent);
 }
 
 static void on_exec(struct tracker *t, const struct ev_task *e)

@@ -537,6 +537,27 @@ static void test_set_owner(void **state)
 	regions_free(&t);
 }
 
+/* A forked child starts with its parent's table; the two then part ways. */
+static void test_copy(void **state)
+{
+	struct region_table parent, child;
+
+	(void)state;
+	regions_init(&parent, 0);
+	regions_init(&child, 0);
+	assert_int_equal(regions_map(&child, 90 * PG, 91 * PG, 9, 0, NULL), 0);
+	assert_int_equal(regions_map(&parent, 0, 4 * PG, 1, REGION_EXEC, NULL), 0);
+	assert_int_equal(regions_map(&parent, 8 * PG, 9 * PG, 2, 0, NULL), 0);
+	set_rss(&parent, 0, 3 * 4096);
+	assert_int_equal(regions_copy(&child, &parent), 0);
+	CHECK(&child, { 0, 4 * PG, 1, 3 * 4096 }, { 8 * PG, 9 * PG, 2, 0 });
+	assert_true(regions_find(&child, 0)->flags & REGION_EXEC);
+	regions_unmap(&child, 8 * PG, 9 * PG);
+	assert_non_null(regions_find(&parent, 8 * PG));
+	regions_free(&parent);
+	regions_free(&child);
+}
+
 static void test_bound(void **state)
 {
 	struct region_table t;
@@ -697,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_sync_begin_end),
 		cmocka_unit_test(test_sum),
 		cmocka_unit_test(test_set_owner),
+		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_random_ops),
 	};
