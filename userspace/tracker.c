@@ -223,8 +223,11 @@ static void on_fork(struct tracker *t, const struct ev_task *e)
 	p->account = !job_is_launcher(p->comm);
 	/* A copy of the parent's address space: its requests resolve from the first one. */
 	parent = find_alive(t, e->parent_tgid);
-	if (p->account && parent && parent->account)
+	if (p->account && parent && parent->account) {
 		proc_copy_mm(p, parent);
+		/* A rank's child is never a rank itself: its pid file can open now. */
+		p->exec_seen = true;
+	}
 }
 
 static void on_exec(struct tracker *t, const struct ev_task *e)
@@ -387,6 +390,9 @@ static void sample_all(struct tracker *t)
 		if (p->needs_sync || now - p->last_sync_time >= period)
 			timed_sync(t, p);
 		open_csv(t, p, now);
+		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
+		if (!p->csv && !p->csv_closed && t->out_open)
+			continue;
 		proc_sample(p, now);
 	}
 }
