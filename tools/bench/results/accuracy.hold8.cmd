@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.cBF4QT/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cBF4QT/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.cBF4QT/runs/accuracy.hold8/stop   ||   memattr-bpf --job 7128 --output /tmp/memattr-bench.cBF4QT/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.RSIPQX/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.RSIPQX/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.RSIPQX/runs/accuracy.hold8/stop   ||   memattr-bpf --job 24722 --output /tmp/memattr-bench.RSIPQX/runs/accuracy.hold8/out

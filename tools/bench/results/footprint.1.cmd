@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.cBF4QT/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cBF4QT/runs/footprint.1/ready --stop-file /tmp/memattr-bench.cBF4QT/runs/footprint.1/stop   ||   memattr-bpf --job 29564 --output /tmp/memattr-bench.cBF4QT/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.RSIPQX/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.RSIPQX/runs/footprint.1/ready --stop-file /tmp/memattr-bench.RSIPQX/runs/footprint.1/stop   ||   memattr-bpf --job 13211 --output /tmp/memattr-bench.RSIPQX/runs/footprint.1/out

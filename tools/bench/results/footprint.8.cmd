@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.cBF4QT/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cBF4QT/runs/footprint.8/ready --stop-file /tmp/memattr-bench.cBF4QT/runs/footprint.8/stop   ||   memattr-bpf --job 30783 --output /tmp/memattr-bench.cBF4QT/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.RSIPQX/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.RSIPQX/runs/footprint.8/ready --stop-file /tmp/memattr-bench.RSIPQX/runs/footprint.8/stop   ||   memattr-bpf --job 14175 --output /tmp/memattr-bench.RSIPQX/runs/footprint.8/out
