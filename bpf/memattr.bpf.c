@@ -445,6 +445,14 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/* bpf_for_each_map_elem callback: drop one live block of the exiting process. */
+static long drop_block(void *map, struct heap_key *key, struct heap_block *b, __u32 *tgid)
+{
+	if (key->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 {
@@ -454,6 +462,8 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 		return 0;
 	emit_task(EV_EXIT, tgid, p, 0);
 	bpf_map_delete_elem(&traced, &tgid);
+	/* --heap: its live blocks die with it (a later process may get its pid). */
+	bpf_for_each_map_elem(&heap_blocks, drop_block, &tgid, 0);
 	return 0;
 }
 

@@ -250,8 +250,8 @@ void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx)
 
 void tracer_forget_process(struct bpf_tracer *t, pid_t tgid)
 {
+	/* Its live blocks were dropped in the kernel when it exited (ma_exit). */
 	forget_tgid(t->skel->maps.heap_sites, sizeof(struct site_key), tgid);
-	forget_tgid(t->skel->maps.heap_blocks, sizeof(struct heap_key), tgid);
 	forget_tgid(t->skel->maps.mpi_calls, sizeof(struct mpi_call_key), tgid);
 }
 
