@@ -139,11 +139,19 @@ static int resolve_targets(const struct options *o, struct pid_list *pids,
 
 	if (o->target == TARGET_PIDS) {
 		for (size_t i = 0; i < o->npids; i++) {
+			struct pid_list tree = {0};
+
 			if (procfs_read_stat(o->pids[i], &st)) {
 				snprintf(err, errlen, "--pid: no process %d", o->pids[i]);
 				return -1;
 			}
-			pid_list_add(pids, o->pids[i]);
+			/* "and their children": those already running too (an mpirun's ranks). */
+			if (job_descendants(o->pids[i], &tree))
+				pid_list_add(&tree, o->pids[i]);
+			for (size_t k = 0; k < tree.n; k++)
+				if (!pid_list_has(pids, tree.pids[k]))
+					pid_list_add(pids, tree.pids[k]);
+			pid_list_free(&tree);
 		}
 		return 0;
 	}

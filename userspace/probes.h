@@ -31,7 +31,7 @@ struct probe_target {
 	bool found, warned, entry_fallback_warned;
 };
 
-#define PROBES_MAX_GLOBAL	16	/* MPI libraries probed system-wide for their init calls */
+#define PROBES_MAX_WARM		32	/* links held to keep MPI libraries' probes warm */
 
 struct probes {
 	struct probe_target *targets;
@@ -39,10 +39,10 @@ struct probes {
 	struct elfsym_table files[PROBES_MAX_FILES];	/* most recently used last */
 	size_t nfiles;
 	bool mpi_calls, heap, verbose;
-	/* MPI_Init/MPI_Init_thread, probed in every process (see probes_attach_init) */
-	char *init_paths[PROBES_MAX_GLOBAL];
-	int init_fds[2 * PROBES_MAX_GLOBAL];
-	size_t ninit_paths, ninit_fds;
+	int warm_fds[PROBES_MAX_WARM];	/* see probes_prewarm */
+	size_t nwarm_fds;
+	char *warm_paths[PROBES_MAX_WARM];	/* the MPI libraries found at start */
+	size_t nwarm_paths;
 	uint64_t attached, failed;	/* probes placed, and attach failures */
 };
 
@@ -52,15 +52,24 @@ int probes_init(struct probes *pr, const struct spec_set *specs, bool mpi_calls,
 void probes_free(struct probes *pr);
 
 /*
- * --mpi-calls: a rank calls MPI_Init milliseconds after exec, often before
- * per-process probes can be placed. So the init calls alone are probed in
- * every process that maps an MPI library found in LD_LIBRARY_PATH or the
- * default directories (the kernel program ignores untraced processes: one
- * probe hit per process lifetime for anyone else). Their detach is in
- * probes_free.
+ * --mpi-calls: a rank calls MPI_Init milliseconds after exec, and the first
+ * attach to a library costs the kernel ~16 ms (creating its uprobes). So
+ * the MPI libraries found in LD_LIBRARY_PATH and the default directories
+ * are attached once at start, filtered to the tool's own pid, which never
+ * maps them: no breakpoint is placed in any process (valgrind'd or other
+ * people's programs are untouched), and each rank's own attach at exec is
+ * then fast enough to precede its MPI_Init.
  */
-void probes_attach_init(struct probes *pr, struct bpf_tracer *bpf, const struct spec_set *specs);
-void probes_close_init(struct probes *pr);
+void probes_prewarm(struct probes *pr, struct bpf_tracer *bpf, const struct spec_set *specs);
+void probes_close_warm(struct probes *pr);
+
+/*
+ * p was just forked by a traced process (it may exec into a rank): probe
+ * the MPI libraries found at start in it now. Its probes follow it through
+ * exec and arm when the loader maps the library, so even an MPI_Init in
+ * the first milliseconds of the new program is seen.
+ */
+void probes_at_fork(struct probes *pr, struct bpf_tracer *bpf, struct proc *p);
 
 /*
  * p has just exec'd: probe the libraries its program names (DT_NEEDED),

@@ -223,6 +223,8 @@ static void on_fork(struct tracker *t, const struct ev_task *e)
 	p->account = !job_is_launcher(p->comm);
 	/* A copy of the parent's address space: its requests resolve from the first one. */
 	parent = find_alive(t, e->parent_tgid);
+	if (t->probing)
+		probes_at_fork(&t->probes, &t->bpf, p);
 	if (p->account && parent && parent->account) {
 		proc_copy_mm(p, parent);
 		/* A rank's child is never a rank itself: its pid file can open now. */
@@ -327,7 +329,7 @@ int tracker_init(struct tracker *t, const struct options *opt,
 		return -1;
 	}
 	if (t->probing)
-		probes_attach_init(&t->probes, &t->bpf, specs);
+		probes_prewarm(&t->probes, &t->bpf, specs);
 	return 0;
 }
 
@@ -508,7 +510,7 @@ void tracker_finish(struct tracker *t)
 		if (t->procs[i]->alive)
 			release_probes(t, t->procs[i]);
 	if (t->probing)
-		probes_close_init(&t->probes);
+		probes_close_warm(&t->probes);
 	tracer_close(&t->bpf);
 	summary_write_csv(t);
 	modes_write_csv(t);
