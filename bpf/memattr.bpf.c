@@ -272,7 +272,8 @@ int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 		copy_stack(e, c->user_sp);
 		copy_hijacked(e);
 	}
-	bpf_ringbuf_submit(e, 0);
+	/* Rare, and a new library must be seen at once (probes, classification). */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -306,6 +307,20 @@ int BPF_PROG(ma_fault_kernel, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
+/*
+ * RSS changes come with every page fault: waking the reader for each would
+ * put it on the CPU between the faults of the very ranks it watches. User
+ * space drains them at every sample; it is woken early only when a quarter
+ * of the buffer is used.
+ */
+static __always_inline __u64 rss_wakeup(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
 				     __u32 member, __u32 kind, __u32 mpi_fn)
 {
@@ -322,7 +337,7 @@ static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
 	e->ctx = kind;
 	e->mpi_fn = mpi_fn;
 	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rss_wakeup());
 }
 
 SEC("tp/kmem/rss_stat")
@@ -410,7 +425,8 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct
 	e->parent_tgid = parent;
 	e->start_ns = p->group_leader->start_boottime;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
-	bpf_ringbuf_submit(e, 0);
+	/* A fork or exec must be handled before the new program gets far. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -86,8 +86,28 @@ bool callscan_find_caller(const uint8_t *stack, size_t len, comp_id forwarder,
 		res->caller = w;
 		res->owner = owner;
 		res->frames = frames;
+		res->offset = off;
 		return true;
 	}
 	res->frames = frames;
 	return false;
+}
+
+uint64_t callscan_outermost(const uint8_t *stack, size_t len, size_t offset, comp_id inner,
+			    comp_id forwarder, const struct callscan_ops *ops)
+{
+	uint64_t last = 0;
+
+	for (size_t off = offset; off + sizeof(uint64_t) <= len; off += sizeof(uint64_t)) {
+		uint64_t w;
+		comp_id owner;
+
+		memcpy(&w, stack + off, sizeof(w));
+		if (!is_return_address(w, ops, &owner) || owner == forwarder)
+			continue;
+		if (owner != inner)
+			return last;
+		last = w;
+	}
+	return 0;
 }

@@ -37,6 +37,7 @@ struct callscan_result {
 	uint64_t caller;	/* first return address outside the forwarders, 0: none */
 	comp_id owner;		/* its mapping's owner */
 	unsigned int frames;	/* return addresses seen up to and including it */
+	size_t offset;		/* where in the stack copy it was */
 };
 
 /*
@@ -53,5 +54,15 @@ bool callscan_ends_with_call(const uint8_t *code, size_t n);
  */
 bool callscan_find_caller(const uint8_t *stack, size_t len, comp_id forwarder,
 			  const struct callscan_ops *ops, struct callscan_result *res);
+
+/*
+ * From offset on, the outermost return address in code owned by inner
+ * before the stack leaves it for other code (libc frames are passed over):
+ * for memory MPI asked for, the address inside the MPI function the
+ * application called (MPI_Init -> ompi_mpi_init -> ... -> malloc). 0 when
+ * the copy ends before the stack leaves inner: the entry is not in it.
+ */
+uint64_t callscan_outermost(const uint8_t *stack, size_t len, size_t offset, comp_id inner,
+			    comp_id forwarder, const struct callscan_ops *ops);
 
 #endif

@@ -14,10 +14,18 @@
 #include "components.h"
 #include "spec.h"
 
+struct proc;
+
 struct classifier {
 	const struct spec_set *specs;
 	comp_id libc;		/* id of "libc", the malloc/loader layer */
 	comp_id mpi;		/* id of "mpi", whose growth --mpi-calls splits by function */
+	/*
+	 * --mpi-calls: the spec function (its index + 1) whose code holds addr
+	 * in process p, 0 when none; NULL when the mode is off.
+	 */
+	uint32_t (*mpi_fn_at)(void *ctx, const struct proc *p, uint64_t addr);
+	void *mpi_fn_ctx;
 };
 
 void classifier_init(struct classifier *c, const struct spec_set *specs);

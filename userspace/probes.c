@@ -119,6 +119,17 @@ const char *probes_mpi_name(const struct probes *pr, uint32_t fn)
 	return "?";
 }
 
+uint32_t probes_mpi_fn(const struct probes *pr, const char *name)
+{
+	/* MPI_X and PMPI_X are one function. */
+	if (!strncmp(name, "PMPI_", 5))
+		name++;
+	for (size_t i = 0; i < pr->ntargets; i++)
+		if (pr->targets[i].mpi && !strcmp(pr->targets[i].rule->pattern, name))
+			return pr->targets[i].cookie;
+	return 0;
+}
+
 const struct elfsym_table *probes_symbols(struct probes *pr, const char *path)
 {
 	struct elfsym_table t;

@@ -91,6 +91,9 @@ void probes_detach(struct proc *p);
 /* Name of MPI function fn (its cookie), "?" when unknown. */
 const char *probes_mpi_name(const struct probes *pr, uint32_t fn);
 
+/* Cookie of the spec's MPI function called name (PMPI_X too), 0 when not listed. */
+uint32_t probes_mpi_fn(const struct probes *pr, const char *name);
+
 /* The symbol table of path, loaded on first use; NULL when unreadable. */
 const struct elfsym_table *probes_symbols(struct probes *pr, const char *path);
 

@@ -332,17 +332,21 @@ static void add_pending(struct proc *p, uint64_t start, uint64_t caller, bool ma
  */
 static comp_id requested_owner(struct proc *p, const struct classifier *cls,
 			       const struct ev_syscall *e, uint64_t pending_start,
-			       bool map_stack)
+			       bool map_stack, uint16_t *mpi_fn)
 {
 	struct requester rq;
 
 	p->requests++;
-	if (!requester_find(&p->code, &p->regions, cls->libc, e, &rq)) {
+	*mpi_fn = (uint16_t)e->mpi_fn;
+	if (!requester_find(&p->code, &p->regions, cls->libc, cls->mpi, e, &rq)) {
 		/* libc or the loader for itself (program start) is not a failure to unwind. */
 		if (!rq.libc_only)
 			p->unknown_callers++;
 		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
 	}
+	/* Not inside a probed MPI call: the MPI function on the stack, if any, asked. */
+	if (!*mpi_fn && rq.entry && cls->mpi_fn_at)
+		*mpi_fn = (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq.entry);
 	if (!rq.owner_final) {
 		if (pending_start)
 			add_pending(p, pending_start, rq.caller, map_stack);
@@ -374,6 +378,7 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 	comp_id owner;
 	struct region *below, *r;
 	int64_t dropped = 0;
+	uint16_t fn = (uint16_t)e->mpi_fn;
 
 	if (mflags & MAP_SHARED)
 		flags |= REGION_SHARED;
@@ -383,17 +388,17 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 		/* The file's name, and so a library's owner, comes from maps at the next sync. */
 		flags |= REGION_FILE;
 		p->needs_sync = true;
-		owner = requested_owner(p, cls, e, 0, false);
+		owner = requested_owner(p, cls, e, 0, false, &fn);
 	} else if (is_loader_bss(p, cls, e, start, &below)) {
 		owner = below->owner;
 		if (below->flags & REGION_FROM_EVENT)
 			p->needs_sync = true;	/* sync gives it the library's owner */
 	} else {
-		owner = requested_owner(p, cls, e, start, mflags & MAP_STACK);
+		owner = requested_owner(p, cls, e, start, mflags & MAP_STACK, &fn);
 	}
 	if (regions_map(&p->regions, start, start + len, owner, flags, &dropped))
 		return;
-	regions_set_mpi_fn(&p->regions, start, start + len, e->mpi_fn);
+	regions_set_mpi_fn(&p->regions, start, start + len, fn);
 	/* MAP_FIXED over old pages frees them inside this call: net them out. */
 	r = regions_find(&p->regions, start);
 	if (r && delta + dropped > 0)
@@ -409,14 +414,15 @@ static void apply_brk(struct proc *p, const struct classifier *cls,
 {
 	uint64_t brk = (uint64_t)e->ret, old = p->brk_cur;
 	comp_id owner;
+	uint16_t fn;
 
 	p->brk_cur = brk;
 	if (!old)
 		return;
 	if (page_up(brk) > page_up(old)) {
-		owner = requested_owner(p, cls, e, page_up(old), false);
+		owner = requested_owner(p, cls, e, page_up(old), false, &fn);
 		regions_map(&p->regions, page_up(old), page_up(brk), owner, 0, NULL);
-		regions_set_mpi_fn(&p->regions, page_up(old), page_up(brk), e->mpi_fn);
+		regions_set_mpi_fn(&p->regions, page_up(old), page_up(brk), fn);
 		regions_charge_range(&p->regions, page_up(old), page_up(brk), delta);
 	} else if (page_up(brk) < page_up(old)) {
 		regions_charge_range(&p->regions, page_up(brk), page_up(old), delta);
@@ -435,16 +441,17 @@ static void apply_mprotect(struct proc *p, const struct classifier *cls,
 	int prot = (int)e->args[2];
 	struct region *r = regions_find(&p->regions, start);
 	comp_id owner;
+	uint16_t fn;
 
 	regions_charge_range(&p->regions, start, end, delta);
 	regions_set_flags(&p->regions, start, end, REGION_EXEC, prot & PROT_EXEC);
 	if (!(prot & PROT_WRITE) || !r || (r->flags & (REGION_FILE | REGION_SHARED)))
 		return;
-	owner = requested_owner(p, cls, e, 0, false);
+	owner = requested_owner(p, cls, e, 0, false, &fn);
 	if (owner == COMP_UNATTRIBUTED)
 		return;
 	regions_set_owner(&p->regions, start, end, owner, false);
-	regions_set_mpi_fn(&p->regions, start, end, e->mpi_fn);
+	regions_set_mpi_fn(&p->regions, start, end, fn);
 }
 
 /*
@@ -458,6 +465,7 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 	int mflags = (int)e->args[3];
 	uint64_t start, end, old;
 	comp_id owner;
+	uint16_t fn;
 
 	switch (e->nr) {
 	case NR_MMAP:
@@ -465,7 +473,7 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 			return;		/* the read classified the file */
 		start = (uint64_t)e->ret;
 		end = start + page_up(e->args[1]);
-		owner = requested_owner(p, cls, e, 0, mflags & MAP_STACK);
+		owner = requested_owner(p, cls, e, 0, mflags & MAP_STACK, &fn);
 		break;
 	case NR_BRK:
 		old = p->brk_cur;
@@ -474,20 +482,23 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 			return;
 		start = page_up(old);
 		end = page_up(p->brk_cur);
-		owner = requested_owner(p, cls, e, 0, false);
+		owner = requested_owner(p, cls, e, 0, false, &fn);
 		break;
 	case NR_MPROTECT:
 		if (!((int)e->args[2] & PROT_WRITE))
 			return;
 		start = e->args[0];
 		end = start + page_up(e->args[1]);
-		owner = requested_owner(p, cls, e, 0, false);
+		owner = requested_owner(p, cls, e, 0, false, &fn);
 		break;
 	default:
 		return;		/* unmaps and moves: the read shows their result */
 	}
-	if (owner != COMP_UNATTRIBUTED)
-		regions_set_owner(&p->regions, start, end, owner, true);
+	if (owner == COMP_UNATTRIBUTED)
+		return;
+	regions_set_owner(&p->regions, start, end, owner, true);
+	if (fn)
+		regions_set_mpi_fn(&p->regions, start, end, fn);
 }
 
 /*

@@ -88,8 +88,10 @@ static const uint8_t *unhijacked_stack(const struct ev_syscall *e, uint8_t *copy
 }
 
 bool requester_find(struct code_reader *cr, struct region_table *regions,
-		    comp_id forwarder, const struct ev_syscall *e, struct requester *rq)
+		    comp_id forwarder, comp_id entry_of, const struct ev_syscall *e,
+		    struct requester *rq)
 {
+	const uint8_t *scanned;
 	struct scan_ctx s = { .cr = cr, .t = regions };
 	struct callscan_ops ops = { .code_owner = code_owner, .read_code = read_code, .ctx = &s };
 	struct callscan_result res;
@@ -99,12 +101,16 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 
 	memset(rq, 0, sizeof(*rq));
 	/* Inside a probed malloc: its caller is known exactly, unless it is libc itself (strdup). */
+	scanned = unhijacked_stack(e, stack, len);
 	if (e->heap_site && code_owner(&s, e->heap_site, &res.owner) && res.owner != forwarder) {
 		res.caller = e->heap_site;
-	} else if (!callscan_find_caller(unhijacked_stack(e, stack, len), len, forwarder, &ops, &res)) {
+		res.offset = 0;
+	} else if (!callscan_find_caller(scanned, len, forwarder, &ops, &res)) {
 		rq->libc_only = res.frames > 0;
 		return false;
 	}
+	if (res.owner == entry_of)
+		rq->entry = callscan_outermost(scanned, len, res.offset, entry_of, forwarder, &ops);
 	r = regions_find(regions, res.caller);
 	rq->caller = res.caller;
 	rq->owner = res.owner;

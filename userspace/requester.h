@@ -38,6 +38,8 @@ struct requester {
 	comp_id owner;		/* owner of the code at caller */
 	bool owner_final;	/* its mapping was classified by /proc (not only seen mmapped) */
 	bool libc_only;		/* not found, but the stack showed libc/loader frames: libc acting for itself */
+	uint64_t entry;		/* owner is `mpi` (entry_of): return address inside the MPI
+				 * function the program called, 0 when not on the copy */
 };
 
 /*
@@ -47,6 +49,7 @@ struct requester {
  * nothing was (an unwinding failure).
  */
 bool requester_find(struct code_reader *cr, struct region_table *regions,
-		    comp_id forwarder, const struct ev_syscall *e, struct requester *rq);
+		    comp_id forwarder, comp_id entry_of, const struct ev_syscall *e,
+		    struct requester *rq);
 
 #endif

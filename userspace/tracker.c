@@ -260,6 +260,22 @@ static bool maps_new_code(const struct ev_syscall *e)
 	return e->nr == NR_MMAP && e->ret > 0 && (e->args[2] & PROT_EXEC) && !(e->args[3] & MAP_ANONYMOUS);
 }
 
+/* --mpi-calls: the spec MPI function whose code holds addr in p (its cookie), 0: none. */
+static uint32_t mpi_fn_at(void *ctx, const struct proc *p, uint64_t addr)
+{
+	struct tracker *t = ctx;
+	const struct code_map *m = proc_code_map(p, addr);
+	const struct elfsym_table *syms;
+	const char *name;
+	uint64_t delta;
+
+	if (!m)
+		return 0;
+	syms = probes_symbols(&t->probes, m->path);
+	name = syms ? elfsym_name_at(syms, addr - m->start + m->pgoff, &delta) : NULL;
+	return name ? probes_mpi_fn(&t->probes, name) : 0;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracker *t = ctx;
@@ -316,6 +332,10 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	classifier_init(&t->cls, specs);
 	t->probing = opt->mpi_calls || opt->heap;
 	status_line_init(&t->status, opt->quiet);
+	if (opt->mpi_calls) {
+		t->cls.mpi_fn_at = mpi_fn_at;
+		t->cls.mpi_fn_ctx = t;
+	}
 	if (t->probing && probes_init(&t->probes, specs, opt->mpi_calls, opt->heap,
 				      opt->verbose, err, errlen))
 		return -1;

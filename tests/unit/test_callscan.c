@@ -185,6 +185,29 @@ static void test_not_found(void **state)
 	assert_int_equal(res.frames, 0);
 }
 
+static void test_outermost(void **state)
+{
+	uint64_t stack[8] = {
+		plant_call(LIBC_BASE + 0x100),	/* sysmalloc */
+		plant_call(MPI_BASE + 0x500),	/* opal_malloc: the requester */
+		plant_call(LIBC_BASE + 0x180),	/* qsort calling back into MPI */
+		plant_call(MPI_BASE + 0x600),	/* ompi_mpi_init */
+		plant_call(MPI_BASE + 0x700),	/* inside MPI_Init: the entry */
+		plant_call(APP_BASE + 0x80),	/* main */
+		plant_call(MPI_BASE + 0x800),	/* further out: not wanted */
+	};
+	struct callscan_result res;
+
+	(void)state;
+	assert_true(callscan_find_caller((const uint8_t *)stack, sizeof(stack), LIBC, &ops, &res));
+	assert_int_equal(res.offset, 8);
+	assert_int_equal(callscan_outermost((const uint8_t *)stack, sizeof(stack), res.offset, MPI,
+					    LIBC, &ops), MPI_BASE + 0x700);
+	/* The copy ends inside MPI: the entry is not known. */
+	assert_int_equal(callscan_outermost((const uint8_t *)stack, 5 * 8, res.offset, MPI,
+					    LIBC, &ops), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +215,7 @@ int main(void)
 		cmocka_unit_test_setup(test_caller_past_libc, reset),
 		cmocka_unit_test_setup(test_caller_is_mpi, reset),
 		cmocka_unit_test_setup(test_not_found, reset),
+		cmocka_unit_test_setup(test_outermost, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

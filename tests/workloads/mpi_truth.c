@@ -4,6 +4,7 @@
  * attribution (issue: "charge memory to the library that asked for it").
  *
  *   mpi_truth --log-dir DIR [--go-file PATH] [--unit-mib U] [--plateau-ms MS]
+ *             [--setup-ms MS]
  *
  * Each rank R works in units of (R+1)*U MiB and goes through the phases in
  * the table below, each followed by a plateau: the program's own large and
@@ -12,6 +13,9 @@
  * of the program that mallocs (its own malloc arena); strdup (a libc routine
  * that mallocs for its caller: charged to the caller); MPI_Alloc_mem (the
  * MPI library's); then everything is freed and trimmed.
+ *
+ * --setup-ms: time spent before MPI_Init (reading input, as real codes do);
+ * a probe on MPI_Init needs the tool to have placed it by then.
  *
  * Alongside the usual event log (DIR/truth-rank-R.csv, events <phase>_begin
  * and <phase>_done), the program writes what each plateau should show:
@@ -250,6 +254,9 @@ int main(int argc, char **argv)
 
 	/* Fixed: blocks of 128 KiB and more are mmapped whatever was freed before. */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--setup-ms"))
+			sleep_ms(strtol(argv[i + 1], NULL, 10));
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	for (int i = 1; i < argc; i++) {
@@ -265,6 +272,8 @@ int main(int argc, char **argv)
 			unit_mib = parse_long("mpi_truth", a, v);
 		else if (!strcmp(a, "--plateau-ms"))
 			plateau_ms = parse_long("mpi_truth", a, v);
+		else if (!strcmp(a, "--setup-ms"))
+			parse_long("mpi_truth", a, v);	/* done before MPI_Init */
 		else
 			die("mpi_truth: unknown option %s", a);
 		i++;
