@@ -7,7 +7,7 @@
 #   sudo BENCH_QUICK=1 make bench   # smoke run (~3 min); report in the scratch dir only
 #
 # Optional environment:
-#   BENCH_SECTIONS   "overhead footprint storm accuracy" (default: all)
+#   BENCH_SECTIONS   "overhead footprint storm neighbour accuracy" (default: all)
 #   BENCH_WORKLOADS  "malloc p2p alltoall miniapp" (default: all)
 #   BENCH_MODES      modes to run (default: all; see MODES below)
 #   BENCH_REPORT     where the report goes (default: BENCHMARKS.md at the repo
@@ -42,7 +42,7 @@ else
 	FOOT_RANKS="1 8 64" FOOT_SETTLE=3 FOOT_WINDOW=10
 	STORM_SECONDS=4 STORM_STEPS="1:50000 1:100000 1:200000 1:0 2:0 4:0 4:0:1"
 fi
-SECTIONS=${BENCH_SECTIONS:-overhead footprint storm accuracy}
+SECTIONS=${BENCH_SECTIONS:-overhead footprint storm neighbour accuracy}
 FOOT_RANKS=${BENCH_FOOT_RANKS:-$FOOT_RANKS}
 WORKLOADS=${BENCH_WORKLOADS:-malloc p2p alltoall miniapp}
 MODES_ALL="untraced default mpi-calls heap heaptrack massif memleak memnesia"
@@ -646,6 +646,51 @@ section_storm() {
 	done
 }
 
+# Neighbour: what a running memattr-bpf costs a process it does NOT trace
+# (another user's job on the node): the storm workload alone, then beside a
+# tool that traces an unrelated idle process, alternating.
+section_neighbour() {
+	local r upages usecs pages secs sleeper
+	printf 'rep\talone_pages_per_s\tbeside_pages_per_s\n' >"$RES/neighbour.tsv"
+	for ((r = 0; r < REPS_CORE; r++)); do
+		TRACK_MARK=${#TRACKED[@]}
+		RUN_ERR=""
+		workload_setup storm
+		W_ARGS=(--rate 0 --seconds "$STORM_SECONDS" --mib 64 --n 1)
+		WRAP=() MPIOPTS=()
+		new_run_dir "neighbour.$r.alone"
+		launch_job 1 --ready-dir "$RD/ready" --go-file "$RD/go"
+		wait_ready 1 60 || { record_fail neighbour alone "$r"; continue; }
+		touch "$RD/go"
+		wait_gone "$JOB_PID" 120 || true
+		read -r upages usecs < <(storm_pages "$RD/job.out")
+		new_run_dir "neighbour.$r.beside"
+		sleep 600 &
+		sleeper=$!
+		track_pid "$sleeper"
+		start_memattr --pid "$sleeper"
+		if ! wait_memattr_ready 120; then
+			kill "$sleeper"
+			record_fail neighbour beside "$r"
+			continue
+		fi
+		launch_job 1 --ready-dir "$RD/ready" --go-file "$RD/go"
+		wait_ready 1 60 || { kill "$sleeper"; record_fail neighbour beside "$r"; continue; }
+		echo "$JOB_CMD   ||   beside it: $TOOL_CMD" >"$RES/neighbour.cmd"
+		touch "$RD/go"
+		wait_gone "$JOB_PID" 120 || true
+		# The traced process ends, so the tool exits by itself.
+		kill "$sleeper"
+		wait "$sleeper" 2>/dev/null || true
+		stop_memattr
+		read -r pages secs < <(storm_pages "$RD/job.out")
+		printf '%s\t%s\t%s\n' "$r" \
+			"$(awk -v p="$upages" -v s="$usecs" 'BEGIN {printf "%.0f", p / s}')" \
+			"$(awk -v p="$pages" -v s="$secs" 'BEGIN {printf "%.0f", p / s}')" >>"$RES/neighbour.tsv"
+		log "  neighbour rep $r: $(tail -1 "$RES/neighbour.tsv")"
+	done
+}
+
 # Accuracy: the tool's per-rank peaks against the kernel's, sampled from /proc.
 section_accuracy() {
 	local w args r mon
@@ -694,6 +739,7 @@ for s in $SECTIONS; do
 	overhead) section_overhead ;;
 	footprint) section_footprint ;;
 	storm) section_storm ;;
+	neighbour) section_neighbour ;;
 	accuracy) section_accuracy ;;
 	*) die "unknown section $s" ;;
 	esac
