@@ -80,10 +80,12 @@ int probes_init(struct probes *pr, const struct spec_set *specs, bool mpi_calls,
 	}
 	if (mpi_calls && !nmpi) {
 		snprintf(err, errlen, "--mpi-calls: no spec lists a 'function' of component mpi");
+		probes_free(pr);
 		return -1;
 	}
 	if (heap && !nheap) {
 		snprintf(err, errlen, "--heap: no spec lists a malloc-family 'function' of component libc");
+		probes_free(pr);
 		return -1;
 	}
 	return 0;
@@ -385,9 +387,12 @@ static bool remember_probed(struct proc *p, const char *path)
 	return true;
 }
 
-/* Where the loader will find name: the first of dirs (':'-separated) that has it. */
+/*
+ * Where the loader will find name: the first of dirs (':'-separated) that
+ * has it, resolved into out (PATH_MAX bytes).
+ */
 static bool find_in_dirs(const char *dirs, const char *origin, const char *name,
-			 char *out, size_t len)
+			 char out[PATH_MAX])
 {
 	char buf[PATH_MAX], *save = NULL, *dir;
 	char *copy = strdup(dirs);
@@ -405,7 +410,6 @@ static bool find_in_dirs(const char *dirs, const char *origin, const char *name,
 		found = realpath(buf, out) != NULL;
 	}
 	free(copy);
-	(void)len;
 	return found;
 }
 
@@ -432,9 +436,9 @@ void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 		bool is_code, found;
 
 		/* The loader's order: LD_LIBRARY_PATH, DT_RUNPATH, then the default directories. */
-		found = (ldpath && find_in_dirs(ldpath, origin, nd.names[i], lib, sizeof(lib))) ||
-			(nd.runpath && find_in_dirs(nd.runpath, origin, nd.names[i], lib, sizeof(lib))) ||
-			find_in_dirs(DEFAULT_LIB_DIRS, origin, nd.names[i], lib, sizeof(lib));
+		found = (ldpath && find_in_dirs(ldpath, origin, nd.names[i], lib)) ||
+			(nd.runpath && find_in_dirs(nd.runpath, origin, nd.names[i], lib)) ||
+			find_in_dirs(DEFAULT_LIB_DIRS, origin, nd.names[i], lib);
 		if (!found)
 			continue;
 		m.owner = classify_path(cls, lib, exe, &is_code);
