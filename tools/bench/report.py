@@ -649,12 +649,13 @@ def why(R, key):
                "change)."]
         if pf:
             txt.append(f"Each costs the faulting rank about {pf[0]:.1f} us more in the kernel (storm: {pf[1]:.2f} us "
-                       f"per page untraced, {pf[2]:.2f} us traced): the page_fault_user and rss_stat programs, a "
-                       "ring-buffer record per change and, while the consumer keeps up, a wake-up of it per record "
-                       "(bpf_ringbuf_submit with flags 0). A trivial BPF program on the same two tracepoints "
-                       "costs about 1 us per page here (measured with bpftrace while writing this harness), so "
-                       "most of the difference is likely per-record work; waking the consumer only every N records or on "
-                       "its sampling timer (BPF_RB_NO_WAKEUP) is the first thing to try.")
+                       f"per page untraced, {pf[2]:.2f} us traced): the page_fault_user and rss_stat programs "
+                       "(about 0.25 us together, from kernel.bpf_stats_enabled), a ring-buffer record per change "
+                       "(submitted without waking the reader, which drains them at each sample), and the classic "
+                       "kmem:rss_stat tracepoint's own event assembly, an exact sum of the per-CPU counters per "
+                       "change (see the section on processes the tool does not trace: they pay that part too). "
+                       "Per-change records are what make every page's owner exact; the next step is the raw "
+                       "tp_btf/rss_stat with exact counts kept by the tool, which removes the tracepoint's part.")
         if cpu is not None and med:
             txt.append(f"The tool's user-space side used {cpu:.2f} s of CPU per run, against "
                        f"{2 * med:.2f} core-seconds of ranks on a machine with no spare core.")

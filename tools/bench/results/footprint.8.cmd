@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.RSIPQX/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.RSIPQX/runs/footprint.8/ready --stop-file /tmp/memattr-bench.RSIPQX/runs/footprint.8/stop   ||   memattr-bpf --job 14175 --output /tmp/memattr-bench.RSIPQX/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.ju6eSc/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.ju6eSc/runs/footprint.8/ready --stop-file /tmp/memattr-bench.ju6eSc/runs/footprint.8/stop   ||   memattr-bpf --job 30566 --output /tmp/memattr-bench.ju6eSc/runs/footprint.8/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.RSIPQX/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.RSIPQX/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.RSIPQX/runs/storm.2.0.0/go   ||   memattr-bpf --pid 22801,22804 --output /tmp/memattr-bench.RSIPQX/runs/storm.2.0.0/out
+/tmp/memattr-bench.ju6eSc/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.ju6eSc/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.ju6eSc/runs/storm.2.0.0/go   ||   memattr-bpf --pid 1835,1839 --output /tmp/memattr-bench.ju6eSc/runs/storm.2.0.0/out

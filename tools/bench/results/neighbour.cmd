@@ -1,0 +1,1 @@
+/tmp/memattr-bench.ju6eSc/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.ju6eSc/runs/neighbour.6.beside/ready --go-file /tmp/memattr-bench.ju6eSc/runs/neighbour.6.beside/go   ||   beside it: memattr-bpf --pid 7391 --output /tmp/memattr-bench.ju6eSc/runs/neighbour.6.beside/out
