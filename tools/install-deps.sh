@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install what memattr-bpf needs to build, test and demo on Debian 12, as
-# root. Idempotent: when every package is already installed it touches
+# root, and any further packages named as arguments (tools/bench adds its
+# own). Idempotent: when every package is already installed it touches
 # nothing (no apt-get update), so it is cheap to call from every script.
 set -euo pipefail
 
@@ -14,6 +15,8 @@ PACKAGES=(
 	chromium					# report test: renders report.html headless
 	procps util-linux coreutils passwd		# ps, runuser, timeout/env, useradd
 )
+
+PACKAGES+=("$@")
 
 die() { echo "install-deps.sh: $*" >&2; exit 1; }
 

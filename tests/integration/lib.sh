@@ -51,54 +51,8 @@ pass() {
 # CLOCK_MONOTONIC seconds: the clock the workloads log with.
 mono_now() { "$PY" -c 'import time; print(f"{time.monotonic():.6f}")'; }
 
-# Field 22 of /proc/PID/stat (start time in ticks): with the pid it names a
-# process uniquely, so a recycled pid is never killed by mistake.
-pid_starttime() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	s=${s##*) }
-	# shellcheck disable=SC2086
-	set -- $s
-	echo "${20}"
-}
-
-# Running = exists and is not a zombie (an exited child not yet waited for).
-pid_running() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	s=${s##*) }
-	[ "${s%% *}" != Z ]
-}
-
-track_pid() {
-	local st
-	st=$(pid_starttime "$1") || return 0
-	TRACKED+=("$1:$st")
-}
-
-# Signal every tracked process that is still the one we started.
-signal_tracked() {
-	local sig=$1 i entry pid st
-	for ((i = ${#TRACKED[@]} - 1; i >= 0; i--)); do
-		entry=${TRACKED[i]}
-		pid=${entry%%:*}
-		st=${entry#*:}
-		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "$st" ]; then
-			kill "-$sig" "$pid" 2>/dev/null || true
-		fi
-	done
-}
-
-any_tracked_running() {
-	local entry pid
-	for entry in "${TRACKED[@]}"; do
-		pid=${entry%%:*}
-		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "${entry#*:}" ]; then
-			return 0
-		fi
-	done
-	return 1
-}
+# shellcheck source=../../tools/lib/pidtrack.sh
+source "$REPO/tools/lib/pidtrack.sh"
 
 it_cleanup() {
 	local rc=$?

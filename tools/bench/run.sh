@@ -56,72 +56,9 @@ die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "must run as root (memattr-bpf and bpftrace load BPF programs); try: sudo make bench"
 
 # ---------------------------------------------------------------- processes
-TRACKED=()
 SCR=""
-
-pid_starttime() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	s=${s##*) }
-	# shellcheck disable=SC2086
-	set -- $s
-	echo "${20}"
-}
-
-pid_running() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	s=${s##*) }
-	[ "${s%% *}" != Z ]
-}
-
-ppid_of() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	s=${s##*) }
-	# shellcheck disable=SC2086
-	set -- $s
-	echo "$2"
-}
-
-track_pid() {
-	local st
-	st=$(pid_starttime "$1") || return 0
-	TRACKED+=("$1:$st")
-}
-
-# Still the process we started (same pid and start time) and not a zombie.
-is_ours_running() {
-	local entry
-	for entry in "${TRACKED[@]}"; do
-		if [ "${entry%%:*}" = "$1" ]; then
-			pid_running "$1" && [ "$(pid_starttime "$1")" = "${entry#*:}" ] && return 0
-		fi
-	done
-	return 1
-}
-
-signal_tracked() {
-	local sig=$1 i entry pid
-	for ((i = ${#TRACKED[@]} - 1; i >= 0; i--)); do
-		entry=${TRACKED[i]}
-		pid=${entry%%:*}
-		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "${entry#*:}" ]; then
-			kill "-$sig" "$pid" 2>/dev/null || true
-		fi
-	done
-}
-
-any_tracked_running() {
-	local entry pid
-	for entry in "${TRACKED[@]}"; do
-		pid=${entry%%:*}
-		if pid_running "$pid" && [ "$(pid_starttime "$pid")" = "${entry#*:}" ]; then
-			return 0
-		fi
-	done
-	return 1
-}
+# shellcheck source=../lib/pidtrack.sh
+source "$REPO/tools/lib/pidtrack.sh"
 
 cleanup() {
 	local rc=$?
