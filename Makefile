@@ -12,7 +12,8 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Iuserspace -Ibpf \
 	    -D_GNU_SOURCE -DMEMATTR_SPEC_DIR='"$(PREFIX)/share/memattr-bpf/uprobe_specs"'
 LDLIBS   := -lbpf -lelf -lz -lm
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
+# v3: atomic exchange, so concurrent threads' RSS changes add up exactly.
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.

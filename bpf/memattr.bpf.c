@@ -33,8 +33,8 @@ struct thread_ctx {
 	__s64 delta[MEMATTR_NR_MEMBERS];
 	__u32 mpi_fn;		/* --mpi-calls: outermost MPI call in progress, 0: none */
 	__u32 mpi_depth;	/* nesting of probed MPI calls */
-	__u32 heap_kind;	/* --heap: malloc-family call in progress (enum heap_kind) */
-	__u32 pad2;
+	__u32 heap_kind;	/* --heap: outermost malloc-family call in progress (enum heap_kind) */
+	__u32 heap_depth;	/* nesting: glibc's realloc(NULL, n) and memalign tail-call malloc */
 	__u64 heap_site, heap_size, heap_old, heap_memptr;
 };
 
@@ -42,6 +42,7 @@ struct thread_ctx {
 struct mm_counters {
 	__u32 tgid;
 	__u32 known;		/* bit per member: last[] holds a real value */
+	__u64 mm;		/* the mm itself: rss_stat's mm_id is only a hash of it */
 	__s64 last[MEMATTR_NR_MEMBERS];
 };
 
@@ -363,6 +364,7 @@ int ma_rss_stat(struct trace_event_raw_rss_stat *args)
 		if (!tp || !(tp->flags & TRACED_ACCOUNT))
 			return 0;
 		fresh.tgid = bpf_get_current_pid_tgid() >> 32;
+		fresh.mm = (__u64)bpf_get_current_task_btf()->mm;
 		fresh.known = 1 << member;
 		fresh.last[member] = size;
 		bpf_map_update_elem(&mm_counters, &mm_id, &fresh, BPF_NOEXIST);
@@ -371,20 +373,25 @@ int ma_rss_stat(struct trace_event_raw_rss_stat *args)
 	tgid = mc->tgid;
 	/*
 	 * rss_stat names an mm by a hash of its address: after a traced
-	 * process exits, a new process's mm can get the same id. A change
-	 * made by the process itself shows which one it is.
+	 * process exits, a new process's mm can get the same id. A change made
+	 * through the mm itself shows which mm it is (a vfork child shares
+	 * its parent's mm: the same one, rightly).
 	 */
-	if (args->curr && (bpf_get_current_pid_tgid() >> 32) != tgid) {
+	if (args->curr && (__u64)bpf_get_current_task_btf()->mm != mc->mm) {
 		bpf_map_delete_elem(&mm_counters, &mm_id);
 		return 0;
 	}
+	/*
+	 * Threads of one process fault on several CPUs at once: the exchange
+	 * makes the deltas add up exactly to the counter's change, whatever
+	 * the interleaving.
+	 */
 	if (!(mc->known & (1 << member))) {
-		mc->known |= 1 << member;
-		mc->last[member] = size;
+		__sync_fetch_and_or(&mc->known, 1 << member);
+		__sync_lock_test_and_set(&mc->last[member], size);
 		return 0;
 	}
-	delta = size - mc->last[member];
-	mc->last[member] = size;
+	delta = size - __sync_lock_test_and_set(&mc->last[member], size);
 	if (!delta)
 		return 0;
 
@@ -588,6 +595,13 @@ int BPF_KPROBE(ma_heap_enter)
 	c = ctx_get(true);
 	if (!c)
 		return 0;
+	/*
+	 * Only the outermost call is the program's: an inner one (malloc
+	 * entered from realloc) would see the outer return probe's trampoline
+	 * as its caller.
+	 */
+	if (c->heap_depth++)
+		return 0;
 	c->heap_kind = kind;
 	c->heap_old = 0;
 	c->heap_memptr = 0;
@@ -628,7 +642,9 @@ int BPF_KRETPROBE(ma_heap_exit, long ret)
 	__u64 ptr = ret;
 	__u32 kind;
 
-	if (!c || !c->heap_kind)
+	if (!c || !c->heap_depth)
+		return 0;
+	if (--c->heap_depth || !c->heap_kind)
 		return 0;
 	kind = c->heap_kind;
 	c->heap_kind = HEAP_NONE;

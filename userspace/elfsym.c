@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfsym.h"
@@ -98,14 +99,27 @@ static int read_segments(struct elfsym_table *t, Elf *e)
 	return 0;
 }
 
-/* Open path as an ELF file: 0 with *fd and *e set (close both), or -errno. */
-static int open_elf(const char *path, int *fd, Elf **e)
+/*
+ * Open path as an ELF file: 0 with *fd and *e set (close both), or -errno.
+ * Only a regular file of sane size, never through a final symlink and
+ * never blocking (a FIFO planted in a library path must not stall a root
+ * tool); st, if not NULL, says which file it was.
+ */
+static int open_elf(const char *path, int *fd, Elf **e, struct stat *st)
 {
+	struct stat sb;
+
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (*fd < 0)
 		return -errno;
+	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > ELFSYM_MAX_FILE) {
+		close(*fd);
+		return -ENOEXEC;
+	}
+	if (st)
+		*st = sb;
 	*e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!*e || elf_kind(*e) != ELF_K_ELF) {
 		if (*e)
@@ -118,13 +132,18 @@ static int open_elf(const char *path, int *fd, Elf **e)
 
 int elfsym_load(struct elfsym_table *t, const char *path)
 {
+	struct stat st;
 	int fd, ret;
 	Elf *e;
 
 	memset(t, 0, sizeof(*t));
-	ret = open_elf(path, &fd, &e);
+	ret = open_elf(path, &fd, &e, &st);
 	if (ret)
 		return ret;
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	t->size = (uint64_t)st.st_size;
+	t->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	t->path = strdup(path);
 	ret = t->path ? read_segments(t, e) : -ENOMEM;
 	if (!ret)
@@ -261,7 +280,7 @@ int elfsym_read_needed(const char *path, struct elfsym_needed *out)
 	Elf *e;
 
 	memset(out, 0, sizeof(*out));
-	ret = open_elf(path, &fd, &e);
+	ret = open_elf(path, &fd, &e, NULL);
 	if (ret)
 		return ret;
 	ret = read_dynamic(e, out);

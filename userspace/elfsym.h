@@ -22,13 +22,21 @@ struct elfsym_seg {
 
 struct elfsym_table {
 	char *path;
+	/* Which file it was read from: a path names another file after an upgrade or in a container. */
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
 	struct elfsym_func *funcs;	/* sorted by vaddr */
 	size_t nfuncs;
 	struct elfsym_seg *segs;	/* PT_LOAD segments */
 	size_t nsegs;
 };
 
-/* Read the function symbols of path. 0 or -errno (-ENOEXEC: not ELF). */
+/*
+ * Read the function symbols of path. 0 or -errno (-ENOEXEC: not ELF, or
+ * not a regular file, or larger than ELFSYM_MAX_FILE: paths can come from
+ * the traced users, and the tool runs as root).
+ */
+#define ELFSYM_MAX_FILE	(2ULL << 30)
 int elfsym_load(struct elfsym_table *t, const char *path);
 void elfsym_free(struct elfsym_table *t);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <dirent.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -135,9 +136,17 @@ uint32_t probes_mpi_fn(const struct probes *pr, const char *name)
 const struct elfsym_table *probes_symbols(struct probes *pr, const char *path)
 {
 	struct elfsym_table t;
+	struct stat st;
 
+	/* Keyed by the file itself: after an upgrade, or in a container, one path names another file. */
+	if (stat(path, &st))
+		return NULL;
 	for (size_t i = 0; i < pr->nfiles; i++) {
-		if (strcmp(pr->files[i].path, path))
+		const struct elfsym_table *f = &pr->files[i];
+
+		if (f->dev != (uint64_t)st.st_dev || f->ino != (uint64_t)st.st_ino ||
+		    f->size != (uint64_t)st.st_size ||
+		    f->mtime_ns != (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec)
 			continue;
 		/* Keep the most recently used last: the first is evicted. */
 		t = pr->files[i];
@@ -170,7 +179,7 @@ static uint64_t probe_offset(struct probe_target *tg, const char *path, uint64_t
 
 	if (!r->offset)
 		return entry;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd >= 0) {
 		same = pread(fd, buf, r->nexpect, (off_t)entry) == (ssize_t)r->nexpect &&
 		       !memcmp(buf, r->expect, r->nexpect);
@@ -329,11 +338,21 @@ static void probe_file(struct probes *pr, struct bpf_tracer *bpf, struct proc *p
 		       const struct code_map *m)
 {
 	char path[PATH_MAX + 32];
-	const struct elfsym_table *syms = probes_symbols(pr, m->path);
+	const struct elfsym_table *syms;
 	struct probe_batch *b;
 
-	if (!syms)
+	/*
+	 * The file as the process sees it (its root: a container has its own
+	 * libc): the offsets, the guard bytes and the probe all come from it.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
+	syms = probes_symbols(pr, path);
+	if (!syms) {
+		pr->failed++;
+		fprintf(stderr, "memattr-bpf: warning: cannot read the symbols of %s (pid %d): not probed\n",
+			m->path, p->pid);
 		return;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return;
@@ -345,14 +364,12 @@ static void probe_file(struct probes *pr, struct bpf_tracer *bpf, struct proc *p
 		if (tg->component != m->owner || elfsym_func_offset(syms, tg->rule->pattern, &entry))
 			continue;
 		tg->found = true;
-		off = probe_offset(tg, m->path, entry);
+		off = probe_offset(tg, path, entry);
 		for (size_t k = 0; k < b->n[0]; k++)
 			dup |= b->off[0][k] == off;
 		if (!dup)
 			batch_add(b, tg, off);
 	}
-	/* Through the process's root, so a process in a container is probed in its own file. */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
 	attach_batch(pr, bpf, p, b, path);
 	free(b);
 }

@@ -55,6 +55,7 @@ struct pending_owner {
 struct proc {
 	pid_t pid;
 	uint64_t start_ns;		/* boot-based start time: pid reuse never merges */
+	uint64_t start_ticks;		/* /proc/PID/stat starttime when first read, 0: not yet */
 	int rank;			/* -1: not an MPI rank, written as pid-<P>.csv */
 	bool account;			/* launchers are followed, not accounted */
 	bool alive;

@@ -164,10 +164,29 @@ static void mark_exited(struct tracker *t, struct proc *p)
 		p->csv = NULL;
 		p->csv_closed = true;
 	}
-	/* Its figures stay for the summary; its address space is gone. */
+	/*
+	 * Its figures stay for the summary; its address space is gone. The
+	 * kernel dropped it from the traced set at its exit (ma_exit): deleting
+	 * here could untrace a new process that already reuses the pid.
+	 */
 	release_probes(t, p);
 	proc_release_mm(p);
-	tracer_remove_process(&t->bpf, p->pid);
+}
+
+/*
+ * Still the process we started tracing? Its exit event can be lost (a full
+ * ring buffer) and its pid reused: then it must end here, never be sampled
+ * or probed as someone else's process.
+ */
+static bool still_same(struct proc *p)
+{
+	struct proc_stat st;
+
+	if (procfs_read_stat(p->pid, &st))
+		return false;
+	if (!p->start_ticks)
+		p->start_ticks = st.starttime;
+	return st.starttime == p->start_ticks;
 }
 
 static void timed_sync(struct tracker *t, struct proc *p)
@@ -175,9 +194,15 @@ static void timed_sync(struct tracker *t, struct proc *p)
 	double t0 = mono_now(), cost;
 	int ret;
 
+	if (!still_same(p)) {
+		mark_exited(t, p);
+		return;
+	}
 	ret = proc_sync(p, &t->cls, tracker_now(t));
-	if (ret == -ESRCH || ret == -ENOENT)
-		return;		/* exiting: its EXIT event follows */
+	if (ret == -ESRCH || ret == -ENOENT) {
+		mark_exited(t, p);	/* gone; its exit event, if any, finds nothing */
+		return;
+	}
 	cost = mono_now() - t0;
 	t->smaps_cost = t->smaps_cost ? 0.9 * t->smaps_cost + 0.1 * cost : cost;
 	/* Libraries loaded since the last read get their probes now. */
@@ -266,12 +291,15 @@ static uint32_t mpi_fn_at(void *ctx, const struct proc *p, uint64_t addr)
 	struct tracker *t = ctx;
 	const struct code_map *m = proc_code_map(p, addr);
 	const struct elfsym_table *syms;
+	char path[PATH_MAX + 32];
 	const char *name;
 	uint64_t delta;
 
 	if (!m)
 		return 0;
-	syms = probes_symbols(&t->probes, m->path);
+	/* The file as the process sees it: its root may be a container's. */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
+	syms = probes_symbols(&t->probes, path);
 	name = syms ? elfsym_name_at(syms, addr - m->start + m->pgoff, &delta) : NULL;
 	return name ? probes_mpi_fn(&t->probes, name) : 0;
 }
@@ -400,6 +428,7 @@ static void sample_all(struct tracker *t)
 {
 	double now = tracker_now(t), period;
 	size_t nalive = 0;
+	int ret;
 
 	for (size_t i = 0; i < t->nprocs; i++)
 		nalive += t->procs[i]->alive && t->procs[i]->account;
@@ -415,7 +444,9 @@ static void sample_all(struct tracker *t)
 		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
 		if (!p->csv && !p->csv_closed && t->out_open)
 			continue;
-		proc_sample(p, now);
+		ret = proc_sample(p, now);
+		if (ret == -ESRCH || ret == -ENOENT)
+			mark_exited(t, p);	/* gone, its exit event lost */
 	}
 }
 
