@@ -101,9 +101,10 @@ static int read_segments(struct elfsym_table *t, Elf *e)
 
 /*
  * Open path as an ELF file: 0 with *fd and *e set (close both), or -errno.
- * Only a regular file of sane size, never through a final symlink and
- * never blocking (a FIFO planted in a library path must not stall a root
- * tool); st, if not NULL, says which file it was.
+ * Only a regular file of sane size, and never blocking: a FIFO or device
+ * planted in a library path must not stall or feed a root tool. Symlinks
+ * are followed, as the loader and the probe's own attach do (/proc/PID/exe
+ * and /proc/PID/root are links); st, if not NULL, says which file it was.
  */
 static int open_elf(const char *path, int *fd, Elf **e, struct stat *st)
 {
@@ -111,7 +112,7 @@ static int open_elf(const char *path, int *fd, Elf **e, struct stat *st)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (*fd < 0)
 		return -errno;
 	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > ELFSYM_MAX_FILE) {
