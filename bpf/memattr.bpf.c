@@ -457,6 +457,28 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* bpf_for_each_map_elem callback: drop one live block of a process that exits or execs. */
+static long drop_block(void *map, struct heap_key *key, struct heap_block *b, __u32 *tgid)
+{
+	if (key->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+static long drop_site(void *map, struct site_key *key, struct site_stats *st, __u32 *tgid)
+{
+	if (key->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+static long drop_calls(void *map, struct mpi_call_key *key, __u64 *calls, __u32 *tgid)
+{
+	if (key->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -465,14 +487,13 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (!bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
 	emit_task(EV_EXEC, tgid, p, 0);
-	return 0;
-}
-
-/* bpf_for_each_map_elem callback: drop one live block of the exiting process. */
-static long drop_block(void *map, struct heap_key *key, struct heap_block *b, __u32 *tgid)
-{
-	if (key->tgid == *tgid)
-		bpf_map_delete_elem(map, key);
+	/*
+	 * The opt-in modes' state of the old image is not the new program's:
+	 * dropped here, before the new program runs a single instruction.
+	 */
+	bpf_for_each_map_elem(&heap_blocks, drop_block, &tgid, 0);
+	bpf_for_each_map_elem(&heap_sites, drop_site, &tgid, 0);
+	bpf_for_each_map_elem(&mpi_calls, drop_calls, &tgid, 0);
 	return 0;
 }
 
@@ -497,8 +518,6 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
  * fires only for a call whose entry was probed, so a call in progress at
  * attach never produces an unmatched return.
  */
-#define MPI_MAX_DEPTH	16
-
 SEC("uprobe")
 int BPF_KPROBE(ma_mpi_enter)
 {
@@ -506,9 +525,8 @@ int BPF_KPROBE(ma_mpi_enter)
 	struct mpi_call_key key;
 	__u64 one = 1, *calls;
 
-	if (!c || c->mpi_depth >= MPI_MAX_DEPTH)
-		return 0;
-	if (c->mpi_depth++)
+	/* Every entry counts toward the depth, so every return finds its own. */
+	if (!c || c->mpi_depth++)
 		return 0;
 	c->mpi_fn = bpf_get_attach_cookie(ctx);
 	key.tgid = bpf_get_current_pid_tgid() >> 32;

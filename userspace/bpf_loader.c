@@ -241,10 +241,10 @@ void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx)
 	while (!bpf_map__get_next_key(sites, started ? &key : NULL, &next, sizeof(next))) {
 		key = next;
 		started = true;
-		if (key.tgid != (__u32)tgid ||
+		if ((tgid && key.tgid != (__u32)tgid) ||
 		    bpf_map__lookup_elem(sites, &key, sizeof(key), &st, sizeof(st), 0))
 			continue;
-		fn(ctx, key.site, &st);
+		fn(ctx, (pid_t)key.tgid, key.site, &st);
 	}
 }
 

@@ -68,8 +68,8 @@ int tracer_attach_uprobes(struct bpf_tracer *t, enum uprobe_prog which, pid_t pi
 /* Outermost calls of MPI function fn in process tgid (--mpi-calls). */
 uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn);
 
-/* --heap: call fn for every malloc-family call site of process tgid. */
-typedef void (*site_fn)(void *ctx, uint64_t site, const struct site_stats *s);
+/* --heap: call fn for every malloc-family call site of process tgid (0: of every process). */
+typedef void (*site_fn)(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *s);
 void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx);
 
 /* The process exited: drop its call sites, live blocks and call counts from the kernel. */

@@ -419,6 +419,9 @@ static bool find_in_dirs(const char *dirs, const char *origin, const char *name,
 	if (!copy)
 		return false;
 	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		/* Relative entries would resolve against the tool's own directory. */
+		if (dir[0] != '/' && dir[0] != '$')
+			continue;
 		if (!strncmp(dir, "$ORIGIN", 7))
 			snprintf(buf, sizeof(buf), "%s%s/%s", origin, dir + 7, name);
 		else if (!strncmp(dir, "${ORIGIN}", 9))

@@ -159,7 +159,8 @@ static int parse_offset(struct spec_rule *r, const char *off, const char *hex)
 	v = strtoul(off + 1, &end, 0);
 	if (errno || *end || !v || v >= 4096)
 		return -1;
-	if (!len || len % 2 || len / 2 > SPEC_EXPECT_MAX)
+	/* The guard must cover every byte before the offset, or another build could put it mid-instruction. */
+	if (!len || len % 2 || len / 2 > SPEC_EXPECT_MAX || len / 2 < v)
 		return -1;
 	for (size_t i = 0; i < len; i += 2) {
 		int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
@@ -220,8 +221,8 @@ static int parse_line(struct spec_set *set, char *line, const char *path, int li
 	}
 	if (n == 4 && parse_offset(&set->rules[set->n - 1], tok[2], tok[3])) {
 		rule_free(&set->rules[--set->n]);
-		set_err(err, errlen, "%s:%d: want 'function NAME +OFFSET HEXBYTES' (offset 1-4095, 1-%d bytes of hex), got '%s %s'",
-			path, lineno, SPEC_EXPECT_MAX, tok[2], tok[3]);
+		set_err(err, errlen, "%s:%d: want 'function NAME +OFFSET HEXBYTES' (offset 1-%d, and at least that many bytes of hex, at most %d), got '%s %s'",
+			path, lineno, SPEC_EXPECT_MAX, SPEC_EXPECT_MAX, tok[2], tok[3]);
 		return -1;
 	}
 	return 0;

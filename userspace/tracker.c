@@ -45,9 +45,8 @@ static double event_time(const struct tracker *t, const struct ev_header *h)
 	return ((double)h->ts_ns - (double)t->start_boot_ns) / 1e9;
 }
 
-static void collect_site(void *ctx, uint64_t site, const struct site_stats *st)
+static void add_site(struct proc *p, uint64_t site, const struct site_stats *st)
 {
-	struct proc *p = ctx;
 	struct heap_site *v;
 
 	v = realloc(p->heap_sites, (p->nheap_sites + 1) * sizeof(*v));
@@ -57,14 +56,25 @@ static void collect_site(void *ctx, uint64_t site, const struct site_stats *st)
 	v[p->nheap_sites++] = (struct heap_site){ site, *st };
 }
 
-/*
- * Copy what the kernel counted for p in the opt-in modes (MPI call counts,
- * heap call sites) into p, where it outlives the process.
- */
-void tracker_collect_modes(struct tracker *t, struct proc *p)
+static void collect_site(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *st)
 {
-	if (!t->probing || !p->account)
-		return;
+	(void)tgid;
+	add_site(ctx, site, st);
+}
+
+static struct proc *find_alive(struct tracker *t, pid_t pid);
+
+/* One walk of the kernel's site table for every live process (it may hold 64 Ki sites). */
+static void collect_site_any(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *st)
+{
+	struct proc *p = find_alive(ctx, tgid);
+
+	if (p && p->account)
+		add_site(p, site, st);
+}
+
+static void collect_mpi_calls(struct tracker *t, struct proc *p)
+{
 	for (size_t i = 0; i < t->probes.ntargets; i++) {
 		const struct probe_target *tg = &t->probes.targets[i];
 		uint64_t calls;
@@ -77,6 +87,17 @@ void tracker_collect_modes(struct tracker *t, struct proc *p)
 		if (s)
 			s->calls = calls;
 	}
+}
+
+/*
+ * Copy what the kernel counted for p in the opt-in modes (MPI call counts,
+ * heap call sites) into p, where it outlives the process.
+ */
+void tracker_collect_modes(struct tracker *t, struct proc *p)
+{
+	if (!t->probing || !p->account)
+		return;
+	collect_mpi_calls(t, p);
 	if (!t->opt->heap)
 		return;
 	p->nheap_sites = 0;
@@ -264,6 +285,9 @@ static void on_exec(struct tracker *t, const struct ev_task *e)
 	if (!p)
 		return;
 	proc_reset_mm(p);
+	/* The kernel dropped the old image's heap sites and call counts (ma_exec). */
+	p->nheap_sites = 0;
+	mpi_fn_free(&p->mpi_fns);
 	p->exec_seen = true;
 	identify(t, p);
 	if (t->probing && p->account)
@@ -455,9 +479,16 @@ static void write_modes(struct tracker *t)
 {
 	if (!t->probing)
 		return;
-	for (size_t i = 0; i < t->nprocs; i++)
-		if (t->procs[i]->alive)
-			tracker_collect_modes(t, t->procs[i]);
+	for (size_t i = 0; i < t->nprocs; i++) {
+		struct proc *p = t->procs[i];
+
+		if (!p->alive || !p->account)
+			continue;
+		collect_mpi_calls(t, p);
+		p->nheap_sites = 0;
+	}
+	if (t->opt->heap)
+		tracer_heap_sites(&t->bpf, 0, collect_site_any, t);
 	modes_write_csv(t);
 }
 

@@ -146,11 +146,13 @@ static void test_errors(void **state)
 	expect_error(FIX "bad/before.spec",
 		     FIX "bad/before.spec:2: 'path' before any 'component' line");
 	expect_error(FIX "bad/offset_hex.spec",
-		     FIX "bad/offset_hex.spec:3: want 'function NAME +OFFSET HEXBYTES' (offset 1-4095, 1-16 bytes of hex), got '+0x7 zz'");
+		     FIX "bad/offset_hex.spec:3: want 'function NAME +OFFSET HEXBYTES' (offset 1-16, and at least that many bytes of hex, at most 16), got '+0x7 zz'");
 	expect_error(FIX "bad/offset_short.spec",
 		     FIX "bad/offset_short.spec:2: extra arguments to 'function'");
+	expect_error(FIX "bad/offset_short_guard.spec",
+		     FIX "bad/offset_short_guard.spec:2: want 'function NAME +OFFSET HEXBYTES' (offset 1-16, and at least that many bytes of hex, at most 16), got '+9 4885ff'");
 	expect_error(FIX "bad/offset_sign.spec",
-		     FIX "bad/offset_sign.spec:2: want 'function NAME +OFFSET HEXBYTES' (offset 1-4095, 1-16 bytes of hex), got '9 4885ff'");
+		     FIX "bad/offset_sign.spec:2: want 'function NAME +OFFSET HEXBYTES' (offset 1-16, and at least that many bytes of hex, at most 16), got '9 4885ff'");
 	expect_error(FIX "nope.spec", FIX "nope.spec: No such file or directory");
 	expect_error(FIX "good", FIX "good: Is a directory");
 }
@@ -170,10 +172,10 @@ static void test_function_offsets(void **state)
 	assert_int_equal(s.rules[0].nexpect, 0);
 	assert_string_equal(s.rules[1].pattern, "free");
 	assert_int_equal(s.rules[1].offset, 9);
-	assert_int_equal(s.rules[1].nexpect, 5);
-	assert_memory_equal(s.rules[1].expect, "\x48\x85\xff\x0f\x84", 5);
+	assert_int_equal(s.rules[1].nexpect, 9);
+	assert_memory_equal(s.rules[1].expect, "\x48\x85\xff\x0f\x84\xbf\x00\x00\x00", 9);
 	assert_int_equal(s.rules[2].offset, 7);
-	assert_int_equal(s.rules[2].nexpect, 2);
+	assert_int_equal(s.rules[2].nexpect, 7);
 	spec_free(&s);
 }
 
