@@ -626,6 +626,16 @@ def why(R, key):
         if sp is not None:
             txt.append(f"Untraced runs alone spread {sp:.0f}% from best to worst on this shared 2-core machine, "
                        "more than the 5% to be resolved; the best-run ratio in the table is the steadier figure.")
+        # --heap runs every program of the default mode and more: if it is close to untraced in the
+        # same session, the default mode's median was a draw of the machine, not the tool's work.
+        heap, base, dflt = R.median(metric, "heap"), R.median(metric, "untraced"), R.median(metric, "default")
+        if heap and base and dflt:
+            rh, rd = slowdown(metric, heap, base), slowdown(metric, dflt, base)
+            if rh is not None and rd is not None and rh < 1.1 < rd:
+                txt.append(f"In the same session `--heap`, which runs every kernel program of the default mode "
+                           f"and probes on top, measured {rh:.3f}x: the figure is bimodal on this machine "
+                           "(untraced runs too fall in a fast and a slow state, by where the two polling ranks "
+                           "are scheduled), and the default mode's runs fell in the slow one more often.")
         txt.append("In default mode nothing is probed on the MPI path: the 8-byte loop polls shared memory "
                    "(Open MPI's vader), makes no syscall and faults no page, so the BPF programs do not run "
                    f"in the loop (the tool received about {fnum(ev) if ev else '?'} events over the whole run, outside "

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.ju6eSc/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.ju6eSc/runs/footprint.1/ready --stop-file /tmp/memattr-bench.ju6eSc/runs/footprint.1/stop   ||   memattr-bpf --job 30462 --output /tmp/memattr-bench.ju6eSc/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.jy3UZN/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.jy3UZN/runs/footprint.1/ready --stop-file /tmp/memattr-bench.jy3UZN/runs/footprint.1/stop   ||   memattr-bpf --job 3727 --output /tmp/memattr-bench.jy3UZN/runs/footprint.1/out

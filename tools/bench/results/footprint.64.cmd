@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.ju6eSc/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.ju6eSc/runs/footprint.64/ready --stop-file /tmp/memattr-bench.ju6eSc/runs/footprint.64/stop   ||   memattr-bpf --job 30730 --output /tmp/memattr-bench.ju6eSc/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.jy3UZN/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.jy3UZN/runs/footprint.64/ready --stop-file /tmp/memattr-bench.jy3UZN/runs/footprint.64/stop   ||   memattr-bpf --job 3997 --output /tmp/memattr-bench.jy3UZN/runs/footprint.64/out

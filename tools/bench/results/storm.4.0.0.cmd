@@ -1,1 +1,1 @@
-/tmp/memattr-bench.ju6eSc/bin/storm --rate 0 --seconds 4 --mib 64 --n 4 --ready-dir /tmp/memattr-bench.ju6eSc/runs/storm.4.0.0/ready --go-file /tmp/memattr-bench.ju6eSc/runs/storm.4.0.0/go   ||   memattr-bpf --pid 2398,2402,2403,2404 --output /tmp/memattr-bench.ju6eSc/runs/storm.4.0.0/out
+/tmp/memattr-bench.jy3UZN/bin/storm --rate 0 --seconds 4 --mib 64 --n 4 --ready-dir /tmp/memattr-bench.jy3UZN/runs/storm.4.0.0/ready --go-file /tmp/memattr-bench.jy3UZN/runs/storm.4.0.0/go   ||   memattr-bpf --pid 8005,8009,8010,8012 --output /tmp/memattr-bench.jy3UZN/runs/storm.4.0.0/out

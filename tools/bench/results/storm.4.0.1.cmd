@@ -1,1 +1,1 @@
-/tmp/memattr-bench.ju6eSc/bin/storm --rate 0 --seconds 4 --mib 64 --n 4 --ready-dir /tmp/memattr-bench.ju6eSc/runs/storm.4.0.1/ready --go-file /tmp/memattr-bench.ju6eSc/runs/storm.4.0.1/go   ||   memattr-bpf --pid 2940,2943,2944,2945 --output /tmp/memattr-bench.ju6eSc/runs/storm.4.0.1/out
+/tmp/memattr-bench.jy3UZN/bin/storm --rate 0 --seconds 4 --mib 64 --n 4 --ready-dir /tmp/memattr-bench.jy3UZN/runs/storm.4.0.1/ready --go-file /tmp/memattr-bench.jy3UZN/runs/storm.4.0.1/go   ||   memattr-bpf --pid 8534,8538,8539,8540 --output /tmp/memattr-bench.jy3UZN/runs/storm.4.0.1/out
