@@ -4,7 +4,7 @@
 each component holds, plateau by plateau.
 
     check_truth.py OUT_DIR --ranks N --sampler FILE --log-dir DIR
-                   [--t-line MONO] [--tol 0.05] [--floor-kib 256] [--prefix truth]
+                   [--t-line MONO] [--tol 0.05] [--floor-kib 512] [--prefix truth]
 
 mpi_truth writes, per rank, its event log (truth-rank-R.csv) and what every
 plateau should show (expect-rank-R.csv: component growth over the baseline
