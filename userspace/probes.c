@@ -242,7 +242,13 @@ static void batch_add(struct probe_batch *b, const struct probe_target *tg, uint
 	b->cookie[1][b->n[1]++] = tg->cookie;
 }
 
-/* One link for all entries, one for all returns: detaching costs a grace period per link. */
+/*
+ * One link for all returns, then one for all entries (detaching costs a
+ * grace period per link). Returns first: a call that enters between the two
+ * attaches must not be seen entering without its return, or the thread's
+ * nesting depth would stay up for good; a return without its entry is
+ * ignored by the programs.
+ */
 static void attach_batch(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 			 const struct probe_batch *b, const char *path)
 {
@@ -252,6 +258,17 @@ static void attach_batch(struct probes *pr, struct bpf_tracer *bpf, struct proc 
 
 	if (!b->n[0])
 		return;
+	if (b->n[1]) {
+		fd = tracer_attach_uprobes(bpf, leave, p->pid, path, b->off[1], b->cookie[1], b->n[1]);
+		keep_link(pr, p, fd, b->n[1]);
+		if (fd < 0) {
+			if (pr->verbose)
+				fprintf(stderr, "memattr-bpf: cannot probe %s (pid %d): %s\n", path,
+					p->pid, strerror(-fd));
+			pr->failed += b->n[0];
+			return;
+		}
+	}
 	fd = tracer_attach_uprobes(bpf, enter, p->pid, path, b->off[0], b->cookie[0], b->n[0]);
 	if (fd < 0 && pr->verbose)
 		fprintf(stderr, "memattr-bpf: cannot probe %s (pid %d): %s\n", path, p->pid,
@@ -263,9 +280,6 @@ static void attach_batch(struct probes *pr, struct bpf_tracer *bpf, struct proc 
 		p->mpi_probed = true;
 	else
 		p->heap_probed = true;
-	if (b->n[1])
-		keep_link(pr, p, tracer_attach_uprobes(bpf, leave, p->pid, path, b->off[1],
-						       b->cookie[1], b->n[1]), b->n[1]);
 }
 
 /*
