@@ -1,1 +1,1 @@
-/tmp/memattr-bench.jy3UZN/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.jy3UZN/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.jy3UZN/runs/storm.1.0.0/go   ||   memattr-bpf --pid 6850 --output /tmp/memattr-bench.jy3UZN/runs/storm.1.0.0/out
+/tmp/memattr-bench.cN7Ies/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.cN7Ies/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.cN7Ies/runs/storm.1.0.0/go   ||   memattr-bpf --pid 28988 --output /tmp/memattr-bench.cN7Ies/runs/storm.1.0.0/out
