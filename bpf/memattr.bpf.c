@@ -263,7 +263,6 @@ int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 	e->ret = ret;
 	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
 	e->user_sp = c->user_sp;
-	e->heap_site = c->heap_kind ? c->heap_site : 0;
 	e->mpi_fn = c->mpi_fn;
 	e->stack_len = 0;
 	e->nret = 0;
@@ -430,7 +429,6 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct
 	fill_header(&e->h, type, tgid);
 	e->child_tgid = type == EV_FORK ? p->tgid : 0;
 	e->parent_tgid = parent;
-	e->start_ns = p->group_leader->start_boottime;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* A fork or exec must be handled before the new program gets far. */
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);

@@ -71,12 +71,6 @@ struct ev_syscall {
 	__s64 delta[MEMATTR_NR_MEMBERS];	/* bytes moved while inside the call */
 	__u64 user_sp;
 	/*
-	 * --heap: the call site of the malloc-family call in progress, 0 when
-	 * none. Its return probe has replaced that return address on the
-	 * stack with the kernel's trampoline, so the stack alone cannot show it.
-	 */
-	__u64 heap_site;
-	/*
 	 * Return addresses any uretprobe (ours or another tracer's) replaced
 	 * with the kernel's trampoline: the stack slot and the real address,
 	 * innermost first. User space puts them back before scanning.
@@ -100,7 +94,6 @@ struct ev_task {
 	struct ev_header h;
 	__u32 child_tgid;	/* EV_FORK */
 	__u32 parent_tgid;	/* EV_FORK */
-	__u64 start_ns;		/* task start_time (boot-based ns) of the process */
 	char comm[16];
 };
 

@@ -88,8 +88,8 @@ static struct bpf_program *uprobe_prog(struct bpf_tracer *t, enum uprobe_prog wh
 	}
 }
 
-int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool heap, event_fn fn,
-		void *ctx, bool verbose, char *err, size_t errlen)
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
+		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
 	int ret;
 
@@ -106,6 +106,9 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool heap, event_fn 
 	}
 	if (ringbuf_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, ringbuf_bytes);
+	/* A mode that is off keeps one entry: exit and exec walk these maps in the kernel. */
+	if (!mpi_calls)
+		bpf_map__set_max_entries(t->skel->maps.mpi_calls, 1);
 	if (!heap) {
 		bpf_map__set_max_entries(t->skel->maps.heap_blocks, 1);
 		bpf_map__set_max_entries(t->skel->maps.heap_sites, 1);

@@ -419,6 +419,16 @@ static bool remember_probed(struct proc *p, const char *path)
 	return true;
 }
 
+/* Probe one library of p unless it already was. True when it is probed now. */
+static bool probe_once(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
+		       const struct code_map *m)
+{
+	if (already_probed(p, m->path) || !remember_probed(p, m->path))
+		return false;
+	probe_file(pr, bpf, p, m);
+	return true;
+}
+
 /*
  * Where the loader will find name: the first of dirs (':'-separated) that
  * has it, resolved into out (PATH_MAX bytes).
@@ -478,34 +488,32 @@ void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 			continue;
 		m.owner = classify_path(cls, lib, exe, &is_code);
 		m.path = lib;
-		if (!wanted(pr, m.owner) || already_probed(p, lib) || !remember_probed(p, lib))
-			continue;
-		probe_file(pr, bpf, p, &m);
+		if (wanted(pr, m.owner))
+			probe_once(pr, bpf, p, &m);
 	}
 	environ_free(&env);
 	elfsym_needed_free(&nd);
 }
 
+static void warn_missing_functions(struct probes *pr, const struct proc *p);
+
 void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p)
 {
 	bool probed_any = false;
 
-	for (size_t i = 0; i < p->nmaps; i++) {
-		const struct code_map *m = &p->maps[i];
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (wanted(pr, p->maps[i].owner))
+			probed_any |= probe_once(pr, bpf, p, &p->maps[i]);
+	if (probed_any)
+		warn_missing_functions(pr, p);
+}
 
-		if (!wanted(pr, m->owner) || already_probed(p, m->path))
-			continue;
-		if (!remember_probed(p, m->path))
-			return;
-		probe_file(pr, bpf, p, m);
-		probed_any = true;
-	}
-	if (!probed_any)
-		return;
-	/*
-	 * Say once which spec functions are missing from a library that has
-	 * the others of its component (MPI_X absent from this libmpi).
-	 */
+/*
+ * Say once which spec functions are missing from a library that has the
+ * others of its component (MPI_X absent from this libmpi).
+ */
+static void warn_missing_functions(struct probes *pr, const struct proc *p)
+{
 	for (size_t i = 0; i < pr->ntargets; i++) {
 		struct probe_target *tg = &pr->targets[i];
 		bool sibling_found = false;
@@ -542,7 +550,6 @@ void probes_at_fork(struct probes *pr, struct bpf_tracer *bpf, struct proc *p)
 	for (size_t i = 0; i < pr->nwarm_paths; i++) {
 		struct code_map m = { .path = pr->warm_paths[i], .owner = component_id("mpi") };
 
-		if (!already_probed(p, m.path) && remember_probed(p, m.path))
-			probe_file(pr, bpf, p, &m);
+		probe_once(pr, bpf, p, &m);
 	}
 }

@@ -18,7 +18,7 @@ static uint64_t page_up(uint64_t v)
 	return (v + PAGE_SIZE_ - 1) & ~(PAGE_SIZE_ - 1);
 }
 
-static uint64_t boot_ns(void)
+uint64_t boot_clock_ns(void)
 {
 	struct timespec ts;
 
@@ -26,14 +26,13 @@ static uint64_t boot_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-struct proc *proc_new(pid_t pid, uint64_t start_ns, double now)
+struct proc *proc_new(pid_t pid, double now)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->start_ns = start_ns;
 	p->rank = -1;
 	p->account = true;
 	p->alive = true;
@@ -238,7 +237,7 @@ int proc_sync(struct proc *p, const struct classifier *cls, double now)
 
 	if (!p->exe[0])
 		procfs_read_exe(p->pid, p->exe, sizeof(p->exe));
-	p->sync_boot_ns = boot_ns();
+	p->sync_boot_ns = boot_clock_ns();
 	regions_sync_begin(&p->regions);
 	ret = procfs_read_maps(p->pid, true, sync_vma, &s);
 	regions_sync_end(&p->regions);
@@ -502,17 +501,30 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 }
 
 /*
- * --mpi-calls: charge what a syscall moved to an MPI function, looking at
- * the region where the change happened (the first one of its range).
+ * --mpi-calls: charge what a syscall moved (delta) to an MPI function,
+ * looking at the range the change happened in: what a brk added or took
+ * away, where mmap or mremap placed memory, else the call's own range.
+ * old_brk is the break before the call.
  */
 static void charge_syscall(struct proc *p, const struct classifier *cls,
-			   const struct ev_syscall *e, uint64_t addr, uint64_t len, int64_t delta,
-			   double when)
+			   const struct ev_syscall *e, uint64_t old_brk, int64_t delta, double when)
 {
-	const struct region *r = regions_find(&p->regions, addr);
+	uint64_t start = e->args[0], len = page_up(e->args[1]);
+	uint64_t was = page_up(old_brk), now = page_up((uint64_t)e->ret);
+	const struct region *r;
 
+	if (e->nr == NR_BRK) {
+		start = was < now ? was : now;
+		len = was < now ? now - was : was - now;
+	} else if (e->nr == NR_MMAP) {
+		start = (uint64_t)e->ret;
+	} else if (e->nr == NR_MREMAP && delta > 0) {
+		start = (uint64_t)e->ret;
+		len = page_up(e->args[2]);
+	}
+	r = regions_find(&p->regions, start);
 	/* A range over several owners (a heap trim) is not one function's doing. */
-	if (r && r->end >= addr + len)
+	if (r && r->end >= start + len)
 		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
 }
 
@@ -521,7 +533,6 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 {
 	int64_t delta = sum_delta(e);
 	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]), old_brk = p->brk_cur;
-	uint64_t at = e->nr == NR_BRK ? page_up((uint64_t)e->ret) : a0;
 
 	if (e->ret < 0 && e->ret > -4096)
 		return;		/* failed: nothing mapped, nothing moved */
@@ -531,7 +542,7 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 	}
 	/* Memory given back is charged while its region still exists. */
 	if (delta < 0)
-		charge_syscall(p, cls, e, at, e->nr == NR_BRK ? page_up(old_brk) - at : a1, delta, when);
+		charge_syscall(p, cls, e, old_brk, delta, when);
 	switch (e->nr) {
 	case NR_MMAP:
 		apply_mmap(p, cls, e, delta);
@@ -560,12 +571,8 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 		break;
 	}
 	/* Memory taken is charged once its region exists. */
-	if (delta > 0 && e->nr == NR_BRK)
-		charge_syscall(p, cls, e, page_up(old_brk), page_up((uint64_t)e->ret) - page_up(old_brk),
-			       delta, when);
-	else if (delta > 0)
-		charge_syscall(p, cls, e, e->nr == NR_MMAP || e->nr == NR_MREMAP ? (uint64_t)e->ret : a0,
-			       e->nr == NR_MREMAP ? page_up(e->args[2]) : a1, delta, when);
+	if (delta > 0)
+		charge_syscall(p, cls, e, old_brk, delta, when);
 }
 
 static int grow_comps(struct proc *p)

@@ -54,8 +54,8 @@ struct pending_owner {
 
 struct proc {
 	pid_t pid;
-	uint64_t start_ns;		/* boot-based start time: pid reuse never merges */
-	uint64_t start_ticks;		/* /proc/PID/stat starttime when first read, 0: not yet */
+	uint64_t start_ticks;		/* /proc/PID/stat starttime when first read, 0: not yet:
+					 * pid reuse never merges two processes */
 	int rank;			/* -1: not an MPI rank, written as pid-<P>.csv */
 	bool account;			/* launchers are followed, not accounted */
 	bool alive;
@@ -98,7 +98,10 @@ struct proc {
 	int64_t *peak_comp_rss;		/* every component's rss at the total's peak */
 };
 
-struct proc *proc_new(pid_t pid, uint64_t start_ns, double now);
+struct proc *proc_new(pid_t pid, double now);
+
+/* CLOCK_BOOTTIME in ns: the clock of the kernel's events. */
+uint64_t boot_clock_ns(void);
 void proc_free(struct proc *p);
 
 /* Forget the address space (after exec) and ask for a fresh read. */

@@ -102,10 +102,7 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	memset(rq, 0, sizeof(*rq));
 	/* Inside a probed malloc: its caller is known exactly, unless it is libc itself (strdup). */
 	scanned = unhijacked_stack(e, stack, len);
-	if (e->heap_site && code_owner(&s, e->heap_site, &res.owner) && res.owner != forwarder) {
-		res.caller = e->heap_site;
-		res.offset = 0;
-	} else if (!callscan_find_caller(scanned, len, forwarder, &ops, &res)) {
+	if (!callscan_find_caller(scanned, len, forwarder, &ops, &res)) {
 		rq->libc_only = res.frames > 0;
 		return false;
 	}

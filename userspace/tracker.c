@@ -31,14 +31,6 @@ double tracker_now(const struct tracker *t)
 	return mono_now() - t->start_mono;
 }
 
-static uint64_t boot_ns_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* time_s of a kernel event (its clock is CLOCK_BOOTTIME). */
 static double event_time(const struct tracker *t, const struct ev_header *h)
 {
@@ -93,7 +85,7 @@ static void collect_mpi_calls(struct tracker *t, struct proc *p)
  * Copy what the kernel counted for p in the opt-in modes (MPI call counts,
  * heap call sites) into p, where it outlives the process.
  */
-void tracker_collect_modes(struct tracker *t, struct proc *p)
+static void collect_modes(struct tracker *t, struct proc *p)
 {
 	if (!t->probing || !p->account)
 		return;
@@ -109,7 +101,7 @@ static void release_probes(struct tracker *t, struct proc *p)
 {
 	if (!t->probing)
 		return;
-	tracker_collect_modes(t, p);
+	collect_modes(t, p);
 	probes_detach(p);
 	tracer_forget_process(&t->bpf, p->pid);
 }
@@ -154,7 +146,7 @@ static void identify(struct tracker *t, struct proc *p)
 	p->rank = rank >= 0 && !rank_taken(t, p, rank) ? rank : -1;
 }
 
-static struct proc *add_proc(struct tracker *t, pid_t pid, uint64_t start_ns)
+static struct proc *add_proc(struct tracker *t, pid_t pid)
 {
 	struct proc *p, **grown;
 
@@ -162,7 +154,7 @@ static struct proc *add_proc(struct tracker *t, pid_t pid, uint64_t start_ns)
 		t->procs_refused++;
 		return NULL;
 	}
-	p = proc_new(pid, start_ns, tracker_now(t));
+	p = proc_new(pid, tracker_now(t));
 	if (!p)
 		return NULL;
 	grown = realloc(t->procs, (t->nprocs + 1) * sizeof(*grown));
@@ -238,7 +230,7 @@ int tracker_add_pid(struct tracker *t, pid_t pid, bool follow_only)
 
 	if (p)
 		return 0;
-	p = add_proc(t, pid, 0);
+	p = add_proc(t, pid);
 	if (!p)
 		return -ENOMEM;
 	p->exec_seen = true;	/* running before we came: its identity is final */
@@ -260,7 +252,7 @@ static void on_fork(struct tracker *t, const struct ev_task *e)
 
 	if (old)
 		mark_exited(t, old);	/* a reused PID is a new process */
-	p = add_proc(t, e->child_tgid, e->start_ns);
+	p = add_proc(t, e->child_tgid);
 	if (!p) {
 		tracer_remove_process(&t->bpf, e->child_tgid);
 		return;
@@ -392,9 +384,9 @@ int tracker_init(struct tracker *t, const struct options *opt,
 				      opt->verbose, err, errlen))
 		return -1;
 	t->start_mono = mono_now();
-	t->start_boot_ns = boot_ns_now();
-	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->heap, on_event, t, opt->verbose,
-			err, errlen)) {
+	t->start_boot_ns = boot_clock_ns();
+	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->mpi_calls, opt->heap, on_event, t,
+			opt->verbose, err, errlen)) {
 		if (t->probing)
 			probes_free(&t->probes);
 		t->probing = false;

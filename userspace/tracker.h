@@ -68,9 +68,6 @@ int tracker_run(struct tracker *t, volatile int *stop);
 /* Final sample, summary.csv and the terminal summary; detaches BPF. */
 void tracker_finish(struct tracker *t);
 
-/* Copy the opt-in modes' kernel counters for p into p (before writing them). */
-void tracker_collect_modes(struct tracker *t, struct proc *p);
-
 /* Monotonic seconds since attach. */
 double tracker_now(const struct tracker *t);
 

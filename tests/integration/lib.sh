@@ -124,19 +124,6 @@ as_user() {
 	"${AS_USER[@]}" "$@"
 }
 
-# descendants PID: every process below PID (children of all its threads).
-descendants() {
-	local queue=("$1") p c
-	while [ ${#queue[@]} -gt 0 ]; do
-		p=${queue[0]}
-		queue=("${queue[@]:1}")
-		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
-			echo "$c"
-			queue+=("$c")
-		done
-	done
-}
-
 # find_descendant PID COMM TIMEOUT: the first process named COMM below PID.
 # Background functions run in a subshell and runuser forks what it runs, so
 # the process we want sits a few levels below $!.

@@ -108,19 +108,6 @@ stop_pid() {
 	wait_gone "$pid" 5 || true
 }
 
-# descendants PID: every process below PID.
-descendants() {
-	local queue=("$1") p c
-	while [ ${#queue[@]} -gt 0 ]; do
-		p=${queue[0]}
-		queue=("${queue[@]:1}")
-		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
-			echo "$c"
-			queue+=("$c")
-		done
-	done
-}
-
 # find_desc_exe ROOT EXE: the first process below ROOT running EXE (waits up to 2 s).
 find_desc_exe() {
 	local root=$1 exe c

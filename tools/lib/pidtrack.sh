@@ -71,3 +71,16 @@ any_tracked_running() {
 	done
 	return 1
 }
+
+# descendants PID: every process below PID (children of all its threads).
+descendants() {
+	local queue=("$1") p c
+	while [ ${#queue[@]} -gt 0 ]; do
+		p=${queue[0]}
+		queue=("${queue[@]:1}")
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			echo "$c"
+			queue+=("$c")
+		done
+	done
+}
