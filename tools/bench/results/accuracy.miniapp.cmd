@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 2 /tmp/memattr-bench.cN7Ies/bin/miniapp --n 6 --ready-dir /tmp/memattr-bench.cN7Ies/runs/accuracy.miniapp/ready --go-file /tmp/memattr-bench.cN7Ies/runs/accuracy.miniapp/go   ||   memattr-bpf --job 2945 --output /tmp/memattr-bench.cN7Ies/runs/accuracy.miniapp/out
+mpirun --oversubscribe -np 2 /tmp/memattr-bench.gnnffa/bin/miniapp --n 6 --ready-dir /tmp/memattr-bench.gnnffa/runs/accuracy.miniapp/ready --go-file /tmp/memattr-bench.gnnffa/runs/accuracy.miniapp/go   ||   memattr-bpf --job 2582 --output /tmp/memattr-bench.gnnffa/runs/accuracy.miniapp/out

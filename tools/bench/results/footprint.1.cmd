@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.cN7Ies/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cN7Ies/runs/footprint.1/ready --stop-file /tmp/memattr-bench.cN7Ies/runs/footprint.1/stop   ||   memattr-bpf --job 25839 --output /tmp/memattr-bench.cN7Ies/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.gnnffa/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.gnnffa/runs/footprint.1/ready --stop-file /tmp/memattr-bench.gnnffa/runs/footprint.1/stop   ||   memattr-bpf --job 25374 --output /tmp/memattr-bench.gnnffa/runs/footprint.1/out

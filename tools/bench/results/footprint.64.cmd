@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.cN7Ies/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cN7Ies/runs/footprint.64/ready --stop-file /tmp/memattr-bench.cN7Ies/runs/footprint.64/stop   ||   memattr-bpf --job 26114 --output /tmp/memattr-bench.cN7Ies/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.gnnffa/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.gnnffa/runs/footprint.64/ready --stop-file /tmp/memattr-bench.gnnffa/runs/footprint.64/stop   ||   memattr-bpf --job 25641 --output /tmp/memattr-bench.gnnffa/runs/footprint.64/out

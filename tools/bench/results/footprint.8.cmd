@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.cN7Ies/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cN7Ies/runs/footprint.8/ready --stop-file /tmp/memattr-bench.cN7Ies/runs/footprint.8/stop   ||   memattr-bpf --job 25941 --output /tmp/memattr-bench.cN7Ies/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.gnnffa/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.gnnffa/runs/footprint.8/ready --stop-file /tmp/memattr-bench.gnnffa/runs/footprint.8/stop   ||   memattr-bpf --job 25481 --output /tmp/memattr-bench.gnnffa/runs/footprint.8/out
