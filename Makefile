@@ -5,26 +5,36 @@ CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PREFIX   ?= /usr/local
+SYSTEMD_DIR ?= /etc/systemd/system
+SYSCONF_DIR ?= /etc
 BUILD    := build
 
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Iuserspace -Ibpf \
+# userspace/ is layered: cmd -> engine -> core, output -> sys (see README,
+# "Architecture"). Every folder is on the include path; the layering is a
+# rule of review, the flat object names keep the build simple.
+SRC_DIRS := cmd engine core output report sys
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -Ibpf \
 	    -D_GNU_SOURCE -DMEMATTR_SPEC_DIR='"$(PREFIX)/share/memattr-bpf/uprobe_specs"'
-LDLIBS   := -lbpf -lelf -lz -lm
+LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread
 
 # v3: atomic exchange, so concurrent threads' RSS changes add up exactly.
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
-PURE_MODULES := components spec procfs regions csv_out cli classify callscan mpi_fn elfsym \
-		report_csv report_stats report_svg
+PURE_MODULES := components spec procfs regions csv_out cli classify callscan unwind mpi_fn elfsym \
+		report_csv report_stats report_svg report_html safe_open hooks \
+		metrics daemon_cfg spool http_listen gz_read
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
-ALL_OBJS  := $(patsubst userspace/%.c,$(BUILD)/%.o,$(wildcard userspace/*.c))
+ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
+ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h))
+ALL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(ALL_SRCS)))
+vpath %.c $(patsubst %,userspace/%,$(SRC_DIRS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all install test unit-test integration-test clean workloads bench
+.PHONY: all install test unit-test integration-test clean workloads bench sanitize-test fuzz fuzz-build
 all: memattr-bpf
 
 $(BUILD):
@@ -41,7 +51,7 @@ $(BUILD)/memattr.bpf.o: bpf/memattr.bpf.c bpf/memattr.h $(BUILD)/vmlinux.h
 $(BUILD)/memattr.skel.h: $(BUILD)/memattr.bpf.o
 	$(BPFTOOL) gen skeleton $< name memattr_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/memattr.h | $(BUILD)
+$(BUILD)/%.o: %.c $(ALL_HDRS) bpf/memattr.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # Only the loader includes the generated skeleton.
@@ -50,13 +60,37 @@ $(BUILD)/bpf_loader.o: $(BUILD)/memattr.skel.h
 memattr-bpf: $(ALL_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# The same program inside another build dir (the sanitizer build below);
+# it finds the specs next to itself, as ./memattr-bpf does.
+$(BUILD)/memattr-bpf: $(ALL_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	ln -sfn ../uprobe_specs $(BUILD)/uprobe_specs
+
 install: memattr-bpf
 	install -D -m 0755 memattr-bpf $(DESTDIR)$(PREFIX)/sbin/memattr-bpf
 	install -d $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs
 	install -m 0644 uprobe_specs/*.spec $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs/
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/README.md
+	# The node service: a unit for systemd and its settings (an existing file is kept).
+	sed 's|/usr/local/|$(PREFIX)/|g' tools/systemd/memattr-bpf.service > memattr-bpf.service.tmp
+	install -D -m 0644 memattr-bpf.service.tmp $(DESTDIR)$(SYSTEMD_DIR)/memattr-bpf.service
+	rm -f memattr-bpf.service.tmp
+	[ -e $(DESTDIR)$(SYSCONF_DIR)/memattr-bpf/memattr-bpf.conf ] || \
+		install -D -m 0644 tools/systemd/memattr-bpf.conf $(DESTDIR)$(SYSCONF_DIR)/memattr-bpf/memattr-bpf.conf
 
 $(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)
-	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm
+	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz
+
+# The attribution core, without /proc and without the stack scanner: its
+# test supplies requester_find itself.
+$(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/process.o | $(BUILD)
+	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) $(BUILD)/process.o -o $@ -lcmocka -lelf -lm -lpthread -lz
+
+$(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o | $(BUILD)
+	$(CC) $(CFLAGS) -Itests/unit $< $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o -o $@ -lcmocka -lm -lz
+
+$(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
+	$(CC) $(CFLAGS) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; (cd tests/unit && ../../$$t); done
@@ -74,6 +108,40 @@ test: unit-test integration-test
 bench:
 	tools/bench/run.sh
 
+# ASan + UBSan, stopping at the first error: the unit tests, then the
+# report of a fixture run, built apart in build-san/ (the normal build is
+# left alone). tools/sanitize-test.sh also traces a real job with it.
+SAN_BUILD  := build-san
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+sanitize-test:
+	CFLAGS="$(SAN_CFLAGS)" $(MAKE) BUILD=$(SAN_BUILD) $(SAN_BUILD)/memattr-bpf unit-test
+	tools/sanitize-test.sh report $(SAN_BUILD)/memattr-bpf
+
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) with clang, each seeded from
+# tests/fuzz/corpus/NAME: `make fuzz` runs each for FUZZ_SECONDS (see
+# tools/fuzz.sh; inputs found go to build-fuzz/, the committed seeds stay).
+FUZZ_CC      ?= clang
+FUZZ_BUILD   := build-fuzz
+FUZZ_SECONDS ?= 20
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-std=gnu11 -Wall -Wextra -Werror $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -D_GNU_SOURCE
+FUZZERS      := spec report maps environ stat
+fuzz_mods_spec    := spec safe_open
+fuzz_mods_report  := report_csv report_stats report_svg report_html safe_open hooks gz_read
+fuzz_mods_maps    := procfs
+fuzz_mods_environ := procfs
+fuzz_mods_stat    := procfs
+FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZERS))
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(ALL_SRCS) $(ALL_HDRS)
+	@mkdir -p $(FUZZ_BUILD)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(foreach m,$(fuzz_mods_$*),$(filter %/$(m).c,$(ALL_SRCS))) -o $@ -lm -lz
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
+
 clean:
-	rm -rf $(BUILD) memattr-bpf
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD) memattr-bpf
 	$(MAKE) -C tests/workloads clean

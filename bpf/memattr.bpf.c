@@ -104,6 +104,13 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/*
+ * Set by the node service: an exec of a process not traced yet is reported
+ * too (job slot 0), so user space can read its environment and start or
+ * join its job's session. Execs are rare; the rest stays per traced process.
+ */
+__u32 watch_exec = 0;
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -114,10 +121,12 @@ static __always_inline void count(__u32 idx)
 
 static __always_inline void fill_header(struct ev_header *h, __u32 type, __u32 tgid)
 {
+	struct traced_proc *tp = bpf_map_lookup_elem(&traced, &tgid);
+
 	h->type = type;
 	h->tgid = tgid;
 	h->tid = (__u32)bpf_get_current_pid_tgid();
-	h->pad = 0;
+	h->job = tp ? tp->job : 0;
 	h->ts_ns = bpf_ktime_get_boot_ns();
 }
 
@@ -209,6 +218,23 @@ static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
 }
 
 /*
+ * The registers a CFI unwinder starts from. A syscall changes none of them
+ * (only rax, rcx, r11), so reading them at exit gives the values at entry
+ * without carrying them in every thread's context.
+ */
+static __always_inline void copy_regs(struct ev_syscall *e, struct pt_regs *regs)
+{
+	e->regs.ip = regs->ip;
+	e->regs.sp = regs->sp;
+	e->regs.bp = regs->bp;
+	e->regs.bx = regs->bx;
+	e->regs.r12 = regs->r12;
+	e->regs.r13 = regs->r13;
+	e->regs.r14 = regs->r14;
+	e->regs.r15 = regs->r15;
+}
+
+/*
  * A pending uretprobe has replaced a return address on this stack with the
  * kernel's trampoline; the real one is in the task's return instances.
  */
@@ -269,6 +295,7 @@ int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
 	e->pad = 0;
 	/* The code that asked for the memory is on this stack: user space finds it there. */
 	if (with_stack) {
+		copy_regs(e, regs);
 		copy_stack(e, c->user_sp);
 		copy_hijacked(e);
 	}
@@ -395,6 +422,16 @@ int ma_rss_stat(struct trace_event_raw_rss_stat *args)
 		return 0;
 
 	if (!args->curr) {
+		/*
+		 * The process is gone (its mm id may now name another process's
+		 * mm), or this is its own old mm torn down by its exec: that mm
+		 * is no one's any more. Forget it, rather than send every change.
+		 */
+		if (!bpf_map_lookup_elem(&traced, &tgid) ||
+		    (__u32)(bpf_get_current_pid_tgid() >> 32) == tgid) {
+			bpf_map_delete_elem(&mm_counters, &mm_id);
+			return 0;
+		}
 		/* Another task changed this mm: reclaim, fork copying, ... */
 		count(STAT_NO_CTX_RSS);
 		emit_rss(tgid, 0, delta, member, CTX_NONE, 0);
@@ -482,8 +519,11 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	__u32 tgid = p->tgid;
 
-	if (!bpf_map_lookup_elem(&traced, &tgid))
+	if (!bpf_map_lookup_elem(&traced, &tgid)) {
+		if (watch_exec)
+			emit_task(EV_EXEC, tgid, p, 0);
 		return 0;
+	}
 	emit_task(EV_EXEC, tgid, p, 0);
 	/*
 	 * The opt-in modes' state of the old image is not the new program's:

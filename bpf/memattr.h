@@ -14,7 +14,7 @@
 
 #define MEMATTR_NR_MEMBERS	4	/* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
 #define MEMATTR_STACK_CHUNK	512	/* the stack is copied chunk by chunk ... */
-#define MEMATTR_STACK_CHUNKS	8	/* ... up to this many: the first caller outside libc */
+#define MEMATTR_STACK_CHUNKS	16	/* ... up to this many: the requester and the MPI entry */
 #define MEMATTR_STACK_BYTES	(MEMATTR_STACK_CHUNK * MEMATTR_STACK_CHUNKS)
 #define MEMATTR_MAX_HIJACKED	4	/* uretprobe-hijacked return addresses sent along */
 
@@ -49,7 +49,7 @@ struct ev_header {
 	__u32 type;
 	__u32 tgid;
 	__u32 tid;
-	__u32 pad;
+	__u32 job;	/* traced_proc.job of tgid: user space routes the event by it */
 	__u64 ts_ns;
 };
 
@@ -61,6 +61,11 @@ struct ev_rss {
 	__u32 ctx;	/* enum rss_ctx */
 	__u32 mpi_fn;	/* --mpi-calls: the MPI call the thread is in (spec index + 1), 0: none */
 	__u32 pad;
+};
+
+/* User registers of a memory request, for the unwinder. */
+struct ev_regs {
+	__u64 ip, sp, bp, bx, r12, r13, r14, r15;
 };
 
 struct ev_syscall {
@@ -82,13 +87,16 @@ struct ev_syscall {
 	__u32 stack_len;			/* valid bytes in stack[] */
 	__u32 mpi_fn;				/* as in ev_rss */
 	/*
-	 * Top of the user stack at entry, only for the calls that request
-	 * memory (mmap, brk, mprotect): the record ends here for the others.
+	 * Only for the calls that request memory (mmap, brk, mprotect): the
+	 * record ends here for the others. The user registers at the call
+	 * (those a CFI unwinder starts from: the callee-saved ones, ip, sp),
+	 * then the top of the user stack at entry.
 	 */
+	struct ev_regs regs;
 	__u8 stack[MEMATTR_STACK_BYTES];
 };
 
-#define EV_SYSCALL_NOSTACK_SIZE	offsetof(struct ev_syscall, stack)
+#define EV_SYSCALL_NOSTACK_SIZE	offsetof(struct ev_syscall, regs)
 
 struct ev_task {
 	struct ev_header h;

@@ -9,11 +9,14 @@ PACKAGES=(
 	make gcc libc6-dev clang llvm pkg-config	# build (clang: the BPF object)
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev	# BPF loader, unwinding
 	libcmocka-dev					# unit tests
+	libclang-rt-14-dev				# libFuzzer and sanitizer runtimes (make fuzz)
 	libopenmpi-dev openmpi-bin			# workloads (mpicc) and mpirun
+	libmpich-dev mpich				# the same under MPICH (mpicc.mpich, mpirun.mpich)
 	openssh-client					# Open MPI's launcher looks for an rsh agent
 	python3						# integration test checkers (stdlib only)
 	chromium					# report test: renders report.html headless
 	procps util-linux coreutils passwd		# ps, runuser, timeout/env, useradd
+	prometheus prometheus-node-exporter curl	# node service tests: a real scraper, the textfile collector
 )
 
 PACKAGES+=("$@")

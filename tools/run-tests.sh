@@ -1,5 +1,8 @@
 #!/bin/bash
-# Everything CI runs: dependencies, build, unit tests, integration tests.
+# Everything CI runs: dependencies, build, unit tests, integration tests,
+# then the hardening checks: the unit tests, fixture reports and one real
+# 4-rank trace + report under ASan+UBSan, and every fuzzer for FUZZ_SECONDS
+# (18 s each by default, 5 harnesses: under 2 minutes with their build).
 # Must run as root: the integration tests load BPF programs and trace real
 # Open MPI jobs run by an unprivileged test user.
 set -euo pipefail
@@ -13,3 +16,6 @@ fi
 tools/install-deps.sh
 make
 make test
+make sanitize-test
+tools/sanitize-test.sh trace build-san/memattr-bpf
+make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-18}"

@@ -16,6 +16,18 @@ MEMATTR_BIN=${MEMATTR_BIN:-$REPO/memattr-bpf}
 WORKLOAD_SRC_BIN=${WORKLOAD_BIN:-$REPO/tests/workloads/bin}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
 TEST_NAME=$(basename "$0" .sh)
+# Which MPI the test's jobs use: openmpi (the default) or mpich. A test sets
+# IT_MPI=mpich before sourcing this file; start_job, wait_ranks and
+# rank_of_pid follow it. The launchers are named explicitly: plain mpirun is
+# whatever Debian's alternatives point at (Open MPI here), and a workload
+# built for one MPI cannot run under the other's launcher (bin/PROG is the
+# Open MPI build, bin/PROG.mpich the MPICH one: MPI_SUFFIX).
+IT_MPI=${IT_MPI:-openmpi}
+case $IT_MPI in
+openmpi) IT_MPIRUN=(mpirun --oversubscribe) MPIRUN_COMM=mpirun RANK_VAR=OMPI_COMM_WORLD_RANK MPI_SUFFIX="" ;;
+mpich) IT_MPIRUN=(mpirun.mpich) MPIRUN_COMM=mpirun.mpich RANK_VAR=PMI_RANK MPI_SUFFIX=.mpich ;;
+*) echo "lib.sh: IT_MPI=$IT_MPI: must be openmpi or mpich" >&2; exit 1 ;;
+esac
 # Debian's python3: the checkers need nothing beyond the standard library,
 # and a pyenv shim in root's PATH may not exist on a fresh machine.
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
@@ -92,12 +104,16 @@ it_setup() {
 	[ "$(id -u)" -eq 0 ] || fail "must run as root (it loads BPF programs)"
 	[ -x "$MEMATTR_BIN" ] || fail "no tool binary at $MEMATTR_BIN (run make)"
 	local w
-	for w in mpi_phases mpi_hold mpi_truth mpi_dlopen mpi_child libtruth.so libplugin.so; do
+	for w in mpi_phases mpi_hold mpi_truth mpi_dlopen mpi_child mpi_cxx mpi_ftn libtruth.so libplugin.so libcxxtruth.so; do
 		if [ ! -x "$WORKLOAD_SRC_BIN/$w" ]; then
 			make -s -C "$REPO/tests/workloads" >/dev/null || fail "cannot build the workloads"
 			break
 		fi
 	done
+	# This MPI's builds (bin/PROG.mpich for MPICH).
+	[ -x "$WORKLOAD_SRC_BIN/mpi_truth$MPI_SUFFIX" ] || make -s -C "$REPO/tests/workloads" >/dev/null
+	[ -x "$WORKLOAD_SRC_BIN/mpi_truth$MPI_SUFFIX" ] ||
+		fail "no $IT_MPI build of the workloads (bin/mpi_truth$MPI_SUFFIX): is its compiler installed? (tools/install-deps.sh)"
 	trap it_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
@@ -164,17 +180,30 @@ start_job() {
 		shift
 	done
 	shift
-	log "launching as $TEST_USER: mpirun --oversubscribe -np $np ${opts[*]} $*"
-	as_user mpirun --oversubscribe -np "$np" "${opts[@]}" "$@" >"$JOB_OUT" 2>&1 &
+	log "launching as $TEST_USER: ${IT_MPIRUN[*]} -np $np ${opts[*]} $*"
+	as_user "${IT_MPIRUN[@]}" -np "$np" "${opts[@]}" "$@" >"$JOB_OUT" 2>&1 &
 	JOB_PID=$!
 	track_pid "$JOB_PID"
-	MPIRUN_PID=$(find_descendant "$JOB_PID" mpirun 10) || fail "mpirun did not start: $(cat "$JOB_OUT")"
+	MPIRUN_PID=$(find_descendant "$JOB_PID" "$MPIRUN_COMM" 10) || fail "$MPIRUN_COMM did not start: $(cat "$JOB_OUT")"
 	track_pid "$MPIRUN_PID"
 	log "mpirun pid $MPIRUN_PID"
 }
 
 rank_of_pid() {
-	tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p'
+	tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | sed -n "s/^$RANK_VAR=//p"
+}
+
+# Where the ranks sit: mpirun's children (Open MPI), or the children of
+# hydra's proxy (hydra_pmi_proxy), itself mpiexec's child (MPICH).
+rank_candidates() {
+	local c
+	for c in $(cat /proc/"$MPIRUN_PID"/task/*/children 2>/dev/null); do
+		if [ "$IT_MPI" = mpich ]; then
+			cat /proc/"$c"/task/*/children 2>/dev/null
+		else
+			echo "$c"
+		fi
+	done
 }
 
 # wait_ranks NP TIMEOUT: fills RANK_PID[rank] from mpirun's children.
@@ -182,7 +211,7 @@ wait_ranks() {
 	local np=$1 timeout=$2 t0=$EPOCHREALTIME c r
 	declare -gA RANK_PID=()
 	while [ ${#RANK_PID[@]} -lt "$np" ]; do
-		for c in $(cat /proc/"$MPIRUN_PID"/task/*/children 2>/dev/null); do
+		for c in $(rank_candidates); do
 			r=$(rank_of_pid "$c")
 			if [ -n "$r" ] && [ -z "${RANK_PID[$r]:-}" ]; then
 				RANK_PID[$r]=$c

@@ -36,7 +36,7 @@ def read_status(pid):
             if rss is None or hwm is None:
                 return None
             return rss, hwm
-    except (FileNotFoundError, ProcessLookupError):
+    except OSError:
         return None
 
 

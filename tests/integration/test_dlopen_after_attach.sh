@@ -7,6 +7,9 @@
 # (within 5%) at the plateau after the allocation, nothing before the
 # dlopen, nothing after the dlclose, and `app` must not take the plugin's
 # memory (check_truth.py against the workload's own expect-rank-R.csv).
+# Then issue 10's case: a second job whose plugin mallocs 32 MiB at once
+# after the dlopen (no plateau, so no maps read in between): the malloc'd
+# block and the mapping must be the plugin's within 2%.
 source "$(dirname "$0")/lib.sh"
 
 NP=2
@@ -46,4 +49,9 @@ log "checking attribution: check_truth.py --prefix dlopen"
 "$PY" "$IT_DIR/check_truth.py" "$OUT" --ranks "$NP" --sampler "$TMPD/sampler.csv" \
 	--log-dir "$LOGS" --prefix dlopen --t-line "$T_LINE" ||
 	fail "the plugin's memory is not where the workload says it is (above)"
+
+log "second job: the plugin mallocs 32 MiB at once after the dlopen"
+source "$IT_DIR/lang_truth.sh"
+truth_attached "$NP" dlopen 0.02 "$TMPD/bin/mpi_dlopen" --log-dir @LOGS@ --go-file @GO@ \
+	--malloc-mib 32 --mmap-mib 16 --plateau-ms 600 --at-once 1 --default-malloc 1
 pass

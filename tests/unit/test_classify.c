@@ -61,6 +61,33 @@ static void test_files(void **state)
 	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libm.so.6", exe, &code), "lib:libm.so");
 }
 
+/* MPICH 4.0.2 as Debian installs it: files seen mapped in a rank (mpich.spec). */
+static void test_mpich_files(void **state)
+{
+	const char *exe = "/home/u/bin/solver";
+	bool code;
+
+	(void)state;
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libmpich.so.12.2.2", exe, &code), "mpi");
+	assert_true(code);
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libmpichfort.so.12.2.2", exe, &code), "mpi");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libucm.so.0.0.0", exe, &code), "mpi");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0.0.0", exe, &code), "mpi");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/hwloc/hwloc_pci.so", exe, &code), "mpi");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libXNVCtrl.so.0.0.0", exe, &code), "mpi");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libnl-route-3.so.200.26.0", exe, &code), "mpi");
+	assert_string_equal(owner("/dev/shm/mpich_shar_tmpDD2fav", exe, &code), "mpi");
+	assert_string_equal(owner("/dev/shm/ucx_shm_posix_29174cfc", exe, &code), "mpi");
+	assert_string_equal(owner("/SYSV00000000", exe, &code), "mpi");
+	/* Pulled in by hwloc's plugins too, but an application may use them itself. */
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30", exe, &code),
+			    "lib:libstdc++.so");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libxml2.so.2.9.14", exe, &code),
+			    "lib:libxml2.so");
+	assert_string_equal(owner("/usr/lib/x86_64-linux-gnu/libOpenCL.so.1.0.0", exe, &code),
+			    "lib:libOpenCL.so");
+}
+
 static void test_special_and_data(void **state)
 {
 	bool code;
@@ -96,6 +123,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_mpich_files),
 		cmocka_unit_test(test_special_and_data),
 		cmocka_unit_test(test_anon_caller),
 	};

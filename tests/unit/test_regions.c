@@ -5,6 +5,7 @@
  * the per-owner sums with PSS scaling, and the bound on the table size.
  * Owners are plain integers here: the table never looks names up.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -703,6 +704,54 @@ static void test_random_ops(void **state)
 	}
 }
 
+/* Fake pagemap: every page below 0x5000 resident, none above; fails past 0x9000. */
+static int64_t fake_resident(void *ctx, uint64_t start, uint64_t end)
+{
+	int64_t n = 0;
+
+	(void)ctx;
+	if (end > 0x9000)
+		return -EIO;
+	for (uint64_t a = start; a < end; a += 0x1000)
+		n += a < 0x5000 ? 0x1000 : 0;
+	return n;
+}
+
+/*
+ * The kernel merged the program's block and a library's into one smaps
+ * entry: the split by current rss (lagging events) is replaced by the
+ * pages each region really holds; a failed count keeps every estimate.
+ */
+static void test_sync_exact(void **state)
+{
+	struct region_table t;
+
+	(void)state;
+	regions_init(&t, 64);
+	assert_int_equal(regions_map(&t, 0x1000, 0x4000, COMP_APP, 0, NULL), 0);
+	assert_int_equal(regions_map(&t, 0x4000, 0x8000, COMP_STACK, 0, NULL), 0);
+	assert_false(regions_mixed(&t, 0x1000, 0x4000));
+	assert_true(regions_mixed(&t, 0x1000, 0x8000));
+	assert_false(regions_mixed(&t, 0x9000, 0xa000));
+	/* smaps says 16 KiB resident: by current rss (none) it would go by length. */
+	assert_int_equal(regions_sync(&t, 0x1000, 0x8000, 0x4000, 0x2000, COMP_UNATTRIBUTED, 0), 0);
+	assert_int_equal(regions_sync_exact(&t, 0x1000, 0x8000, 0x2000, fake_resident, NULL, 42), 0);
+	assert_int_equal(regions_find(&t, 0x1000)->rss, 0x3000);
+	assert_int_equal(regions_find(&t, 0x4000)->rss, 0x1000);
+	assert_int_equal(regions_find(&t, 0x1000)->pss, 0x1800);
+	assert_int_equal(regions_find(&t, 0x4000)->pss, 0x800);
+	assert_int_equal(regions_find(&t, 0x4000)->rss_at_sync, 0x1000);
+	assert_int_equal(regions_find(&t, 0x4000)->counted_ns, 42);
+	/* A failing count changes nothing. */
+	assert_int_equal(regions_map(&t, 0x8000, 0xa000, COMP_APP, 0, NULL), 0);
+	regions_find(&t, 0x8000)->rss = 0x2000;
+	assert_int_equal(regions_sync_exact(&t, 0x1000, 0xa000, 0x2000, fake_resident, NULL, 43), -1);
+	assert_int_equal(regions_find(&t, 0x1000)->rss, 0x3000);
+	assert_int_equal(regions_find(&t, 0x8000)->rss, 0x2000);
+	assert_int_equal(regions_find(&t, 0x1000)->counted_ns, 42);
+	regions_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -721,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_random_ops),
+		cmocka_unit_test(test_sync_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -153,8 +153,70 @@ static void test_errors(void **state)
 		     FIX "bad/offset_short_guard.spec:2: want 'function NAME +OFFSET HEXBYTES' (offset 1-16, and at least that many bytes of hex, at most 16), got '+9 4885ff'");
 	expect_error(FIX "bad/offset_sign.spec",
 		     FIX "bad/offset_sign.spec:2: want 'function NAME +OFFSET HEXBYTES' (offset 1-16, and at least that many bytes of hex, at most 16), got '9 4885ff'");
+	expect_error(FIX "bad/forward_kind.spec",
+		     FIX "bad/forward_kind.spec:2: want 'forward library GLOB' or 'forward function GLOB'");
+	expect_error(FIX "bad/forward_missing.spec",
+		     FIX "bad/forward_missing.spec:1: want 'forward library GLOB' or 'forward function GLOB'");
+	expect_error(FIX "bad/forward_extra.spec",
+		     FIX "bad/forward_extra.spec:3: want 'forward library GLOB' or 'forward function GLOB'");
+	expect_error(FIX "bad/forward_path.spec",
+		     FIX "bad/forward_path.spec:1: want 'forward library GLOB' or 'forward function GLOB'");
 	expect_error(FIX "nope.spec", FIX "nope.spec: No such file or directory");
 	expect_error(FIX "good", FIX "good: Is a directory");
+}
+
+/*
+ * forward lines: anywhere in a file, whatever the current component, and
+ * they name none; they never make a file a component's.
+ */
+static void test_forward(void **state)
+{
+	struct spec_set s;
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(spec_load_file(&s, FIX "forward.spec", err, sizeof(err)), 0);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.rules[0].kind, SPEC_FORWARD_LIBRARY);
+	assert_string_equal(s.rules[0].pattern, "libucm.so");
+	assert_string_equal(s.rules[0].component, "");
+	assert_int_equal(s.rules[0].line, 2);
+	assert_int_equal(s.rules[1].kind, SPEC_FORWARD_FUNCTION);
+	assert_int_equal(s.rules[3].kind, SPEC_FORWARD_FUNCTION);
+	assert_string_equal(s.rules[3].pattern, "ofi_intercept_*");
+	assert_string_equal(s.rules[3].component, "");
+	assert_int_equal(s.rules[4].kind, SPEC_FORWARD_LIBRARY);
+
+	assert_true(spec_forwards_library(&s, "/usr/lib/x86_64-linux-gnu/libucm.so.0.0.0"));
+	assert_true(spec_forwards_library(&s, "libjemalloc.so.2"));
+	assert_false(spec_forwards_library(&s, "/usr/lib/x86_64-linux-gnu/libucp.so.0"));
+	assert_false(spec_forwards_library(&s, "/usr/lib/libmpi.so.40"));
+	assert_false(spec_forwards_library(&s, NULL));
+	assert_true(spec_forwards_function(&s, "_Znwm"));
+	assert_true(spec_forwards_function(&s, "_ZnwmSt11align_val_tRKSt9nothrow_t"));
+	assert_false(spec_forwards_function(&s, "_Znam"));	/* not listed here */
+	assert_true(spec_forwards_function(&s, "ofi_intercept_mmap"));
+	assert_false(spec_forwards_function(&s, "malloc"));
+	assert_false(spec_forwards_function(&s, NULL));
+	assert_true(spec_has_forward_functions(&s));
+	/* A forwarding library is not claimed by any component for that. */
+	assert_null(spec_component_for_path(&s, "/usr/lib/libucm.so.0"));
+	assert_string_equal(spec_component_for_path(&s, "/usr/lib/libmpi.so.40"), "mpi");
+	spec_free(&s);
+
+	spec_init(&s);
+	assert_false(spec_has_forward_functions(&s));
+	assert_int_equal(spec_load_dir(&s, "../../uprobe_specs", err, sizeof(err)), 0);
+	/* The shipped specs: operator new in every variant, UCX's hooks. */
+	assert_true(spec_forwards_function(&s, "_Znwm"));
+	assert_true(spec_forwards_function(&s, "_Znam"));
+	assert_true(spec_forwards_function(&s, "_ZnamRKSt9nothrow_t"));
+	assert_true(spec_forwards_function(&s, "_ZnwmSt11align_val_t"));
+	assert_false(spec_forwards_function(&s, "_ZNSt6vectorIdSaIdEEC2Ev"));
+	assert_false(spec_forwards_function(&s, "_ZdlPv"));	/* delete frees, asks for nothing */
+	assert_true(spec_forwards_library(&s, "/usr/lib/x86_64-linux-gnu/libucm.so.0"));
+	assert_false(spec_forwards_library(&s, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"));
+	spec_free(&s);
 }
 
 /* A probe offset comes with the bytes that make it safe to use. */
@@ -338,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_matching),
 		cmocka_unit_test(test_empty_set),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_forward),
 		cmocka_unit_test(test_function_offsets),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_longest_name),

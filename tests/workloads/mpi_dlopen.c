@@ -4,7 +4,7 @@
  * whose memory must show up as the plugin's own component.
  *
  *   mpi_dlopen --log-dir DIR [--go-file PATH] [--plugin PATH] [--malloc-mib N]
- *              [--mmap-mib M] [--plateau-ms MS]
+ *              [--mmap-mib M] [--plateau-ms MS] [--at-once 1] [--default-malloc 1]
  *
  * After MPI_Init each rank R logs "ready" and waits for the go file (rank 0
  * polls, then a barrier), so a test can attach before the plugin exists in
@@ -12,7 +12,10 @@
  * (default: libplugin.so next to the program; it is not linked in), call
  * into it to malloc (R+1)*N MiB (one block above the mmap threshold) and
  * mmap (R+1)*M MiB, every page touched; then check the pages, free them and
- * dlclose() the plugin. A corrupted page exits non-zero.
+ * dlclose() the plugin. A corrupted page exits non-zero. With --at-once 1
+ * the plugin allocates right after the dlopen, with no plateau (and so no
+ * maps read by the tool) in between: its first request must already be
+ * its own.
  *
  * Like mpi_truth it writes its event log (DIR/dlopen-rank-R.csv) and what
  * each plateau must show (DIR/expect-rank-R.csv: plateau,first_event,
@@ -43,7 +46,7 @@ static void expect_plateau(const char *name, const char *first, const char *last
 static void usage(void)
 {
 	die("usage: mpi_dlopen --log-dir DIR [--go-file PATH] [--plugin PATH] [--malloc-mib N]"
-	    " [--mmap-mib M] [--plateau-ms MS]");
+	    " [--mmap-mib M] [--plateau-ms MS] [--at-once 1] [--default-malloc 1]");
 }
 
 static void *sym(void *h, const char *name)
@@ -58,12 +61,20 @@ static void *sym(void *h, const char *name)
 int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE"), *plugin = NULL;
-	long malloc_mib = 8, mmap_mib = 4, plateau_ms = 700;
+	long malloc_mib = 8, mmap_mib = 4, plateau_ms = 700, at_once = 0;
+	int default_malloc = 0;
 	char path[PATH_MAX], exe[PATH_MAX], where[PATH_MAX];
 	int rank;
 
-	/* Fixed: the plugin's large block is a mapping of its own. */
-	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/*
+	 * Fixed: the plugin's large block is a mapping of its own. With
+	 * --default-malloc 1, glibc's dynamic threshold as a program has it.
+	 */
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--default-malloc"))
+			default_malloc = atoi(argv[i + 1]);
+	if (!default_malloc)
+		mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	for (int i = 1; i < argc; i++) {
@@ -83,6 +94,10 @@ int main(int argc, char **argv)
 			mmap_mib = parse_long("mpi_dlopen", a, v);
 		else if (!strcmp(a, "--plateau-ms"))
 			plateau_ms = parse_long("mpi_dlopen", a, v);
+		else if (!strcmp(a, "--at-once"))
+			at_once = parse_long("mpi_dlopen", a, v);
+		else if (!strcmp(a, "--default-malloc"))
+			;	/* read above */
 		else
 			usage();
 		i++;
@@ -123,9 +138,11 @@ int main(int argc, char **argv)
 	log_event("dlopen_done", 0);
 
 	/* Loaded, nothing asked for yet: only the plugin's own file pages. */
-	sleep_ms(plateau_ms);
-	log_event("alloc_begin", large + map);
-	expect_plateau("loaded", "dlopen_done", "alloc_begin");
+	if (!at_once) {
+		sleep_ms(plateau_ms);
+		log_event("alloc_begin", large + map);
+		expect_plateau("loaded", "dlopen_done", "alloc_begin");
+	}
 	if (alloc(large, map, (unsigned)rank))
 		die("mpi_dlopen: rank %d: the plugin's allocation failed", rank);
 	held[1] = (int64_t)bytes();

@@ -433,6 +433,27 @@ def commands(R, out):
     out.append("```\n")
 
 
+# Sections other scripts write into BENCHMARKS.md ("MPI libraries compared":
+# tools/bench/mpi_compare.sh), carried over verbatim so a `make bench` keeps them.
+KEPT_SECTIONS = ("## MPI libraries compared", "## Validation on real applications", "## Node service")
+
+
+def kept_sections(path):
+    if not os.path.exists(path):
+        return []
+    kept, cur, fence = [], None, False
+    for line in open(path).read().split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+        if line.startswith("## ") and not fence:
+            cur = [] if line.strip() in KEPT_SECTIONS else None
+            if cur is not None:
+                kept.append(cur)
+        if cur is not None:
+            cur.append(line)
+    return ["\n".join(k).rstrip() + "\n" for k in kept]
+
+
 def main():
     rdir, outp = sys.argv[1], sys.argv[2]
     R = Results(rdir)
@@ -574,6 +595,7 @@ def main():
                        "slowed). The harness retries such a run once.\n")
     out.append("## Exact commands\n")
     commands(R, out)
+    out += kept_sections(outp)
     with open(outp, "w") as f:
         f.write("\n".join(out).rstrip() + "\n")
     print(f"report.py: wrote {outp}")

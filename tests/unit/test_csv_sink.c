@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The CSV sink through the sink interface: a process's rows go to its own
+ * file (one row set per time to the ms), a process that ends leaves its
+ * summary rows behind (spooled, not kept in memory) and summary.csv holds
+ * them followed by the live processes'; run_info.csv carries the counters
+ * and the run's identity.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "csv_out.h"
+#include "sink.h"
+
+struct fixture {
+	char dir[64];
+	struct output_dir od;
+	struct sink *s;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/memattr-ut-sink.XXXXXX");
+	if (!mkdtemp(f->dir) || outdir_open(&f->od, f->dir, (uid_t)-1, (gid_t)-1, err, sizeof(err)))
+		return -1;
+	f->s = csv_sink_new(&f->od, false);
+	*state = f;
+	return f->s ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	f->s->ops->destroy(f->s);
+	outdir_close(&f->od);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	if (system(cmd))
+		return -1;
+	free(f);
+	return 0;
+}
+
+static char *slurp(const struct fixture *f, const char *name)
+{
+	char path[128], *buf = NULL;
+	size_t len = 0;
+	FILE *in, *out = open_memstream(&buf, &len);
+	int c;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	while ((c = fgetc(in)) != EOF)
+		fputc(c, out);
+	fclose(in);
+	fclose(out);
+	return buf;
+}
+
+static const struct sink_comp comps[] = {
+	{ .name = "unattributed", .rss = 4096, .pss = 4096, .peak_rss = 8192, .peak_rss_time = 0.2,
+	  .peak_pss = 8192, .peak_pss_time = 0.2 },
+	{ .name = "app", .rss = 1048576, .pss = 1048576, .peak_rss = 1048576, .peak_rss_time = 0.1,
+	  .peak_pss = 1048576, .peak_pss_time = 0.1 },
+};
+
+static struct sink_proc proc(int rank, pid_t pid, double t, void **state)
+{
+	struct sink_proc p = {
+		.rank = rank, .pid = pid, .time = t, .comps = comps, .ncomps = 2, .state = state,
+		.total = { .name = "total", .rss = 1052672, .pss = 1052672, .peak_rss = 1056768,
+			   .peak_rss_time = 0.2, .peak_pss = 1056768, .peak_pss_time = 0.2 },
+	};
+
+	return p;
+}
+
+static struct sink_job job(double now)
+{
+	struct sink_job j = {
+		.dir = "d", .now = now, .start_realtime = 1795000000.25, .interval_ms = 100,
+		.modes = "", .version = "9.9", .cmdline = "memattr-bpf --job 'a,b'",
+		.c = { .events = 42, .procs_traced = 2, .requests = 7, .unwind_failures = 1 },
+	};
+
+	return j;
+}
+
+static void test_rows_ended_and_live(void **state)
+{
+	struct fixture *f = *state;
+	const struct sink_ops *ops = f->s->ops;
+	void *slot0 = NULL, *slot1 = NULL;
+	struct sink_job j = job(0.3);
+	struct sink_proc a = proc(0, 100, 0.1, &slot0), b = proc(-1, 200, 0.1, &slot1);
+	const struct sink_proc *live[] = { &a };
+	char *text;
+
+	ops->proc_sample(f->s, &j, &a);
+	ops->proc_sample(f->s, &j, &b);
+	a.time = 0.1004;	/* the same ms: not written twice */
+	ops->proc_sample(f->s, &j, &a);
+	a.time = 0.2;
+	ops->proc_sample(f->s, &j, &a);
+	assert_non_null(slot0);
+	ops->proc_end(f->s, &j, &b);
+	assert_null(slot1);		/* its file is closed, its state freed */
+	ops->job_summary(f->s, &j, live, 1);
+
+	text = slurp(f, "rank-0.csv");
+	assert_string_equal(text, CSV_HEADER "\n"
+			    "0.100,0,100,total,1052672,1052672\n"
+			    "0.100,0,100,unattributed,4096,4096\n"
+			    "0.100,0,100,app,1048576,1048576\n"
+			    "0.200,0,100,total,1052672,1052672\n"
+			    "0.200,0,100,unattributed,4096,4096\n"
+			    "0.200,0,100,app,1048576,1048576\n");
+	free(text);
+	text = slurp(f, "pid-200.csv");
+	assert_non_null(strstr(text, "0.100,,200,app,1048576,1048576\n"));
+	free(text);
+	/* The ended process first (from the spool), then the live one. */
+	text = slurp(f, "summary.csv");
+	assert_string_equal(text, SUMMARY_HEADER "\n"
+			    ",200,total,1056768,0.200,1056768,0.200,1052672,1052672\n"
+			    ",200,unattributed,8192,0.200,8192,0.200,4096,4096\n"
+			    ",200,app,1048576,0.100,1048576,0.100,1048576,1048576\n"
+			    "0,100,total,1056768,0.200,1056768,0.200,1052672,1052672\n"
+			    "0,100,unattributed,8192,0.200,8192,0.200,4096,4096\n"
+			    "0,100,app,1048576,0.100,1048576,0.100,1048576,1048576\n");
+	free(text);
+	ops->proc_end(f->s, &j, &a);
+}
+
+/* A second summary repeats the spool once, not twice. */
+static void test_summary_rewritten_whole(void **state)
+{
+	struct fixture *f = *state;
+	const struct sink_ops *ops = f->s->ops;
+	void *slot = NULL;
+	struct sink_job j = job(1);
+	struct sink_proc a = proc(3, 300, 0.5, &slot);
+	char *text;
+
+	ops->proc_sample(f->s, &j, &a);
+	ops->proc_end(f->s, &j, &a);
+	ops->job_summary(f->s, &j, NULL, 0);
+	ops->job_summary(f->s, &j, NULL, 0);
+	text = slurp(f, "summary.csv");
+	assert_string_equal(text, SUMMARY_HEADER "\n"
+			    "3,300,total,1056768,0.200,1056768,0.200,1052672,1052672\n"
+			    "3,300,unattributed,8192,0.200,8192,0.200,4096,4096\n"
+			    "3,300,app,1048576,0.100,1048576,0.100,1048576,1048576\n");
+	free(text);
+}
+
+static void test_run_info(void **state)
+{
+	struct fixture *f = *state;
+	struct sink_job j = job(2.5);
+	char *text;
+
+	f->s->ops->job_summary(f->s, &j, NULL, 0);
+	text = slurp(f, "run_info.csv");
+	assert_non_null(strstr(text, "key,value\ninterval_ms,100\n"));
+	assert_non_null(strstr(text, "\nduration_s,2.500\n"));
+	assert_non_null(strstr(text, "\nevents,42\n"));
+	assert_non_null(strstr(text, "\nmemory_requests,7\nunwind_failures,1\n"));
+	assert_non_null(strstr(text, "\nprocesses_traced,2\n"));
+	assert_non_null(strstr(text, "\nstart_time_unix_s,1795000000.250000\n"));
+	assert_non_null(strstr(text, "\nversion,9.9\n"));
+	/* A field with a comma is quoted (RFC 4180). */
+	assert_non_null(strstr(text, "\ncommand_line,\"memattr-bpf --job 'a,b'\"\n"));
+	assert_null(strstr(text, "probes_attached"));	/* no probe mode */
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rows_ended_and_live, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summary_rewritten_whole, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_info, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

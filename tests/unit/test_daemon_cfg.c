@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The node service's settings (options and file) and its spool names. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "daemon_cfg.h"
+#include "spool.h"
+
+static char err[512];
+
+static int args(struct daemon_cfg *c, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *a;
+
+	daemon_cfg_defaults(c);
+	va_start(ap, c);
+	while ((a = va_arg(ap, char *)) && argc < 31)
+		argv[argc++] = a;
+	va_end(ap);
+	err[0] = '\0';
+	return daemon_cfg_parse_args(c, argc, argv, err, sizeof(err));
+}
+
+static void expect_error(const char *what, int ret)
+{
+	assert_int_equal(ret, -1);
+	if (!strstr(err, what))
+		fail_msg("error '%s' does not say '%s'", err, what);
+}
+
+static void test_defaults_and_options(void **state)
+{
+	struct daemon_cfg c;
+
+	(void)state;
+	assert_int_equal(args(&c, NULL), 0);
+	assert_string_equal(c.spool, "/var/lib/memattr-bpf");
+	assert_string_equal(c.listen, "127.0.0.1:9466");
+	assert_string_equal(c.textfile, "");
+	assert_int_equal(c.max_jobs, 64);
+	assert_int_equal(args(&c, "--spool", "/s", "--listen=none", "--textfile", "/t",
+			      "--interval", "250", "--pss-interval", "5000", "--retain", "7",
+			      "--max-jobs", "3", "--max-procs", "100", "--config", "/etc/m.conf", NULL), 0);
+	assert_string_equal(c.spool, "/s");
+	assert_string_equal(c.listen, "none");
+	assert_string_equal(c.textfile, "/t");
+	assert_int_equal(c.interval_ms, 250);
+	assert_int_equal(c.pss_interval_ms, 5000);
+	assert_int_equal(c.retain_days, 7);
+	assert_int_equal(c.max_jobs, 3);
+	assert_int_equal(c.max_procs, 100);
+	assert_string_equal(c.config, "/etc/m.conf");
+}
+
+static void test_refusals(void **state)
+{
+	struct daemon_cfg c;
+
+	(void)state;
+	expect_error("unknown option '--bogus'", args(&c, "--bogus", "1", NULL));
+	expect_error("needs a value", args(&c, "--spool", NULL));
+	expect_error("absolute path", args(&c, "--spool", "rel", NULL));
+	expect_error("max-jobs", args(&c, "--max-jobs", "0", NULL));
+	expect_error("interval", args(&c, "--interval", "-5", NULL));
+	expect_error("retain", args(&c, "--retain", "x", NULL));
+	expect_error("unexpected argument", args(&c, "stray", NULL));
+}
+
+static void test_file(void **state)
+{
+	struct daemon_cfg c;
+
+	(void)state;
+	assert_int_equal(args(&c, "--max-jobs", "5", NULL), 0);
+	assert_int_equal(daemon_cfg_parse_text(&c,
+		"# site settings\n\nspool = /var/spool/m   # comment\n  max-jobs=9\nretain = 30\n"
+		"listen = 0.0.0.0:9466\n", "f.conf", err, sizeof(err)), 0);
+	assert_string_equal(c.spool, "/var/spool/m");
+	assert_int_equal(c.retain_days, 30);
+	assert_string_equal(c.listen, "0.0.0.0:9466");
+	/* The command line wins over the file. */
+	assert_int_equal(c.max_jobs, 5);
+	assert_int_equal(daemon_cfg_parse_text(&c, "spool = /a\n\nnonsense\n", "f.conf", err, sizeof(err)), -1);
+	assert_string_equal(err, "f.conf:3: expected 'key = value'");
+	assert_int_equal(daemon_cfg_parse_text(&c, "max-procs = lots\n", "f.conf", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "f.conf:1: max-procs"));
+	assert_int_equal(daemon_cfg_parse_text(&c, "color = red\n", "f.conf", err, sizeof(err)), -1);
+	assert_string_equal(err, "f.conf:1: unknown setting 'color'");
+}
+
+static void test_spool_names(void **state)
+{
+	char n[200], big[400];
+
+	(void)state;
+	spool_job_name("1234", n, sizeof(n));
+	assert_string_equal(n, "1234");
+	spool_job_name("prterun-node1-2345@1", n, sizeof(n));
+	assert_string_equal(n, "prterun-node1-2345@1");
+	spool_job_name("../../etc", n, sizeof(n));
+	assert_string_equal(n, "_._.._etc");
+	spool_job_name("..", n, sizeof(n));
+	assert_string_equal(n, "_.");
+	spool_job_name("a/b c\n", n, sizeof(n));
+	assert_string_equal(n, "a_b_c_");
+	spool_job_name("", n, sizeof(n));
+	assert_string_equal(n, "_");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	spool_job_name(big, n, sizeof(n));
+	assert_int_equal(strlen(n), 128);
+}
+
+/* The example installed by `make install` must parse as it stands. */
+static void test_example_config(void **state)
+{
+	struct daemon_cfg c;
+
+	(void)state;
+	daemon_cfg_defaults(&c);
+	snprintf(c.config, sizeof(c.config), "%s", "../../tools/systemd/memattr-bpf.conf");
+	if (daemon_cfg_load(&c, err, sizeof(err)))
+		fail_msg("example config: %s", err);
+	assert_string_equal(c.spool, "/var/lib/memattr-bpf");
+	assert_string_equal(c.listen, "127.0.0.1:9466");
+	assert_int_equal(c.retain_days, 30);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_and_options),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_spool_names),
+		cmocka_unit_test(test_example_config),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The attribution core (core/process.c) on synthetic event sequences, with
+ * no process and no /proc: mappings come in as smaps records, memory
+ * syscalls and page faults as the BPF side's records, the total as a
+ * number. Who asked for memory is found by a stand-in for the stack scan
+ * (requester_find below): the first word of the copied stack that points
+ * into code outside libc, as the real scan does once it has checked the
+ * call instruction. So each test fails for what it names (owner, charge,
+ * stale event, pending owner, scaling), not for the scanner's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+
+#include "classify.h"
+#include "procfs.h"
+#include "process.h"
+#include "requester.h"
+#include "spec.h"
+
+#define KIB	1024LL
+#define MIB	(1024LL * 1024LL)
+#define SYNC_NS	1000		/* boot clock of the smaps read: older events are in it */
+#define LATER	2000		/* events after it */
+#define EARLIER	500		/* events before it */
+
+#define APP_CODE	0x400000ULL
+#define HEAP		0x600000ULL
+#define HEAP_END	0x621000ULL
+#define LIBC_CODE	0x7f0000000000ULL
+#define HELPER_CODE	0x7f0000200000ULL
+#define NEWLIB_CODE	0x7f0000400000ULL
+#define ANON		0x7f1000000000ULL
+
+/* ---- stand-ins for the stack scan (core/requester.c) ---- */
+
+void code_reader_init(struct code_reader *cr, pid_t pid)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->pid = pid;
+	cr->fd = -1;
+}
+
+void code_reader_close(struct code_reader *cr)
+{
+	code_reader_init(cr, cr->pid);
+}
+
+void code_reader_code_mapped(struct code_reader *cr, uint64_t start, uint64_t end)
+{
+	(void)cr;
+	(void)start;
+	(void)end;
+}
+
+void code_reader_code_changed(struct code_reader *cr)
+{
+	cr->hooks_stale = true;
+}
+
+bool requester_find(struct code_reader *cr, struct region_table *regions,
+		    const struct classifier *cls, const struct ev_syscall *e,
+		    struct requester *rq)
+{
+	comp_id forwarder = cls->libc;
+
+	(void)cr;
+	memset(rq, 0, sizeof(*rq));
+	for (uint32_t off = 0; off + 8 <= e->stack_len; off += 8) {
+		struct region *r;
+		uint64_t w;
+
+		memcpy(&w, e->stack + off, sizeof(w));
+		r = regions_find(regions, w);
+		if (!r || !(r->flags & REGION_EXEC))
+			continue;
+		if (r->owner == forwarder) {
+			rq->libc_only = true;
+			continue;
+		}
+		rq->caller = w;
+		rq->owner = r->owner;
+		rq->owner_final = !(r->flags & REGION_FROM_EVENT);
+		rq->libc_only = false;
+		return true;
+	}
+	return false;
+}
+
+/* ---- a synthetic process ---- */
+
+static struct spec_set specs;
+static struct comp_table comps;
+static struct classifier cls;
+static struct proc *p;
+static struct ev_syscall ev;
+
+static int setup(void **state)
+{
+	char err[256];
+
+	(void)state;
+	spec_init(&specs);
+	if (spec_load_dir(&specs, "../../uprobe_specs", err, sizeof(err)))
+		return -1;
+	comp_table_init(&comps);
+	classifier_init_table(&cls, &specs, &comps);
+	p = proc_new(4242, 0);
+	snprintf(p->exe, sizeof(p->exe), "/opt/app/a.out");
+	return p ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	proc_free(p);
+	comp_table_free(&comps);
+	spec_free(&specs);
+	return 0;
+}
+
+static comp_id id_of(const char *name)
+{
+	return comp_table_id(&comps, name);
+}
+
+static void vma(struct proc_sync_state *s, uint64_t start, uint64_t end, const char *perms,
+		const char *path, int64_t rss)
+{
+	struct vma_info v = { .start = start, .end = end, .rss = (uint64_t)rss, .pss = (uint64_t)rss };
+
+	snprintf(v.perms, sizeof(v.perms), "%s", perms);
+	snprintf(v.path, sizeof(v.path), "%s", path);
+	assert_int_equal(proc_sync_vma(&v, s), 0);
+}
+
+/* The process's mappings at the read; extra adds an anonymous one (0: none). */
+static void sync_with(uint64_t extra_start, uint64_t extra_len, int64_t extra_rss, bool newlib)
+{
+	struct proc_sync_state s;
+
+	proc_sync_begin(&s, p, &cls, SYNC_NS);
+	vma(&s, APP_CODE, APP_CODE + 0x1000, "r-xp", "/opt/app/a.out", 4 * KIB);
+	vma(&s, HEAP, HEAP_END, "rw-p", "[heap]", 132 * KIB);
+	vma(&s, LIBC_CODE, LIBC_CODE + 0x100000, "r-xp", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	    400 * KIB);
+	vma(&s, HELPER_CODE, HELPER_CODE + 0x1000, "r-xp", "/opt/lib/libhelper.so", 4 * KIB);
+	if (newlib)
+		vma(&s, NEWLIB_CODE, NEWLIB_CODE + 0x1000, "r-xp", "/opt/lib/libnew.so.1", 4 * KIB);
+	if (extra_len)
+		vma(&s, extra_start, extra_start + extra_len, "rw-p", "", extra_rss);
+	proc_sync_end(&s, true, 0);
+}
+
+/* A memory syscall record; callers are the return addresses on its stack, innermost first. */
+static const struct ev_syscall *sys(uint64_t ts, int nr, uint64_t a0, uint64_t a1, uint64_t a2,
+				    uint64_t a3, int64_t ret, int64_t delta, int ncallers, ...)
+{
+	va_list ap;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.h.type = EV_SYSCALL;
+	ev.h.tgid = 4242;
+	ev.h.ts_ns = ts;
+	ev.nr = (uint64_t)nr;
+	ev.args[0] = a0;
+	ev.args[1] = a1;
+	ev.args[2] = a2;
+	ev.args[3] = a3;
+	ev.ret = ret;
+	ev.delta[1] = delta;	/* MM_ANONPAGES */
+	va_start(ap, ncallers);
+	for (int i = 0; i < ncallers; i++) {
+		uint64_t w = va_arg(ap, uint64_t);
+
+		memcpy(ev.stack + 8 * i, &w, sizeof(w));
+	}
+	va_end(ap);
+	ev.stack_len = 8 * (uint32_t)ncallers;
+	return &ev;
+}
+
+static const struct ev_syscall *anon_mmap(uint64_t ts, uint64_t addr, uint64_t len,
+					  int extra_flags, int ncallers, uint64_t c0, uint64_t c1)
+{
+	return sys(ts, NR_MMAP, 0, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, (int64_t)addr, 0, ncallers, c0, c1);
+}
+
+/* Page faults of n pages from addr, each +4 KiB. */
+static void faults(uint64_t ts, uint64_t addr, int n)
+{
+	struct ev_rss e = { .h = { .type = EV_RSS, .tgid = 4242, .ts_ns = ts },
+			    .delta = 4096, .member = 1, .ctx = CTX_FAULT };
+
+	for (int i = 0; i < n; i++) {
+		e.addr = addr + 4096ULL * (uint64_t)i;
+		proc_apply_rss(p, &cls, &e, 0);
+	}
+}
+
+static int64_t rss_of(const char *name)
+{
+	comp_id id = id_of(name);
+
+	return id < p->ncomps ? p->comps[id].rss : 0;
+}
+
+static int64_t sum_of_components(void)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < p->ncomps; i++)
+		sum += p->comps[i].rss;
+	return sum;
+}
+
+/* Baseline of sync_with(): app 4 KiB, libc 400 KiB, lib:libhelper.so 4 KiB, heap 132 KiB unowned. */
+#define BASE_RSS	(4 * KIB + 132 * KIB + 400 * KIB + 4 * KIB)
+
+/* ---- tests ---- */
+
+/* mmap'ed memory belongs to the first caller past libc; its faults land there. */
+static void test_mmap_owner_is_caller_past_libc(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 1 * MIB, 0, 2, LIBC_CODE + 0x10,
+					      APP_CODE + 0x20), 0);
+	faults(LATER + 1, ANON, 256);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 1 * MIB + 100 * KIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
+	assert_int_equal(rss_of("libc"), 400 * KIB);
+	/* The heap nobody asked for yet, and what no region explains. */
+	assert_int_equal(rss_of("unattributed"), 132 * KIB + 100 * KIB);
+	assert_int_equal(sum_of_components(), p->total.rss);
+	assert_int_equal(p->requests, 1);
+	assert_int_equal(p->unknown_callers, 0);
+}
+
+/* libc alone on the stack (libc for itself) is not a failure; nothing on it is. */
+static void test_libc_only_and_unknown_callers(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 64 * KIB, 0, 1, LIBC_CODE + 0x10, 0), 0);
+	assert_int_equal(regions_find(&p->regions, ANON)->owner, COMP_UNATTRIBUTED);
+	assert_int_equal(p->unknown_callers, 0);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON + MIB, 64 * KIB, 0, 0, 0, 0), 0);
+	assert_int_equal(regions_find(&p->regions, ANON + MIB)->owner, COMP_UNATTRIBUTED);
+	assert_int_equal(p->unknown_callers, 1);
+	/* A thread stack libc maps for the program is `stack`. */
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON + 2 * MIB, 64 * KIB, MAP_STACK, 1,
+					      LIBC_CODE + 0x10, 0), 0);
+	assert_int_equal(regions_find(&p->regions, ANON + 2 * MIB)->owner, COMP_STACK);
+}
+
+/* A failed call mapped nothing. */
+static void test_failed_syscall_changes_nothing(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, sys(LATER, NR_MMAP, 0, MIB, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+					 -12, 0, 1, APP_CODE + 0x20), 0);
+	assert_null(regions_find(&p->regions, (uint64_t)-12));
+	assert_int_equal(p->requests, 0);
+}
+
+/*
+ * An event older than the smaps read: the read already holds its pages
+ * (no double count), but only the event knows who asked: the owner is
+ * taken, the residency is not.
+ */
+static void test_stale_event_gives_owner_not_pages(void **state)
+{
+	(void)state;
+	sync_with(ANON, 256 * KIB, 256 * KIB, false);
+	proc_apply_syscall(p, &cls, anon_mmap(EARLIER, ANON, 256 * KIB, 0, 2, LIBC_CODE + 0x10,
+					      HELPER_CODE + 0x30), 0);
+	faults(EARLIER + 1, ANON, 64);	/* already in the read */
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 256 * KIB, 1), 0);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB + 256 * KIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+	assert_int_equal(sum_of_components(), p->total.rss);
+}
+
+/* The heap grows by brk on behalf of malloc's caller, and shrinks back. */
+static void test_brk_growth_and_trim(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	assert_int_equal(p->brk_cur, HEAP_END);
+	proc_apply_syscall(p, &cls, sys(LATER, NR_BRK, HEAP_END + 0x20000, 0, 0, 0,
+					(int64_t)(HEAP_END + 0x20000), 128 * KIB, 2,
+					LIBC_CODE + 0x10, HELPER_CODE + 0x30), 0);
+	assert_int_equal(regions_find(&p->regions, HEAP_END)->owner, id_of("lib:libhelper.so"));
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 128 * KIB, 1), 0);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB + 128 * KIB);
+	/* Trim half of it: the pages go, and so does that part of the range. */
+	proc_apply_syscall(p, &cls, sys(LATER + 1, NR_BRK, HEAP_END + 0x10000, 0, 0, 0,
+					(int64_t)(HEAP_END + 0x10000), -64 * KIB, 1,
+					LIBC_CODE + 0x10, 0), 0);
+	assert_null(regions_find(&p->regions, HEAP_END + 0x10000));
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 64 * KIB, 2), 0);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB + 64 * KIB);
+	assert_int_equal(p->brk_cur, HEAP_END + 0x10000);
+}
+
+/*
+ * realloc grew a block in place (mremap) just before a read: the read
+ * shows one larger mapping, and the new part belongs to the block's owner,
+ * not to nobody.
+ */
+static void test_stale_mremap_grown_in_place(void **state)
+{
+	struct proc_sync_state s;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 4 * MIB, 0, 1, APP_CODE + 0x20, 0), 0);
+	/* The next read sees 16 MiB there, all resident; the mremap's event comes after it. */
+	proc_sync_begin(&s, p, &cls, LATER + 10);
+	vma(&s, APP_CODE, APP_CODE + 0x1000, "r-xp", "/opt/app/a.out", 4 * KIB);
+	vma(&s, LIBC_CODE, LIBC_CODE + 0x100000, "r-xp", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	    400 * KIB);
+	vma(&s, ANON, ANON + 16 * MIB, "rw-p", "", 16 * MIB);
+	proc_sync_end(&s, true, 1);
+	assert_int_equal(regions_find(&p->regions, ANON + 8 * MIB)->owner, COMP_UNATTRIBUTED);
+	proc_apply_syscall(p, &cls, sys(LATER + 5, NR_MREMAP, ANON, 4 * MIB, 16 * MIB,
+					MREMAP_MAYMOVE, (int64_t)ANON, 0, 0), 0);
+	assert_int_equal(regions_find(&p->regions, ANON + 8 * MIB)->owner, COMP_APP);
+	assert_int_equal(proc_account(p, &cls, 4 * KIB + 400 * KIB + 16 * MIB, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 16 * MIB);
+	assert_int_equal(rss_of("unattributed"), 0);
+}
+
+/* malloc's thread arenas: address space reserved by libc, made writable for a caller. */
+static void test_mprotect_gives_the_writable_part(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, sys(LATER, NR_MMAP, 0, MIB, PROT_NONE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, (int64_t)ANON, 0,
+					1, LIBC_CODE + 0x10), 0);
+	proc_apply_syscall(p, &cls, sys(LATER + 1, NR_MPROTECT, ANON, 128 * KIB,
+					PROT_READ | PROT_WRITE, 0, 0, 0, 2, LIBC_CODE + 0x10,
+					APP_CODE + 0x40), 0);
+	assert_int_equal(regions_find(&p->regions, ANON)->owner, COMP_APP);
+	assert_int_equal(regions_find(&p->regions, ANON + 128 * KIB)->owner, COMP_UNATTRIBUTED);
+}
+
+/* mremap moves a region with its owner and pages; munmap takes them away. */
+static void test_mremap_and_munmap(void **state)
+{
+	uint64_t to = ANON + 16 * MIB;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 64 * KIB, 0, 1, APP_CODE + 0x20, 0), 0);
+	faults(LATER + 1, ANON, 16);
+	proc_apply_syscall(p, &cls, sys(LATER + 2, NR_MREMAP, ANON, 64 * KIB, 128 * KIB,
+					MREMAP_MAYMOVE, (int64_t)to, 0, 1, APP_CODE + 0x20), 0);
+	assert_null(regions_find(&p->regions, ANON));
+	assert_int_equal(regions_find(&p->regions, to)->owner, COMP_APP);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 64 * KIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 64 * KIB);
+	proc_apply_syscall(p, &cls, sys(LATER + 3, NR_MUNMAP, to, 128 * KIB, 0, 0, 0, -64 * KIB,
+					0), 0);
+	assert_null(regions_find(&p->regions, to));
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB);
+}
+
+/*
+ * Memory asked for by a library mapped since the last read (dlopen): its
+ * code is known only from an mmap event, so the owner waits for the read
+ * that names the file.
+ */
+static void test_pending_owner_resolved_at_sync(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	/* The loader maps libnew's code: a file mapping seen only as an event. */
+	proc_apply_syscall(p, &cls, sys(LATER, NR_MMAP, 0, 0x1000, PROT_READ | PROT_EXEC,
+					MAP_PRIVATE, (int64_t)NEWLIB_CODE, 0, 1, LIBC_CODE + 0x10), 0);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER + 1, ANON, 64 * KIB, 0, 2, LIBC_CODE + 0x10,
+					      NEWLIB_CODE + 0x50), 0);
+	assert_int_equal(regions_find(&p->regions, ANON)->owner, COMP_UNATTRIBUTED);
+	assert_int_equal(p->npending, 1);
+	assert_true(p->needs_sync);
+	sync_with(ANON, 64 * KIB, 0, true);
+	assert_int_equal(p->npending, 0);
+	assert_int_equal(regions_find(&p->regions, ANON)->owner, id_of("lib:libnew.so"));
+}
+
+/*
+ * Regions holding more than the kernel's total (pages dropped without an
+ * event, such as reclaim): components are scaled down to the total, they
+ * never exceed it.
+ */
+static void test_scaled_when_regions_exceed_total(void **state)
+{
+	int64_t total = 1 * MIB;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 2 * MIB, 0, 1, APP_CODE + 0x20, 0), 0);
+	faults(LATER + 1, ANON, 512);
+	assert_int_equal(proc_account(p, &cls, total, 1), 0);
+	assert_int_equal(p->total.rss, total);
+	assert_true(rss_of("app") < total);
+	assert_true(rss_of("app") > rss_of("libc"));
+	assert_true(rss_of("unattributed") >= 0);
+	assert_int_equal(sum_of_components(), total);
+	assert_int_equal(p->total.peak_rss, total);
+}
+
+/* Peaks are the largest sample, with its time; components keep theirs. */
+static void test_peaks_follow_samples(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, MIB, 0, 1, APP_CODE + 0x20, 0), 0);
+	faults(LATER + 1, ANON, 256);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + MIB, 1.5), 0);
+	proc_apply_syscall(p, &cls, sys(LATER + 2, NR_MUNMAP, ANON, MIB, 0, 0, 0, -MIB, 0), 0);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 2.5), 0);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + MIB);
+	assert_true(p->total.peak_rss_time == 1.5);
+	assert_int_equal(p->comps[COMP_APP].peak_rss, 4 * KIB + MIB);
+	assert_int_equal(p->comps[COMP_APP].rss, 4 * KIB);
+	assert_int_equal(p->peak_comp_rss[COMP_APP], 4 * KIB + MIB);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_mmap_owner_is_caller_past_libc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_libc_only_and_unknown_callers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_syscall_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_mremap_grown_in_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_brk_growth_and_trim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mprotect_gives_the_writable_part, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mremap_and_munmap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_owner_resolved_at_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scaled_when_regions_exceed_total, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peaks_follow_samples, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,519 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Validation on real applications nobody here wrote (issue 10): builds public
+# MPI mini-apps from source directories you give it, runs each under
+# memattr-bpf (launched under the tool, and attached late), and compares the
+# tool's figures with what the kernel itself shows (/proc/PID/status VmHWM,
+# /proc/PID/smaps per mapping), read by tools/validate/sampler.py beside
+# every run. Prints a Markdown table and writes everything raw under a
+# results directory it names.
+#
+#   sudo tools/validate/run.sh --lulesh DIR --hpccg DIR --cloverleaf DIR \
+#        [--mpi openmpi|mpich|both] [--results DIR] [--repeat N] [--no-repeat]
+#        [--modes launch,attach] [--attach-delay S] [--update-doc BENCHMARKS.md]
+#
+#   --lulesh DIR      LULESH 2.0 sources (github.com/LLNL/LULESH)
+#   --hpccg DIR       HPCCG sources (github.com/Mantevo/HPCCG)
+#   --cloverleaf DIR  CloverLeaf_ref sources (github.com/UK-MAC/CloverLeaf_ref)
+#                     (at least one of the three; the others are skipped)
+#   --mpi M           openmpi, mpich or both (default: both when Debian's
+#                     mpich is installed, else openmpi; a missing MPI that was
+#                     asked for is an error)
+#   --results DIR     where everything goes (default /tmp/memattr-validate-<UTC time>)
+#   --repeat N        determinism: HPCCG, 2 ranks, launched, N times (default 10;
+#                     first MPI only); --no-repeat skips it
+#   --modes LIST      launch,attach (default both)
+#   --attach-delay S  attach this long after every rank is running (default 1.5)
+#   --tool PATH       memattr-bpf binary (default: the repo's ./memattr-bpf)
+#   --update-doc FILE also put the tables into FILE's "latest run" block
+#                     (BENCHMARKS.md, section "Validation on real applications")
+#
+# Sizes (per rank: weak scaling, so every rank holds about the same):
+#   HPCCG  64x64x64 rows per rank (~110 MiB), 2 and 4 ranks, 150 CG iterations
+#   LULESH -s 30 (~30^3 elements per rank), 1 and 8 ranks (it needs a cube
+#          number of ranks: 2 and 4 are not allowed); -i 200 on 1 rank, -i 30 on 8
+#   CloverLeaf 640x640 cells split over the ranks, 120 steps, 2 and 4 ranks
+# Each run takes 3-15 s on 2 cores. Override with HPCCG_DIMS, LULESH_SIZE,
+# LULESH_ITERS_1, LULESH_ITERS_8, CLOVER_CELLS, CLOVER_STEPS.
+#
+# Jobs run as the unprivileged user memattr-test (MEMATTR_TEST_USER), the tool
+# as root, as on a real node: launched as `memattr-bpf --output D -- mpirun ...`
+# with sudo's environment (SUDO_UID: the tool runs the job as that user), or
+# attached late as `memattr-bpf --output D --job <launcher pid>`.
+#
+# Exit status: 0 when every build and run succeeded; 1 when any failed (every
+# failure is listed at the end and marked in the table; the other runs still
+# go on); 2 for a usage error. Only processes this script started are ever
+# signalled (pid + start time, tools/lib/pidtrack.sh).
+
+set -uo pipefail
+ORIG_ARGS=("$@")
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=../lib/pidtrack.sh
+source "$REPO/tools/lib/pidtrack.sh"
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+
+usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+die() { echo "validate: $*" >&2; exit 2; }
+
+SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER=""
+MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC=""
+TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
+TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--lulesh) SRC_LULESH=${2:?}; shift 2 ;;
+	--hpccg) SRC_HPCCG=${2:?}; shift 2 ;;
+	--cloverleaf) SRC_CLOVER=${2:?}; shift 2 ;;
+	--mpi) MPIS=${2:?}; shift 2 ;;
+	--results) RES=${2:?}; shift 2 ;;
+	--repeat) REPEAT=${2:?}; shift 2 ;;
+	--no-repeat) REPEAT=0; shift ;;
+	--modes) MODES=${2:?}; shift 2 ;;
+	--attach-delay) ATTACH_DELAY=${2:?}; shift 2 ;;
+	--tool) TOOL=${2:?}; shift 2 ;;
+	--update-doc) DOC=${2:?}; shift 2 ;;
+	-h | --help) usage ;;
+	*) echo "validate: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+
+HPCCG_DIMS=${HPCCG_DIMS:-64 64 64}
+LULESH_SIZE=${LULESH_SIZE:-30}
+LULESH_ITERS_1=${LULESH_ITERS_1:-200}
+LULESH_ITERS_8=${LULESH_ITERS_8:-30}
+CLOVER_CELLS=${CLOVER_CELLS:-640}
+CLOVER_STEPS=${CLOVER_STEPS:-120}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}	# seconds; a run past it is stopped and failed
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (the tool loads BPF programs; jobs run as $TEST_USER)"
+[ -n "$SRC_LULESH$SRC_HPCCG$SRC_CLOVER" ] || die "give at least one of --lulesh, --hpccg, --cloverleaf"
+for d in "$SRC_LULESH" "$SRC_HPCCG" "$SRC_CLOVER"; do
+	[ -z "$d" ] || [ -d "$d" ] || die "no source directory $d"
+done
+[ -z "$SRC_LULESH" ] || [ -f "$SRC_LULESH/lulesh.cc" ] || die "$SRC_LULESH has no lulesh.cc"
+[ -z "$SRC_HPCCG" ] || [ -f "$SRC_HPCCG/HPCCG.cpp" ] || die "$SRC_HPCCG has no HPCCG.cpp"
+[ -z "$SRC_CLOVER" ] || [ -f "$SRC_CLOVER/clover_leaf.f90" ] || die "$SRC_CLOVER has no clover_leaf.f90"
+[ -x "$TOOL" ] || die "no tool binary at $TOOL (run make)"
+[ -z "$DOC" ] || grep -q "tools/validate/run.sh: latest run begins" "$DOC" 2>/dev/null ||
+	die "--update-doc: $DOC has no latest-run block (see BENCHMARKS.md)"
+id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (tests/integration creates it: useradd -m $TEST_USER)"
+case $MODES in launch | attach | launch,attach | attach,launch) ;; *) die "--modes: launch, attach or launch,attach" ;; esac
+[[ $REPEAT =~ ^[0-9]+$ ]] || die "--repeat wants a number"
+[[ $ATTACH_DELAY =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--attach-delay wants seconds"
+
+have_mpi() {	# the compiler wrappers and the launcher of one MPI
+	local m=$1
+	command -v "mpicxx.$m" >/dev/null && command -v "mpif90.$m" >/dev/null &&
+		command -v "mpicc.$m" >/dev/null && command -v "mpirun.$m" >/dev/null
+}
+if [ -z "$MPIS" ]; then
+	MPIS=openmpi
+	if have_mpi mpich; then MPIS="openmpi mpich"; else
+		echo "validate: MPICH not installed (no mpicc.mpich): Open MPI only" >&2
+	fi
+elif [ "$MPIS" = both ]; then
+	MPIS="openmpi mpich"
+fi
+for m in $MPIS; do
+	case $m in openmpi | mpich) ;; *) die "--mpi: openmpi, mpich or both" ;; esac
+	have_mpi "$m" || die "$m asked for but its wrappers (mpicxx.$m, mpif90.$m, mpirun.$m) are not installed"
+done
+
+RES=${RES:-/tmp/memattr-validate-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$RES" || die "cannot create $RES"
+RES=$(cd "$RES" && pwd)
+# The test user must reach the binaries and its run directories.
+chmod 755 "$RES"
+T_START=$EPOCHREALTIME
+FAILURES=()
+LOG=$RES/validate.log
+log() { printf '[validate %s] %s\n' "$(date +%T)" "$*" | tee -a "$LOG" >&2; }
+fail_note() { FAILURES+=("$1"); log "FAILED: $1"; }
+mono_now() { "$PY" -c 'import time; print(f"{time.monotonic():.6f}")'; }
+elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" -v l="$2" 'BEGIN { exit !(b - a >= l) }'; }
+
+cleanup() {
+	set +e
+	if [ ${#TRACKED[@]} -gt 0 ] && any_tracked_running; then
+		log "stopping what this script started and is still running"
+		signal_tracked INT	# the tool flushes and detaches on SIGINT
+		for _ in $(seq 60); do any_tracked_running || break; sleep 0.1; done
+		any_tracked_running && signal_tracked KILL
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+TEST_UID=$(id -u "$TEST_USER")
+TEST_GID=$(id -g "$TEST_USER")
+# What sudo leaves the tool (env_reset) plus SUDO_*: `-- CMD` then runs CMD
+# as the test user, the path a user takes with `sudo memattr-bpf -- mpirun`.
+# (env -i --chdir=DIR "${SUDO_VARS[@]}" tool ...)
+SUDO_VARS=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	HOME=/root USER=root LOGNAME=root SUDO_USER="$TEST_USER"
+	SUDO_UID="$TEST_UID" SUDO_GID="$TEST_GID")
+USER_HOME=$(getent passwd "$TEST_USER" | cut -d: -f6)
+[ -d "$USER_HOME" ] || USER_HOME=/tmp
+# (runuser -u USER -- env -i --chdir=DIR "${USER_VARS[@]}" cmd ...)
+USER_VARS=(PATH=/usr/local/bin:/usr/bin:/bin HOME="$USER_HOME" USER="$TEST_USER" LOGNAME="$TEST_USER")
+
+TOOL_COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+TOOL_DIRTY=$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null | head -1)
+# The run uses a copy of the binary: a rebuild in the repo during the run
+# must not change what is measured.
+# The specs travel with it: the tool looks for uprobe_specs/ next to its
+# binary (else the installed ones), and this run must use the repo's.
+mkdir -p "$RES/bin"
+cp "$TOOL" "$RES/bin/memattr-bpf"
+rm -rf "$RES/bin/uprobe_specs"
+cp -r "$(dirname "$TOOL")/uprobe_specs" "$RES/bin/uprobe_specs" 2>/dev/null ||
+	cp -r "$REPO/uprobe_specs" "$RES/bin/uprobe_specs" || die "no uprobe_specs/ next to $TOOL nor in $REPO"
+TOOL_RUN=$RES/bin/memattr-bpf
+{
+	echo "when=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "tool_commit=$TOOL_COMMIT${TOOL_DIRTY:+ (work tree has uncommitted changes)}"
+	echo "tool_binary=$TOOL sha256=$(sha256sum "$TOOL" | cut -c1-16)"
+	echo "kernel=$(uname -r)"
+	echo "cpus=$(nproc)"
+	echo "user=$TEST_USER"
+	echo "mpis=$MPIS"
+	for m in $MPIS; do
+		case $m in
+		openmpi) echo "openmpi_version=$(dpkg-query -W -f '${Version}' libopenmpi3 2>/dev/null || mpirun.openmpi --version | head -1)" ;;
+		mpich) echo "mpich_version=$(dpkg-query -W -f '${Version}' libmpich12 2>/dev/null || mpirun.mpich --version | head -1)" ;;
+		esac
+	done
+	for a in lulesh hpccg cloverleaf; do
+		case $a in lulesh) d=$SRC_LULESH ;; hpccg) d=$SRC_HPCCG ;; cloverleaf) d=$SRC_CLOVER ;; esac
+		[ -n "$d" ] || continue
+		echo "src_$a=$d"
+		echo "commit_$a=$(git -C "$d" rev-parse HEAD 2>/dev/null || echo "unknown (not a git work tree)")"
+		# A checkout made with --git-dir/--work-tree has no .git: the content
+		# hash still tells whether two runs built the same sources.
+		echo "content_sha256_$a=$(cd "$d" && find . -type f ! -path './.git/*' -print0 | sort -z |
+			xargs -0 sha256sum | sha256sum | cut -c1-16)"
+	done
+	echo "hpccg_dims=$HPCCG_DIMS"
+	echo "lulesh_size=$LULESH_SIZE lulesh_iters_1=$LULESH_ITERS_1 lulesh_iters_8=$LULESH_ITERS_8"
+	echo "clover_cells=$CLOVER_CELLS clover_steps=$CLOVER_STEPS"
+	echo "attach_delay_s=$ATTACH_DELAY"
+	echo "command=$0 $(printf '%q ' "${ORIG_ARGS[@]}")"
+} >"$RES/meta.txt" 2>/dev/null
+log "results go to $RES (tool $TOOL_COMMIT; MPIs: $MPIS)"
+
+# ---------------------------------------------------------------- builds
+# Out of tree: HPCCG and LULESH compile straight from the source directory
+# into the scratch dir; CloverLeaf's Makefile builds in its own directory, so
+# it gets a copy of the sources. No OpenMP (threads would blur what a rank
+# holds on 2 cores), the projects' usual optimisation, -g as users build.
+build_app() {	# APP MPI -> prints the binary path; log in $RES/build/MPI/APP.log
+	local app=$1 m=$2 b=$RES/build/$2/$1
+	rm -rf "$b"
+	mkdir -p "$b"
+	local bl=$b.log
+	case $app in
+	hpccg)
+		"mpicxx.$m" -O3 -g -DUSING_MPI -I"$SRC_HPCCG" "$SRC_HPCCG"/*.cpp -o "$b/test_HPCCG" >"$bl" 2>&1 &&
+			echo "$b/test_HPCCG" ;;
+	lulesh)
+		"mpicxx.$m" -O3 -g -DUSE_MPI=1 -I"$SRC_LULESH" \
+			"$SRC_LULESH"/lulesh.cc "$SRC_LULESH"/lulesh-comm.cc "$SRC_LULESH"/lulesh-viz.cc \
+			"$SRC_LULESH"/lulesh-util.cc "$SRC_LULESH"/lulesh-init.cc -lm -o "$b/lulesh2.0" >"$bl" 2>&1 &&
+			echo "$b/lulesh2.0" ;;
+	cloverleaf)
+		(cd "$SRC_CLOVER" && tar --exclude=.git -cf - .) | (cd "$b" && tar -xf -) &&
+			make -C "$b" -j2 COMPILER=GNU OMP= MPI_COMPILER="mpif90.$m" C_MPI_COMPILER="mpicc.$m" \
+				clover_leaf >"$bl" 2>&1 &&
+			echo "$b/clover_leaf" ;;
+	esac
+}
+
+# app_libs EXE OUT: the libraries the program maps for itself, not for MPI:
+# the closure of its direct dependencies (readelf NEEDED) other than the MPI
+# libraries. The sampler counts every other shared object a rank maps as
+# MPI's (its plugins and what they load); this is the yardstick for `mpi`.
+app_libs() {
+	local exe=$1 out=$2 n p
+	local -A where=()
+	while read -r n p; do where[$n]=$p; done < <(ldd "$exe" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }')
+	: >"$out"
+	for n in $(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		# libmpi* also matches libmpich*, libmpicxx*, libmpifort*, libmpi_mpifh*, ...
+		case $n in libmpi* | libopen-rte* | libopen-pal* | libmpl* | libpmpi*) continue ;; esac
+		p=${where[$n]:-}
+		[ -n "$p" ] || continue
+		readlink -f "$p" >>"$out"
+		ldd "$p" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | xargs -r readlink -f >>"$out"
+	done
+	sort -u -o "$out" "$out"
+	[ -s "$out" ]
+}
+
+declare -A BIN=()
+APPS=()
+[ -n "$SRC_HPCCG" ] && APPS+=(hpccg)
+[ -n "$SRC_LULESH" ] && APPS+=(lulesh)
+[ -n "$SRC_CLOVER" ] && APPS+=(cloverleaf)
+for m in $MPIS; do
+	for a in "${APPS[@]}"; do
+		t0=$EPOCHREALTIME
+		if exe=$(build_app "$a" "$m") && [ -x "$exe" ]; then
+			BIN[$a.$m]=$exe
+			app_libs "$exe" "$RES/build/$m/$a.libs" ||
+				fail_note "cannot list the libraries of $exe (ldd/readelf)"
+			log "built $a with $m in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b-a}')s: $exe"
+		else
+			fail_note "build $a with $m (log: $RES/build/$m/$a.log; last lines: $(tail -3 "$RES/build/$m/$a.log" 2>/dev/null | tr '\n' ' '))"
+		fi
+	done
+done
+chmod -R a+rX "$RES/build" "$RES/bin"
+
+# ---------------------------------------------------------------- runs
+ranks_for() {	# APP -> rank counts
+	case $1 in lulesh) echo "1 8" ;; *) echo "2 4" ;; esac
+}
+
+# app_args APP NP WORKDIR: the application's arguments (and its input file).
+app_args() {
+	local app=$1 np=$2 w=$3
+	case $app in
+	hpccg) echo "$HPCCG_DIMS" ;;
+	lulesh)
+		local it=$LULESH_ITERS_1
+		[ "$np" -gt 1 ] && it=$LULESH_ITERS_8
+		echo "-s $LULESH_SIZE -i $it" ;;
+	cloverleaf)
+		# CloverLeaf reads clover.in from its working directory (the
+		# project's own deck with a smaller mesh and fewer steps).
+		cat >"$w/clover.in" <<-EOF
+			*clover
+			 state 1 density=0.2 energy=1.0
+			 state 2 density=1.0 energy=2.5 geometry=rectangle xmin=0.0 xmax=5.0 ymin=0.0 ymax=2.0
+			 x_cells=$CLOVER_CELLS
+			 y_cells=$CLOVER_CELLS
+			 xmin=0.0
+			 ymin=0.0
+			 xmax=10.0
+			 ymax=10.0
+			 initial_timestep=0.04
+			 timestep_rise=1.5
+			 max_timestep=0.04
+			 end_step=$CLOVER_STEPS
+			*endclover
+		EOF
+		chown "$TEST_USER" "$w/clover.in"
+		echo "" ;;
+	esac
+}
+
+# The application says it finished properly (the tool's exit status does
+# not carry the job's).
+app_ok() {	# APP RUNDIR
+	case $1 in
+	hpccg) grep -q "Final residual" "$2/job.out" ;;
+	lulesh) grep -q "Run completed" "$2/job.out" ;;
+	cloverleaf) grep -q "Calculation complete" "$2/work/clover.out" 2>/dev/null ;;
+	esac
+}
+
+launcher() {	# MPI NP -> the launch command as words
+	case $1 in
+	openmpi) echo "mpirun.openmpi --oversubscribe -np $2" ;;
+	mpich) echo "mpirun.mpich -np $2" ;;
+	esac
+}
+
+# wait_gone PID TIMEOUT: 0 once PID has exited (or is a zombie), 1 on timeout.
+wait_gone() {
+	local t0=$EPOCHREALTIME
+	while pid_running "$1"; do
+		elapsed_since "$t0" "$2" && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+# count_ranks ROOT EXE: processes below ROOT running EXE.
+count_ranks() {
+	local n=0 c
+	for c in $(descendants "$1"); do
+		[ "$(readlink "/proc/$c/exe" 2>/dev/null)" = "$2" ] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# find_launcher ROOT NAME TIMEOUT: the first process below ROOT running the
+# MPI's launcher binary (mpirun.openmpi is orterun, mpirun.mpich is
+# mpiexec.hydra), found by its executable, never by name.
+find_launcher() {
+	local lbin c t0=$EPOCHREALTIME
+	lbin=$(readlink -f "$(command -v "$2")")
+	while pid_running "$1" && ! elapsed_since "$t0" "$3"; do
+		for c in $(descendants "$1"); do
+			[ "$(readlink "/proc/$c/exe" 2>/dev/null)" = "$lbin" ] && { echo "$c"; return 0; }
+		done
+		sleep 0.02
+	done
+	return 1
+}
+
+# stop_ours PID: SIGINT (the tool flushes and detaches), then SIGKILL.
+stop_ours() {
+	is_ours_running "$1" || return 0
+	kill -INT "$1" 2>/dev/null
+	wait_gone "$1" 15 || { is_ours_running "$1" && kill -KILL "$1" 2>/dev/null; }
+}
+
+# run_one APP MPI NP MODE TAG: one run; its files in $RES/runs/TAG.
+run_one() {
+	local app=$1 m=$2 np=$3 mode=$4 tag=$5
+	local exe=${BIN[$app.$m]:-}
+	local d=$RES/runs/$tag
+	[ -n "$exe" ] || { fail_note "$tag: not run ($app did not build with $m)"; return; }
+	rm -rf "$d"
+	mkdir -p "$d/work"
+	chown "$TEST_USER" "$d/work"
+	chmod 755 "$d"
+	local args
+	args=$(app_args "$app" "$np" "$d/work")
+	local -a cmd
+	read -r -a cmd <<<"$(launcher "$m" "$np") $exe $args"
+	local t0=$EPOCHREALTIME tool_pid job_pid="" sampler_pid rc_tool=0 rc_job=0 status=ok why=""
+	{
+		echo "app=$app"; echo "mpi=$m"; echo "np=$np"; echo "mode=$mode"; echo "exe=$exe"
+	} >"$d/meta.txt"
+	if [ "$mode" = launch ]; then
+		echo "command=cd $d/work && sudo memattr-bpf --output $d/tool -- ${cmd[*]}" >>"$d/meta.txt"
+		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --output "$d/tool" -- "${cmd[@]}" \
+			>"$d/job.out" 2>"$d/tool.err" &
+		tool_pid=$!
+		track_pid "$tool_pid"
+		"$PY" "$HERE/sampler.py" --root "$tool_pid" --exe "$exe" --np "$np" --out "$d/sampler" \
+			--app-libs "$RES/build/$m/$app.libs" \
+			2>"$d/sampler.err" &
+		sampler_pid=$!
+		track_pid "$sampler_pid"
+		# mpirun too, so that an interrupted run stops the job as well.
+		local lp
+		lp=$(find_launcher "$tool_pid" "${cmd[0]}" 30) && track_pid "$lp"
+		if ! wait_gone "$tool_pid" "$RUN_TIMEOUT"; then
+			status=fail why="still running after ${RUN_TIMEOUT}s"
+			stop_ours "$tool_pid"
+		fi
+		wait "$tool_pid"; rc_tool=$?
+		grep -m1 '^memattr-bpf: tracing' "$d/tool.err" >/dev/null ||
+			{ status=fail; why+="; tool never said it was tracing"; }
+	else
+		echo "command=(cd $d/work && ${cmd[*]}) as $TEST_USER; after every rank runs + ${ATTACH_DELAY}s: sudo memattr-bpf --output $d/tool --job <launcher pid>" >>"$d/meta.txt"
+		runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${USER_VARS[@]}" "${cmd[@]}" >"$d/job.out" 2>&1 &
+		job_pid=$!
+		track_pid "$job_pid"
+		"$PY" "$HERE/sampler.py" --root "$job_pid" --exe "$exe" --np "$np" --out "$d/sampler" \
+			--app-libs "$RES/build/$m/$app.libs" \
+			2>"$d/sampler.err" &
+		sampler_pid=$!
+		track_pid "$sampler_pid"
+		# --job <launcher pid> follows the launcher to its ranks.
+		local lpid="" tw=$EPOCHREALTIME
+		lpid=$(find_launcher "$job_pid" "${cmd[0]}" 30) && track_pid "$lpid"
+		while [ -n "$lpid" ] && [ "$(count_ranks "$lpid" "$exe")" -lt "$np" ] &&
+			pid_running "$job_pid" && ! elapsed_since "$tw" 60; do
+			sleep 0.05
+		done
+		local ranks_up
+		ranks_up=$(mono_now)
+		sleep "$ATTACH_DELAY"
+		if [ -z "$lpid" ] || ! pid_running "$job_pid"; then
+			status=fail why="job ended (or its launcher was not found) before the attach: make the problem larger"
+		else
+			echo "launcher_pid=$lpid" >>"$d/meta.txt"
+			"$TOOL_RUN" --output "$d/tool" --job "$lpid" >"$d/tool.out" 2>"$d/tool.err" &
+			tool_pid=$!
+			track_pid "$tool_pid"
+			local ta=$EPOCHREALTIME
+			while ! grep -q '^memattr-bpf: tracing' "$d/tool.err" && pid_running "$tool_pid" &&
+				! elapsed_since "$ta" 30; do
+				sleep 0.02
+			done
+			if grep -q '^memattr-bpf: tracing' "$d/tool.err"; then
+				echo "attach_mono_s=$(mono_now)" >>"$d/meta.txt"
+				echo "attach_after_ranks_s=$(awk -v a="$ranks_up" -v b="$(mono_now)" 'BEGIN{printf "%.2f", b-a}')" >>"$d/meta.txt"
+			else
+				status=fail why="tool did not start tracing within 30 s"
+			fi
+		fi
+		if ! wait_gone "$job_pid" "$RUN_TIMEOUT"; then
+			status=fail why+="; job still running after ${RUN_TIMEOUT}s"
+			stop_ours "$job_pid"
+		fi
+		wait "$job_pid"; rc_job=$?
+		if [ -n "$tool_pid" ]; then
+			# It exits by itself once every traced process has exited.
+			if ! wait_gone "$tool_pid" 30; then
+				status=fail why+="; tool still running 30 s after the job ended"
+				stop_ours "$tool_pid"
+			fi
+			wait "$tool_pid"; rc_tool=$?
+		fi
+	fi
+	wait_gone "$sampler_pid" 10 || stop_ours "$sampler_pid"
+	local rc_s=0
+	wait "$sampler_pid" || rc_s=$?
+	[ "$rc_tool" -eq 0 ] || { status=fail; why+="; tool exit status $rc_tool"; }
+	[ "$rc_job" -eq 0 ] || { status=fail; why+="; job exit status $rc_job"; }
+	app_ok "$app" "$d" || { status=fail; why+="; $app did not report completion (job.out)"; }
+	[ "$rc_s" -eq 0 ] || { status=fail; why+="; sampler failed: $(tail -1 "$d/sampler.err")"; }
+	# A rank's file named pid-P.csv (the tool did not know it as a rank) is a
+	# tool defect that table.py reports; no CSV at all is a failed run.
+	compgen -G "$d/tool/rank-*.csv" >/dev/null || compgen -G "$d/tool/pid-*.csv" >/dev/null ||
+		{ status=fail; why+="; the tool wrote no CSV"; }
+	local wall
+	wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+	{ echo "wall_s=$wall"; echo "tool_rc=$rc_tool"; echo "job_rc=$rc_job"; echo "status=$status"; echo "why=${why#; }"; } >>"$d/meta.txt"
+	if [ "$status" = ok ]; then
+		log "$tag: ok (${wall}s)"
+	else
+		fail_note "$tag: ${why#; } (files: $d)"
+	fi
+}
+
+IFS=, read -r -a MODE_LIST <<<"$MODES"
+for m in $MPIS; do
+	for a in "${APPS[@]}"; do
+		for np in $(ranks_for "$a"); do
+			for mode in "${MODE_LIST[@]}"; do
+				run_one "$a" "$m" "$np" "$mode" "$a-$m-np$np-$mode"
+			done
+		done
+	done
+done
+
+# Determinism: the same job, launched under the tool, REPEAT times.
+FIRST_MPI=${MPIS%% *}
+if [ "$REPEAT" -gt 0 ] && [ -n "$SRC_HPCCG" ]; then
+	for i in $(seq 1 "$REPEAT"); do
+		run_one hpccg "$FIRST_MPI" 2 launch "repeat/hpccg-$FIRST_MPI-np2-launch-$i"
+	done
+fi
+
+DURATION=$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b-a}')
+echo "duration_s=$DURATION" >>"$RES/meta.txt"
+for f in "${FAILURES[@]}"; do echo "failure=$f"; done >>"$RES/meta.txt"
+"$PY" "$HERE/table.py" "$RES" ${DOC:+--doc "$DOC"} | tee "$RES/table.md"
+trc=${PIPESTATUS[0]}
+log "done in ${DURATION}s; table: $RES/table.md; per rank: $RES/per_rank.csv; raw runs: $RES/runs/"
+if [ ${#FAILURES[@]} -gt 0 ]; then
+	log "${#FAILURES[@]} failed build(s) or run(s):"
+	for f in "${FAILURES[@]}"; do log "  $f"; done
+fi
+[ "$trc" -eq 0 ] || log "table.py found runs it could not read or tool output that breaks the contract (marked in the table)"
+if [ ${#FAILURES[@]} -gt 0 ] || [ "$trc" -ne 0 ]; then
+	exit 1
+fi
+log "every build and run succeeded"
+exit 0

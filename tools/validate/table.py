@@ -1,0 +1,409 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Tables of tools/validate/run.sh: the tool's figures against the kernel's.
+
+    table.py RESULTS_DIR [--doc FILE]
+        prints Markdown; writes RESULTS_DIR/per_rank.csv; with --doc, also
+        replaces the latest-run block of FILE (BENCHMARKS.md) with it
+
+For every run (RESULTS_DIR/runs/<tag>/, and runs/repeat/<tag>/) and rank:
+  - the tool's sample with the largest `total` (rank-R.csv): that total and
+    every component at that moment;
+  - the kernel's VmHWM (last value read from /proc/PID/status: the peak RSS
+    over the rank's life) and the smaps read with the largest Rss sum
+    (sampler.py), split into what it can tell apart by itself:
+      exe + heap + anon: the binary's own mappings and .bss, [heap], and
+          private anonymous mappings that belong to no file and are no
+          thread stack. The yardstick for `app` - an upper bound: malloc'd
+          memory of every library (MPI's, libstdc++'s) lives there too;
+      MPI mappings: every shared object the program's own non-MPI
+          dependencies do not pull in (the MPI libraries, their plugins and
+          what those load: code, data, COW'd pages), their .bss, and MPI's
+          shared segments. The yardstick for `mpi` - a lower bound: what MPI
+          mallocs is in the heap, which smaps cannot split;
+  - with a late attach, the anonymous memory (heap + anon) already resident
+    at the last smaps read before the tool was ready: what the tool cannot
+    know the owner of (README: attaching late).
+MiB are means over the ranks of a run; ratios and shares give the worst rank.
+Exit 0 when every run that says it succeeded could be read and its rank
+files were named as the contract says; 1 otherwise (marked in the table).
+"""
+import csv
+import json
+import os
+import sys
+from collections import defaultdict
+
+MIB = 1024.0 * 1024.0
+
+
+def read_meta(path):
+    m = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition("=")
+                if k:
+                    m.setdefault(k, v)
+    except OSError:
+        pass
+    return m
+
+
+def tool_peak(csv_path):
+    """(total_bytes, {component: rss_bytes}, time_s) at the sample with the
+    largest total."""
+    samples = defaultdict(dict)
+    with open(csv_path) as f:
+        for row in csv.DictReader(f):
+            samples[row["time_s"]][row["component"]] = int(row["rss_bytes"])
+    best = None
+    shares = []
+    for t, comps in samples.items():
+        tot = comps.get("total")
+        if tot is None:
+            continue
+        if tot:
+            shares.append(comps.get("unattributed", 0) / tot)
+        if best is None or tot > best[0]:
+            best = (tot, comps, float(t))
+    if best is None:
+        return None
+    shares.sort()
+    # The median share over the run: unattributed that comes and goes
+    # between the tool's smaps reads vs what stays.
+    return best + (shares[len(shares) // 2],)
+
+
+def read_summary(path):
+    """{(pid, component): peak_rss_bytes} (by pid: a rank the tool failed to
+    name has an empty rank column)"""
+    out = {}
+    try:
+        with open(path) as f:
+            for row in csv.DictReader(f):
+                out[(row["pid"], row["component"])] = int(row["peak_rss_bytes"])
+    except (OSError, KeyError, ValueError):
+        pass
+    return out
+
+
+def pre_attach_anon(smaps_csv, rank, t_attach):
+    """heap + anon KiB of RANK at the last smaps read before t_attach."""
+    last = None
+    try:
+        with open(smaps_csv) as f:
+            for row in csv.DictReader(f):
+                if row["rank"] == str(rank) and float(row["mono_s"]) <= t_attach:
+                    last = row
+    except OSError:
+        return None
+    if last is None:
+        return None
+    return int(last["heap_kb"]) + int(last["anon_kb"])
+
+
+def analyse_run(d):
+    """List of per-rank dicts, the run's meta, and an error string or None.
+    meta["defects"] lists contract breaks seen in the tool's output."""
+    meta = read_meta(os.path.join(d, "meta.txt"))
+    meta["defects"] = []
+    rows = []
+    tooldir = os.path.join(d, "tool")
+    try:
+        sj = json.load(open(os.path.join(d, "sampler", "ranks.json")))
+    except (OSError, ValueError) as e:
+        return rows, meta, f"no sampler result ({e})"
+    ri = {}     # run_info.csv: key,value
+    try:
+        with open(os.path.join(tooldir, "run_info.csv")) as f:
+            for row in csv.reader(f):
+                if len(row) >= 2:
+                    ri[row[0]] = row[1]
+    except OSError:
+        pass
+    summ = read_summary(os.path.join(tooldir, "summary.csv"))
+    t_attach = float(meta["attach_mono_s"]) if "attach_mono_s" in meta else None
+    for r in sj["ranks"]:
+        rank = r["rank"]
+        p = os.path.join(tooldir, f"rank-{rank}.csv")
+        if not os.path.exists(p):
+            # The tool did not recognise the process as rank R (a contract
+            # break, reported); its figures are still in pid-P.csv.
+            alt = os.path.join(tooldir, f"pid-{r['pid']}.csv")
+            if not os.path.exists(alt):
+                return rows, meta, f"no {os.path.basename(p)} nor pid-{r['pid']}.csv"
+            meta["defects"].append(f"rank {rank} written as pid-{r['pid']}.csv")
+            p = alt
+        tp = tool_peak(p)
+        if tp is None:
+            return rows, meta, f"{os.path.basename(p)} has no total row"
+        tot, comps, t, median_share = tp
+        libs = {k: v for k, v in comps.items() if k.startswith("lib:")}
+        pk = r.get("peak") or {}
+        kb = lambda *cats: sum(pk.get(c, 0) for c in cats) * 1024
+        row = {
+            "run": os.path.relpath(d, os.path.dirname(os.path.dirname(d))) if "repeat" in d else os.path.basename(d),
+            "app": meta.get("app"), "mpi": meta.get("mpi"), "np": meta.get("np"), "mode": meta.get("mode"),
+            "rank": rank, "pid": r["pid"],
+            "tool_peak_total": tot, "tool_peak_time_s": t,
+            "vmhwm": r["hwm_kb"] * 1024, "max_vmrss": r["max_rss_kb"] * 1024,
+            "app_component": comps.get("app", 0), "mpi_c": comps.get("mpi", 0), "libc": comps.get("libc", 0),
+            "stack": comps.get("stack", 0), "unattributed": comps.get("unattributed", 0),
+            "libs": sum(libs.values()),
+            "libs_detail": ";".join(f"{k}={v}" for k, v in sorted(libs.items(), key=lambda kv: -kv[1])),
+            "smaps_peak_sum": r["peak_sum_kb"] * 1024,
+            "ref_app": kb("exe_file", "exe_bss", "heap", "anon"),
+            "ref_heap_anon": kb("heap", "anon"),
+            "ref_mpi": kb("mpi_file", "mpi_bss", "mpi_shm"),
+            "ref_libc": kb("libc_file"), "ref_libs": kb("other_file"),
+            "ref_stack": kb("stack", "thread_stack"),
+            "pre_attach_anon": None,
+            "unattributed_median_share": round(median_share, 4),
+            "rss_changes_without_cause": ri.get("rss_changes_without_cause", ""),
+            "unwind_failures": ri.get("unwind_failures", ""),
+            "memory_requests": ri.get("memory_requests", ""),
+            "dropped_events": ri.get("dropped_events", ""),
+        }
+        if t_attach is not None:
+            pa = pre_attach_anon(os.path.join(d, "sampler", "smaps.csv"), rank, t_attach)
+            row["pre_attach_anon"] = pa * 1024 if pa is not None else None
+        pid = str(r["pid"])
+        for c in ("app", "mpi", "libc", "stack", "unattributed", "total"):
+            row[f"summary_peak_{c}"] = summ.get((pid, c))
+        row["summary_peak_libs"] = {k[1]: v for k, v in summ.items() if k[0] == pid and k[1].startswith("lib:")}
+        rows.append(row)
+    if len(rows) < int(meta.get("np", "0") or 0):
+        return rows, meta, f"only {len(rows)} of {meta.get('np')} ranks sampled"
+    return rows, meta, None
+
+
+def mib(x):
+    return f"{x / MIB:.1f}" if x is not None else "n/a"
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+BEGIN = "<!-- tools/validate/run.sh: latest run begins -->"
+END = "<!-- tools/validate/run.sh: latest run ends -->"
+
+
+def update_doc(path, res, top, body):
+    """Replace what lies between the markers in PATH with this run."""
+    with open(path) as f:
+        text = f.read()
+    i, j = text.find(BEGIN), text.find(END)
+    if i < 0 or j < i:
+        print(f"table.py: {path} has no '{BEGIN}' ... '{END}' block: not updated", file=sys.stderr)
+        return False
+    dur = top.get("duration_s")
+    head = [f"Run of {top.get('when', '?')} ({int(dur) / 60:.1f} min)" if dur else f"Run of {top.get('when', '?')}",
+            f"on tool commit {top.get('tool_commit', '?')}; raw results were in `{res}`. Command:", "",
+            "```", top.get("command", "?").strip(), "```", ""]
+    new = text[:i + len(BEGIN)] + "\n" + "\n".join(head + body).rstrip() + "\n" + text[j:]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(new)
+    os.replace(tmp, path)
+    print(f"table.py: updated the latest-run block of {path}", file=sys.stderr)
+    return True
+
+
+def main():
+    args = sys.argv[1:]
+    doc = None
+    if "--doc" in args:
+        k = args.index("--doc")
+        doc = args[k + 1]
+        del args[k:k + 2]
+    if len(args) != 1:
+        print("usage: table.py RESULTS_DIR [--doc BENCHMARKS.md]", file=sys.stderr)
+        return 2
+    res = args[0]
+    runs_dir = os.path.join(res, "runs")
+    if not os.path.isdir(runs_dir):
+        print(f"table.py: no {runs_dir}", file=sys.stderr)
+        return 1
+    top = read_meta(os.path.join(res, "meta.txt"))
+    main_runs = sorted(os.path.join(runs_dir, x) for x in os.listdir(runs_dir)
+                       if x != "repeat" and os.path.isdir(os.path.join(runs_dir, x)))
+    rep_dir = os.path.join(runs_dir, "repeat")
+    rep_runs = sorted((os.path.join(rep_dir, x) for x in os.listdir(rep_dir)), key=lambda p: int(p.rsplit("-", 1)[1])) \
+        if os.path.isdir(rep_dir) else []
+    order = {"hpccg": 0, "lulesh": 1, "cloverleaf": 2}
+    bad = 0
+    all_rows = []
+    out = []
+    out.append(f"Tool commit {top.get('tool_commit', '?')}; {top.get('when', '?')}; "
+               f"{top.get('cpus', '?')} cores, Linux {top.get('kernel', '?')}; "
+               + "; ".join(f"{k.replace('_version', '')} {v}" for k, v in top.items() if k.endswith("_version")) + ".")
+    srcs = []
+    for a in ("hpccg", "lulesh", "cloverleaf"):
+        if f"src_{a}" in top:
+            c = top.get(f"commit_{a}", "")
+            srcs.append(f"{a} {c[:12] if not c.startswith('unknown') else 'content sha256 ' + top.get(f'content_sha256_{a}', '?')}")
+    if srcs:
+        lu = dict(kv.split("=", 1) for kv in ("lulesh_size=" + top.get("lulesh_size", "?")).split() if "=" in kv)
+        cl = dict(kv.split("=", 1) for kv in ("clover_cells=" + top.get("clover_cells", "?")).split() if "=" in kv)
+        sizes = []
+        if "src_hpccg" in top:
+            sizes.append("HPCCG " + top.get("hpccg_dims", "?").replace(" ", "x") + " rows per rank")
+        if "src_lulesh" in top:
+            sizes.append(f"LULESH -s {lu.get('lulesh_size')} (-i {lu.get('lulesh_iters_1')} on 1 rank, "
+                         f"-i {lu.get('lulesh_iters_8')} on 8)")
+        if "src_cloverleaf" in top:
+            sizes.append(f"CloverLeaf {cl.get('clover_cells')}x{cl.get('clover_cells')} cells, "
+                         f"{cl.get('clover_steps')} steps")
+        out.append("Sources: " + "; ".join(srcs) + ". Sizes: " + "; ".join(sizes) + ".")
+    out.append("")
+    out.append("| app | MPI | ranks | mode | peak total (tool) | VmHWM | tool peak / VmHWM | `app` (tool) "
+               "| exe+heap+anon (smaps) | `mpi` (tool) | MPI mappings (smaps) | `lib:*` (tool) "
+               "| `unattributed` at peak | anon resident before attach | run |")
+    out.append("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+
+    def key(d):
+        m = read_meta(os.path.join(d, "meta.txt"))
+        return (m.get("mpi", ""), order.get(m.get("app", ""), 9), int(m.get("np", "0") or 0), m.get("mode", ""))
+
+    for d in sorted(main_runs, key=key):
+        rows, meta, err = analyse_run(d)
+        ok = meta.get("status") == "ok"
+        head = f"| {meta.get('app', '?')} | {meta.get('mpi', '?')} | {meta.get('np', '?')} | {meta.get('mode', '?')} "
+        if err or not rows:
+            if ok:
+                bad += 1
+            why = meta.get("why") or err
+            out.append(head + "| " + " | ".join(["-"] * 10) + f" | **FAILED**: {why} |")
+            continue
+        all_rows.extend(rows)
+        ratio = [r["tool_peak_total"] / r["vmhwm"] for r in rows if r["vmhwm"]]
+        ushare = [r["unattributed"] / r["tool_peak_total"] for r in rows if r["tool_peak_total"]]
+        pre = mean([r["pre_attach_anon"] for r in rows])
+        top_lib = defaultdict(int)
+        for r in rows:
+            for kv in r["libs_detail"].split(";"):
+                if kv:
+                    k, v = kv.split("=")
+                    top_lib[k] += int(v)
+        biggest = max(top_lib.items(), key=lambda kv: kv[1]) if top_lib else None
+        lib_txt = mib(mean([r["libs"] for r in rows]))
+        if biggest and biggest[1] / len(rows) >= MIB:
+            lib_txt += f" ({biggest[0][4:]} {biggest[1] / len(rows) / MIB:.1f})"
+        status = "ok" if ok else f"**FAILED**: {meta.get('why')}"
+        if meta["defects"]:
+            bad += 1
+            status += "; **tool defect**: " + ", ".join(meta["defects"])
+        out.append(head +
+                   f"| {mib(mean([r['tool_peak_total'] for r in rows]))} "
+                   f"| {mib(mean([r['vmhwm'] for r in rows]))} "
+                   f"| {min(ratio):.3f}-{max(ratio):.3f} "
+                   f"| {mib(mean([r['app_component'] for r in rows]))} "
+                   f"| {mib(mean([r['ref_app'] for r in rows]))} "
+                   f"| {mib(mean([r['mpi_c'] for r in rows]))} "
+                   f"| {mib(mean([r['ref_mpi'] for r in rows]))} "
+                   f"| {lib_txt} "
+                   f"| {100 * mean(ushare):.1f}% (worst {100 * max(ushare):.1f}%) "
+                   f"| {mib(pre) if pre is not None else '-'} "
+                   f"| {status} |")
+    out.append("")
+    out.append("MiB (2^20 bytes), mean over the ranks of a run. *peak total*: the tool's largest `total` "
+               "sample (100 ms period); *VmHWM*: the kernel's peak RSS of the rank "
+               "(/proc/PID/status, last value before exit). *exe+heap+anon*: the binary's mappings and .bss, "
+               "[heap], and private anonymous mappings of no file that are not thread stacks, at the smaps read "
+               "with the largest Rss (every 200 ms) - an upper bound for `app` (other libraries' malloc'd "
+               "memory lives there too). *MPI mappings*: every shared object the rank maps that the program's own "
+               "non-MPI dependencies do not pull in (the MPI libraries, their plugins and what those load), "
+               "their .bss, and MPI's shared segments - a lower bound for `mpi` (what MPI mallocs is in the heap). *`lib:*`*: every other "
+               "library the tool names, with the largest in brackets. *`unattributed` at peak*: share of the "
+               "tool's peak total, mean over ranks (worst rank). *anon resident before attach*: heap + anonymous "
+               "memory at the last smaps read before the tool was tracing (late attach only).")
+
+    # Determinism
+    if rep_runs:
+        at_peak = defaultdict(list)     # (rank, component) -> [bytes at the total's peak, per run]
+        own = defaultdict(list)         # (rank, component) -> [the component's own peak, per run]
+        n_ok = 0
+        failed = []
+        for d in rep_runs:
+            rows, meta, err = analyse_run(d)
+            if err or meta.get("status") != "ok":
+                failed.append(f"{os.path.basename(d)}: {meta.get('why') or err}")
+                continue
+            if meta["defects"]:
+                bad += 1
+                failed.append(f"{os.path.basename(d)}: tool defect: " + ", ".join(meta["defects"]))
+            n_ok += 1
+            all_rows.extend(rows)
+            for r in rows:
+                rk = r["rank"]
+                for c, col in (("total", "tool_peak_total"), ("app", "app_component"), ("mpi", "mpi_c"),
+                               ("libc", "libc"), ("stack", "stack"), ("unattributed", "unattributed")):
+                    at_peak[(rk, c)].append(r[col] or 0)
+                    own[(rk, c)].append(r[f"summary_peak_{c}"] or 0)
+                for kv in r["libs_detail"].split(";"):
+                    if kv:
+                        k, v = kv.split("=")
+                        at_peak[(rk, k)].append(int(v))
+                for k, v in r["summary_peak_libs"].items():
+                    own[(rk, k)].append(v)
+        meta0 = read_meta(os.path.join(rep_runs[0], "meta.txt"))
+
+        def stats(v):
+            v = v + [0] * (n_ok - len(v))     # absent from a run: held nothing
+            mu = sum(v) / len(v) if v else 0
+            return mu, min(v, default=0), max(v, default=0), ((max(v) - min(v)) / mu if mu else 0.0)
+
+        out.append("")
+        out.append(f"Determinism: {meta0.get('app')} with {meta0.get('mpi')}, {meta0.get('np')} ranks, "
+                   f"launched under the tool, {len(rep_runs)} runs ({n_ok} succeeded). Per rank and component: "
+                   "its value at the sample of the rank's peak total, and its own peak over the run "
+                   "(summary.csv); spread = (max - min) / mean over the runs; goal: within 1%.")
+        out.append("")
+        out.append("| rank | component | at the peak: mean MiB | min - max | spread | own peak: mean MiB "
+                   "| min - max | spread | within 1%? |")
+        out.append("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+        comps_order = ["total", "app", "mpi", "libc", "stack", "unattributed"]
+        small = []
+        for key in sorted(set(at_peak) | set(own),
+                          key=lambda k: (k[0], comps_order.index(k[1]) if k[1] in comps_order else 50, k[1])):
+            a, o = stats(at_peak.get(key, [])), stats(own.get(key, []))
+            if a[2] < MIB and o[2] < MIB:
+                if a[0] or o[0]:
+                    small.append(key)
+                continue
+            ok = a[3] <= 0.01 and o[3] <= 0.01
+            out.append(f"| {key[0]} | `{key[1]}` | {a[0] / MIB:.2f} | {a[1] / MIB:.2f} - {a[2] / MIB:.2f} "
+                       f"| {100 * a[3]:.1f}% | {o[0] / MIB:.2f} | {o[1] / MIB:.2f} - {o[2] / MIB:.2f} "
+                       f"| {100 * o[3]:.1f}% | {'yes' if ok else '**no**'} |")
+        if small:
+            names = sorted({k[1] for k in small})
+            out.append("")
+            out.append(f"Not shown: components that never reached 1 MiB in any run ({', '.join(names)}).")
+        for f in failed:
+            out.append(f"\nRepeat run with a problem: {f}")
+
+    # Raw per-rank figures for anyone who wants to look further.
+    cols = ["run", "app", "mpi", "np", "mode", "rank", "pid", "tool_peak_total", "tool_peak_time_s", "vmhwm",
+            "max_vmrss", "smaps_peak_sum", "app_component", "ref_app", "ref_heap_anon", "mpi_c", "ref_mpi",
+            "libc", "ref_libc", "libs", "ref_libs", "libs_detail", "stack", "ref_stack", "unattributed",
+            "pre_attach_anon", "unattributed_median_share", "memory_requests", "unwind_failures",
+            "rss_changes_without_cause", "dropped_events"]
+    with open(os.path.join(res, "per_rank.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([c.replace("mpi_c", "mpi_component") for c in cols])
+        for r in all_rows:
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
+    print("\n".join(out))
+    if doc and not update_doc(doc, res, top, out):
+        bad += 1
+    if bad:
+        print(f"\ntable.py: {bad} run(s) could not be read or broke the tool's output contract (marked above)",
+              file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

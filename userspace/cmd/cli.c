@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+
+void cli_usage(FILE *f)
+{
+	fputs("usage: memattr-bpf --job ID    [options]   every process of a batch job on this node\n"
+	      "       memattr-bpf --pid P[,P] [options]   given processes (and their children)\n"
+	      "       memattr-bpf [options] -- CMD ARGS   launch CMD and trace it from the start\n"
+	      "       memattr-bpf daemon [options]        every job on this node (memattr-bpf daemon --help)\n"
+	      "       memattr-bpf report DIR              DIR/report.html from a run's CSVs (no root needed)\n"
+	      "options:\n"
+	      "  --output DIR        where CSVs go (default ./memattr-<job or pid>)\n"
+	      "  --interval MS       sample period in ms (default 100)\n"
+	      "  --pss-interval MS   shortest period between smaps reads for PSS (default 1000)\n"
+	      "  --duration S        stop after S seconds (default: when all traced processes exit)\n"
+	      "  --spec FILE         extra uprobe spec (repeatable)\n"
+	      "  --spec-dir DIR      directory of built-in specs (default: next to the binary or installed)\n"
+	      "  --mpi-calls         per-MPI-function growth (uprobes on the spec's MPI entry points; ~1 us a call)\n"
+	      "  --heap              live heap per call site and library (uprobes on the malloc family; ~1-2 us a call)\n"
+	      "  --wait              wait for a job that has not started yet\n"
+	      "  --ringbuf-mb N      BPF ring buffer size in MiB, a power of two (default 8)\n"
+	      "  --compress          rank timelines gzip'ed (rank-<R>.csv.gz, readable while written)\n"
+	      "  --quiet             no end-of-run summary on stdout\n"
+	      "  --verbose           libbpf and attribution diagnostics on stderr\n"
+	      "  --help, --version\n", f);
+}
+
+/* Strict unsigned decimal: no sign, no junk, within max. */
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (!s[0] || s[0] == '-' || s[0] == '+')
+		return -1;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	if (errno || *end || *out > max)
+		return -1;
+	return 0;
+}
+
+static int parse_pids(const char *arg, struct options *o, char *err, size_t errlen)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	unsigned long v;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		pid_t *p;
+
+		if (parse_uint(tok, INT_MAX, &v) || v == 0) {
+			snprintf(err, errlen, "--pid: '%s' is not a process ID", tok);
+			free(copy);
+			return -1;
+		}
+		p = realloc(o->pids, (o->npids + 1) * sizeof(*p));
+		if (!p) {
+			free(copy);
+			return -1;
+		}
+		o->pids = p;
+		o->pids[o->npids++] = (pid_t)v;
+	}
+	free(copy);
+	if (!o->npids) {
+		snprintf(err, errlen, "--pid: no process ID given");
+		return -1;
+	}
+	return 0;
+}
+
+enum {
+	OPT_JOB = 256, OPT_PID, OPT_OUTPUT, OPT_INTERVAL, OPT_PSS_INTERVAL,
+	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
+	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
+};
+
+static const struct option long_opts[] = {
+	{ "job", required_argument, NULL, OPT_JOB },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "pss-interval", required_argument, NULL, OPT_PSS_INTERVAL },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "spec", required_argument, NULL, OPT_SPEC },
+	{ "spec-dir", required_argument, NULL, OPT_SPEC_DIR },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "mpi-calls", no_argument, NULL, OPT_MPI_CALLS },
+	{ "heap", no_argument, NULL, OPT_HEAP },
+	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "compress", no_argument, NULL, OPT_COMPRESS },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_one(int c, const char *arg, struct options *o, char *err, size_t errlen)
+{
+	unsigned long v;
+	char *end;
+
+	switch (c) {
+	case OPT_JOB:
+		if (!arg[0]) {
+			snprintf(err, errlen, "--job: empty job ID");
+			return -1;
+		}
+		o->job = arg;
+		return 0;
+	case OPT_PID:
+		return parse_pids(arg, o, err, errlen);
+	case OPT_OUTPUT:
+		if (!arg[0]) {
+			snprintf(err, errlen, "--output: empty path");
+			return -1;
+		}
+		o->output = arg;
+		return 0;
+	case OPT_INTERVAL:
+	case OPT_PSS_INTERVAL:
+		if (parse_uint(arg, 3600 * 1000, &v) || v == 0) {
+			snprintf(err, errlen, "--%s: '%s' is not a positive number of milliseconds",
+				 c == OPT_INTERVAL ? "interval" : "pss-interval", arg);
+			return -1;
+		}
+		if (c == OPT_INTERVAL)
+			o->interval_ms = v;
+		else
+			o->pss_interval_ms = v;
+		return 0;
+	case OPT_DURATION:
+		errno = 0;
+		o->duration_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->duration_s > 0) || o->duration_s > 1e9) {
+			snprintf(err, errlen, "--duration: '%s' is not a positive number of seconds", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_SPEC:
+		if (o->nspecs == CLI_MAX_SPECS) {
+			snprintf(err, errlen, "--spec: at most %d spec files", CLI_MAX_SPECS);
+			return -1;
+		}
+		o->specs[o->nspecs++] = arg;
+		return 0;
+	case OPT_SPEC_DIR:
+		o->spec_dir = arg;
+		return 0;
+	case OPT_WAIT:
+		o->wait = true;
+		return 0;
+	case OPT_MPI_CALLS:
+		o->mpi_calls = true;
+		return 0;
+	case OPT_HEAP:
+		o->heap = true;
+		return 0;
+	case OPT_RINGBUF:
+		if (parse_uint(arg, 1024, &v) || !v || (v & (v - 1))) {
+			snprintf(err, errlen, "--ringbuf-mb: '%s' is not a power of two between 1 and 1024", arg);
+			return -1;
+		}
+		o->ringbuf_mb = v;
+		return 0;
+	case OPT_QUIET:
+		o->quiet = true;
+		return 0;
+	case OPT_COMPRESS:
+		o->compress = true;
+		return 0;
+	case OPT_VERBOSE:
+		o->verbose = true;
+		return 0;
+	}
+	return -1;
+}
+
+int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen)
+{
+	int c, ntargets;
+
+	memset(o, 0, sizeof(*o));
+	o->interval_ms = 100;
+	o->pss_interval_ms = 1000;
+	o->ringbuf_mb = 8;
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option, so CMD's own flags stay CMD's. */
+	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+		if (c == 'h' || c == OPT_HELP) {
+			cli_usage(stdout);
+			return 1;
+		}
+		if (c == OPT_VERSION) {
+			printf("memattr-bpf %s\n", MEMATTR_VERSION);
+			return 1;
+		}
+		if (c == '?') {
+			/* getopt_long sets optopt to a known option's value when its argument is missing. */
+			if (optopt >= OPT_JOB)
+				snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			else
+				snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return -1;
+		}
+		if (parse_one(c, optarg, o, err, errlen))
+			return -1;
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--")) {
+			snprintf(err, errlen, "unexpected argument '%s' (a command to launch goes after --)",
+				 argv[optind]);
+			return -1;
+		}
+		o->cmd = &argv[optind];
+	}
+	ntargets = !!o->job + !!o->npids + !!o->cmd;
+	if (ntargets != 1) {
+		snprintf(err, errlen, ntargets ? "give only one of --job, --pid and -- CMD"
+					       : "nothing to trace: give --job ID, --pid P or -- CMD (see --help)");
+		return -1;
+	}
+	o->target = o->job ? TARGET_JOB : o->npids ? TARGET_PIDS : TARGET_LAUNCH;
+	if (o->wait && o->target != TARGET_JOB) {
+		snprintf(err, errlen, "--wait applies to --job only");
+		return -1;
+	}
+	return 0;
+}
+
+void cli_free(struct options *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+}

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * memattr-bpf daemon: every job on the node, for as long as it runs.
+ *
+ * One engine (tracker.c) with one BPF object; the kernel side reports the
+ * exec of every process (watch_exec), and a process whose environment
+ * carries a job ID starts that job's session or joins it. From there the
+ * job grows by fork as with the per-job command (launchers followed, not
+ * accounted), and its session ends with its last process. Each session
+ * writes SPOOL/<job>/ (gzip'ed timelines, files 0640, group of the job's
+ * owner) and feeds the node's metrics, which the listener thread serves
+ * from a snapshot the loop publishes: a scraper never stalls the loop.
+ *
+ * Bounded: past --max-jobs or --max-procs a new job is refused as a whole
+ * and counted (memattr_refused_total), never traced in part.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "daemon.h"
+#include "daemon_cfg.h"
+#include "http_listen.h"
+#include "metrics.h"
+#include "procfs.h"
+#include "spool.h"
+#include "tracker.h"
+
+#define ENVIRON_MAX		(1 << 20)
+#define RENDER_PERIOD_S		0.5	/* metrics snapshot and textfile: at most this stale */
+#define SCAN_PERIOD_S		30.0	/* /proc walk for processes no exec showed us */
+#define DROP_SCAN_PERIOD_S	1.0	/* ... and at most this often after a loss */
+#define RINGBUF_MB		16	/* every job of the node shares it (the per-job command: 8) */
+#define RETAIN_PERIOD_S		3600.0
+#define REFUSED_RING		256	/* jobs refused lately: their later processes too */
+
+struct daemon {
+	struct daemon_cfg cfg;
+	struct options opt;
+	struct spec_set specs;
+	struct tracker t;
+	struct metrics m;
+	struct http_listen *http;
+	uint64_t refused[MX_REFUSED_NR];
+	uint64_t ended_unwind_failures;
+	uint64_t execs_examined;
+	char *refused_jobs[REFUSED_RING];
+	unsigned int nrefused_jobs;
+	double last_render, last_scan, last_retain;
+	uint64_t drops_seen;		/* kernel drops at the last /proc walk */
+	pid_t self;
+};
+
+static volatile int stop_requested, reload_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	/* No SA_RESTART: the event poll returns to see the flags. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static size_t count_procs(const struct tracker *t, size_t *njobs)
+{
+	size_t n = 0, j = 0;
+
+	for (const struct session *s = t->sessions; s; s = s->next, j++)
+		n += s->procs.n;
+	if (njobs)
+		*njobs = j;
+	return n;
+}
+
+static struct session *session_of_job(struct tracker *t, const char *id)
+{
+	for (struct session *s = t->sessions; s; s = s->next)
+		if (s->job && !strcmp(s->job, id))
+			return s;
+	return NULL;
+}
+
+static bool known(struct tracker *t, pid_t pid)
+{
+	for (struct session *s = t->sessions; s; s = s->next)
+		if (session_find(s, pid))
+			return true;
+	return false;
+}
+
+static bool was_refused(const struct daemon *d, const char *id)
+{
+	for (unsigned int i = 0; i < REFUSED_RING && i < d->nrefused_jobs; i++)
+		if (d->refused_jobs[i] && !strcmp(d->refused_jobs[i], id))
+			return true;
+	return false;
+}
+
+/* The job is not traced at all; its later processes are not either. */
+static void refuse(struct daemon *d, const char *id, enum mx_refusal why)
+{
+	char **slot = &d->refused_jobs[d->nrefused_jobs++ % REFUSED_RING];
+
+	free(*slot);
+	*slot = strdup(id);
+	d->refused[why]++;
+	fprintf(stderr, "memattr-bpf: job %s not traced: %s reached\n", id,
+		why == MX_REFUSED_MAX_JOBS ? "--max-jobs" : "--max-procs");
+}
+
+/* The job's owner: the user its first process runs as. */
+static void owner_of(pid_t pid, char *user, size_t len, gid_t *gid)
+{
+	char path[64];
+	struct passwd *pw;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st)) {
+		snprintf(user, len, "unknown");
+		*gid = (gid_t)-1;
+		return;
+	}
+	*gid = st.st_gid;
+	pw = getpwuid(st.st_uid);
+	if (pw)
+		snprintf(user, len, "%s", pw->pw_name);
+	else
+		snprintf(user, len, "%u", (unsigned int)st.st_uid);
+}
+
+static struct session *start_job(struct daemon *d, const char *id, pid_t pid)
+{
+	char user[256], dir[4096], err[512];
+	struct session *s;
+	gid_t gid;
+	size_t njobs, nprocs = count_procs(&d->t, &njobs);
+
+	if (njobs >= d->cfg.max_jobs) {
+		refuse(d, id, MX_REFUSED_MAX_JOBS);
+		return NULL;
+	}
+	if (nprocs >= d->cfg.max_procs) {
+		refuse(d, id, MX_REFUSED_MAX_PROCS);
+		return NULL;
+	}
+	owner_of(pid, user, sizeof(user), &gid);
+	s = tracker_new_session(&d->t, id, JOB_MATCH_NONE);
+	if (!s)
+		return NULL;
+	if (session_add_sink(s, metrics_sink_new(&d->m, id, user)))
+		fprintf(stderr, "memattr-bpf: job %s: no metrics (out of memory)\n", id);
+	if (tracker_add_pid(&d->t, s, pid, false))
+		return s;	/* gone already: the session ends at the next round */
+	/* Root's files, readable by the owner's group: the owner reads, cannot alter. */
+	if (spool_job_dir(d->cfg.spool, id, dir, sizeof(dir)) ||
+	    tracker_open_output_as(&d->t, s, dir, (uid_t)-1, gid, err, sizeof(err)))
+		fprintf(stderr, "memattr-bpf: job %s: no spool files: %s\n", id,
+			err[0] ? err : "no free directory name");
+	else
+		fprintf(stderr, "memattr-bpf: job %s of %s: tracing, writing %s\n", id, user, dir);
+	return s;
+}
+
+/* pid may belong to a job: start or join its session. */
+static void admit(struct daemon *d, pid_t pid)
+{
+	struct environ_buf env = {0};
+	struct session *s;
+	const char *id;
+
+	if (pid == d->self)
+		return;
+	if (known(&d->t, pid)) {
+		if (d->cfg.verbose)
+			fprintf(stderr, "memattr-bpf: exec of %d: traced already\n", pid);
+		return;
+	}
+	if (procfs_read_environ(pid, &env, ENVIRON_MAX)) {
+		if (d->cfg.verbose)
+			fprintf(stderr, "memattr-bpf: exec of %d: environment unreadable\n", pid);
+		return;		/* gone, or a kernel thread */
+	}
+	id = environ_job_id(&env);
+	if (id && !was_refused(d, id)) {
+		s = session_of_job(&d->t, id);
+		if (s)
+			tracker_add_pid(&d->t, s, pid, false);
+		else
+			start_job(d, id, pid);
+	}
+	environ_free(&env);
+}
+
+static void on_untraced_exec(void *ctx, struct tracker *t, pid_t pid)
+{
+	struct daemon *d = ctx;
+
+	(void)t;
+	d->execs_examined++;
+	admit(d, pid);
+}
+
+/* Processes of jobs that no exec showed us: those running when we started. */
+static void scan_proc(struct daemon *d)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			admit(d, (pid_t)strtol(de->d_name, NULL, 10));
+	closedir(dir);
+}
+
+static void on_session_ended(void *ctx, struct tracker *t, struct session *s)
+{
+	struct daemon *d = ctx;
+	struct sink_counters c;
+
+	(void)t;
+	session_counters(s, &c);
+	d->ended_unwind_failures += c.unwind_failures;
+	if (s->job)
+		fprintf(stderr, "memattr-bpf: job %s ended (%llu processes traced)\n", s->job,
+			(unsigned long long)c.procs_traced);
+}
+
+static void fill_self(struct daemon *d, struct mx_self *x)
+{
+	static const char *const maps[] = { "traced", "mm_counters" };
+	struct rusage ru;
+	size_t njobs;
+	long pages = 0;
+	FILE *f;
+
+	memset(x, 0, sizeof(*x));
+	x->events = d->t.events;
+	x->execs_examined = d->execs_examined;
+	x->dropped = d->t.kstats[STAT_RINGBUF_DROPS];
+	x->unwind_failures = d->ended_unwind_failures;
+	for (struct session *s = d->t.sessions; s; s = s->next) {
+		struct sink_counters c;
+
+		session_counters(s, &c);
+		x->unwind_failures += c.unwind_failures;
+		x->refused[MX_REFUSED_MAX_PROCS] += c.procs_refused;
+	}
+	x->processes = count_procs(&d->t, &njobs);
+	x->jobs = njobs;
+	for (int i = 0; i < MX_REFUSED_NR; i++)
+		x->refused[i] += d->refused[i];
+	x->refused[MX_REFUSED_MAP_FULL] += d->t.kstats[STAT_TRACED_FULL];
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && x->nmaps < MX_MAPS; i++) {
+		x->maps[x->nmaps].name = maps[i];
+		if (!tracer_map_fill(&d->t.bpf, maps[i], &x->maps[x->nmaps].entries,
+				     &x->maps[x->nmaps].max))
+			x->nmaps++;
+	}
+	x->version = MEMATTR_VERSION;
+	f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%*d %ld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	x->rss_bytes = (int64_t)pages * sysconf(_SC_PAGESIZE);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		x->cpu_seconds = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+				 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int render(struct daemon *d, const struct mx_self *x, bool om, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	ret = metrics_render(f, &d->m, x, om);
+	if (fclose(f))
+		ret = -ENOMEM;
+	return ret;
+}
+
+/* DIR/memattr.prom by rename: node_exporter never reads half a file. */
+static void write_textfile(const char *dir, const char *text, size_t len)
+{
+	char tmp[4200], path[4200];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s/.memattr.prom.%d", dir, (int)getpid());
+	snprintf(path, sizeof(path), "%s/memattr.prom", dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, text, len) != (ssize_t)len || fchmod(fd, 0644)) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	close(fd);
+	if (rename(tmp, path))
+		unlink(tmp);
+}
+
+static void publish(struct daemon *d)
+{
+	char *text = NULL, *om = NULL;
+	size_t tlen = 0, olen = 0;
+	struct mx_self x;
+
+	fill_self(d, &x);
+	if (!render(d, &x, false, &text, &tlen) && !render(d, &x, true, &om, &olen)) {
+		if (d->http)
+			http_listen_publish(d->http, text, tlen, om, olen);
+		if (d->cfg.textfile[0])
+			write_textfile(d->cfg.textfile, text, tlen);
+	}
+	free(text);
+	free(om);
+}
+
+static bool dir_in_use(void *ctx, const char *path)
+{
+	struct daemon *d = ctx;
+
+	for (struct session *s = d->t.sessions; s; s = s->next)
+		if (s->out_open && !strcmp(s->out.path, path))
+			return true;
+	return false;
+}
+
+static void retain(struct daemon *d)
+{
+	int n = spool_retain(d->cfg.spool, d->cfg.retain_days, dir_in_use, d);
+
+	if (n > 0)
+		fprintf(stderr, "memattr-bpf: removed %d job director%s older than %u days\n", n,
+			n == 1 ? "y" : "ies", d->cfg.retain_days);
+}
+
+static int start_listener(struct daemon *d, char *err, size_t errlen)
+{
+	if (!strcmp(d->cfg.listen, "none"))
+		return 0;
+	d->http = http_listen_start(d->cfg.listen, err, errlen);
+	return d->http ? 0 : -1;
+}
+
+/* SIGHUP: the file again; what can change while running changes now. */
+static void reload(struct daemon *d)
+{
+	struct daemon_cfg c = d->cfg;
+	char err[512];
+
+	if (daemon_cfg_load(&c, err, sizeof(err))) {
+		fprintf(stderr, "memattr-bpf: SIGHUP: %s; keeping the settings in force\n", err);
+		return;
+	}
+	if (strcmp(c.listen, d->cfg.listen)) {
+		http_listen_stop(d->http);
+		d->http = NULL;
+		snprintf(d->cfg.listen, sizeof(d->cfg.listen), "%s", c.listen);
+		if (start_listener(d, err, sizeof(err)))
+			fprintf(stderr, "memattr-bpf: SIGHUP: %s; no metrics endpoint\n", err);
+	}
+	if (strcmp(c.textfile, d->cfg.textfile) && d->cfg.textfile[0]) {
+		char old[4200];
+
+		snprintf(old, sizeof(old), "%s/memattr.prom", d->cfg.textfile);
+		unlink(old);
+	}
+	memcpy(d->cfg.textfile, c.textfile, sizeof(c.textfile));
+	memcpy(d->cfg.spool, c.spool, sizeof(c.spool));	/* for jobs that start from now */
+	d->cfg.retain_days = c.retain_days;
+	d->cfg.max_jobs = c.max_jobs;
+	d->cfg.max_procs = c.max_procs;
+	d->last_retain = -RETAIN_PERIOD_S;
+	fprintf(stderr, "memattr-bpf: SIGHUP: settings re-read%s\n",
+		c.interval_ms != d->cfg.interval_ms || c.pss_interval_ms != d->cfg.pss_interval_ms ?
+		" (interval and pss-interval take effect at the next start)" : "");
+}
+
+static void on_tick(void *ctx, struct tracker *t, double now)
+{
+	struct daemon *d = ctx;
+
+	if (reload_requested) {
+		reload_requested = 0;
+		reload(d);
+	}
+	/*
+	 * A lost event may have been an exec: walk /proc again soon, so a
+	 * job whose first exec was lost is picked up in a second, not thirty.
+	 */
+	if (now - d->last_scan >= SCAN_PERIOD_S ||
+	    (t->kstats[STAT_RINGBUF_DROPS] != d->drops_seen && now - d->last_scan >= DROP_SCAN_PERIOD_S)) {
+		d->drops_seen = t->kstats[STAT_RINGBUF_DROPS];
+		scan_proc(d);
+		d->last_scan = now;
+	}
+	if (now - d->last_render >= RENDER_PERIOD_S) {
+		publish(d);
+		d->last_render = now;
+	}
+	if (d->cfg.retain_days && now - d->last_retain >= RETAIN_PERIOD_S) {
+		retain(d);
+		d->last_retain = now;
+	}
+}
+
+static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errlen)
+{
+	int ret;
+
+	daemon_cfg_defaults(&d->cfg);
+	ret = daemon_cfg_parse_args(&d->cfg, argc - 1, argv + 1, err, errlen);
+	if (ret)
+		return ret;
+	if (daemon_cfg_load(&d->cfg, err, errlen))
+		return -1;
+	memset(&d->opt, 0, sizeof(d->opt));
+	d->opt.target = TARGET_JOB;
+	d->opt.interval_ms = d->cfg.interval_ms;
+	d->opt.pss_interval_ms = d->cfg.pss_interval_ms;
+	d->opt.ringbuf_mb = RINGBUF_MB;
+	d->opt.compress = true;
+	d->opt.quiet = true;
+	d->opt.verbose = d->cfg.verbose;
+	return 0;
+}
+
+static void cleanup(struct daemon *d)
+{
+	http_listen_stop(d->http);
+	d->http = NULL;
+	if (d->cfg.textfile[0]) {
+		char path[4200];
+
+		/* No stale figures for node_exporter to serve. */
+		snprintf(path, sizeof(path), "%s/memattr.prom", d->cfg.textfile);
+		unlink(path);
+	}
+	for (unsigned int i = 0; i < REFUSED_RING; i++)
+		free(d->refused_jobs[i]);
+	spec_free(&d->specs);
+}
+
+int daemon_main(int argc, char **argv)
+{
+	static struct daemon d;
+	const struct tracker_hooks hooks = {
+		.ctx = &d, .untraced_exec = on_untraced_exec, .tick = on_tick,
+		.session_ended = on_session_ended,
+	};
+	char err[1024] = "";
+	int ret;
+
+	ret = setup(&d, argc, argv, err, sizeof(err));
+	if (ret > 0)
+		return 0;
+	if (ret < 0) {
+		fprintf(stderr, "memattr-bpf: %s\n", err);
+		return 2;
+	}
+	install_signals();
+	d.self = getpid();
+	if (caps_check(err, sizeof(err)) || spool_prepare(d.cfg.spool, err, sizeof(err)))
+		goto fail;
+	if (d.cfg.textfile[0] && access(d.cfg.textfile, W_OK | X_OK)) {
+		snprintf(err, sizeof(err), "--textfile %.900s: not a writable directory", d.cfg.textfile);
+		goto fail;
+	}
+	spec_init(&d.specs);
+	if (load_specs(&d.opt, &d.specs, err, sizeof(err)) || start_listener(&d, err, sizeof(err)))
+		goto fail;
+	if (tracker_init(&d.t, &d.opt, &d.specs, "memattr-bpf daemon", err, sizeof(err)))
+		goto fail;
+	d.t.hooks = &hooks;
+	/* Execs first, then the walk: a job starting in between is seen by one or the other. */
+	tracer_watch_exec(&d.t.bpf, true);
+	scan_proc(&d);
+	d.last_scan = tracker_now(&d.t);
+	d.last_retain = -RETAIN_PERIOD_S;
+	publish(&d);
+	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s\n",
+		d.cfg.spool, strcmp(d.cfg.listen, "none") ? "http://" : "", d.cfg.listen,
+		strcmp(d.cfg.listen, "none") ? "/metrics" : "");
+
+	ret = tracker_run(&d.t, &stop_requested);
+	tracker_finish(&d.t);
+	cleanup(&d);
+	fprintf(stderr, "memattr-bpf: daemon: stopped\n");
+	return ret ? EXIT_FAILURE : 0;
+fail:
+	fprintf(stderr, "memattr-bpf: %s\n", err);
+	cleanup(&d);
+	return EXIT_FAILURE;
+}

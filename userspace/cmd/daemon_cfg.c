@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_cfg.h"
+#include "safe_open.h"
+
+#define CFG_MAX_BYTES	(64 << 10)
+
+static const char *const keys[DK_NR] = {
+	[DK_SPOOL] = "spool", [DK_LISTEN] = "listen", [DK_TEXTFILE] = "textfile",
+	[DK_INTERVAL] = "interval", [DK_PSS_INTERVAL] = "pss-interval", [DK_RETAIN] = "retain",
+	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs",
+};
+
+void daemon_usage(FILE *f)
+{
+	fputs("usage: memattr-bpf daemon [options]   trace every job on this node (as root)\n"
+	      "  --config FILE       settings file, same keys as the options (key = value); SIGHUP re-reads it\n"
+	      "  --spool DIR         per-job output: DIR/<job>/ (default " DAEMON_DEFAULT_SPOOL ")\n"
+	      "  --listen ADDR:PORT  metrics endpoint (default " DAEMON_DEFAULT_LISTEN "; \"none\": off)\n"
+	      "  --textfile DIR      also write DIR/memattr.prom (node_exporter's textfile collector)\n"
+	      "  --interval MS       sample period (default 1000)\n"
+	      "  --pss-interval MS   shortest period between smaps reads (default 10000)\n"
+	      "  --retain DAYS       remove job directories older than DAYS (default 0: keep)\n"
+	      "  --max-jobs N        jobs traced at once; more are refused and counted (default 64)\n"
+	      "  --max-procs N       processes traced at once; jobs past it are refused (default 8192)\n"
+	      "  --verbose, --help\n", f);
+}
+
+void daemon_cfg_defaults(struct daemon_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->spool, sizeof(c->spool), "%s", DAEMON_DEFAULT_SPOOL);
+	snprintf(c->listen, sizeof(c->listen), "%s", DAEMON_DEFAULT_LISTEN);
+	c->interval_ms = 1000;
+	c->pss_interval_ms = 10000;
+	c->max_jobs = 64;
+	c->max_procs = 8192;
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (v[0] != '/' || strlen(v) >= len) {
+		snprintf(err, errlen, "%s: '%s' must be an absolute path", key, v);
+		return -1;
+	}
+	snprintf(dst, len, "%s", v);
+	return 0;
+}
+
+int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool from_cli,
+		   char *err, size_t errlen)
+{
+	int k;
+
+	for (k = 0; k < DK_NR && strcmp(keys[k], key); k++)
+		;
+	if (k == DK_NR) {
+		snprintf(err, errlen, "unknown setting '%s'", key);
+		return -1;
+	}
+	if (!from_cli && c->set_by_cli[k])
+		return 0;	/* the command line wins */
+	if (from_cli)
+		c->set_by_cli[k] = true;
+	switch (k) {
+	case DK_SPOOL:
+		return set_path(c->spool, sizeof(c->spool), key, v, err, errlen);
+	case DK_TEXTFILE:
+		return set_path(c->textfile, sizeof(c->textfile), key, v, err, errlen);
+	case DK_LISTEN:
+		if (!v[0] || strlen(v) >= sizeof(c->listen) || strpbrk(v, " \t")) {
+			snprintf(err, errlen, "listen: '%s' is not ADDR:PORT or none", v);
+			return -1;
+		}
+		snprintf(c->listen, sizeof(c->listen), "%s", v);
+		return 0;
+	case DK_INTERVAL:
+		if (!parse_uint(v, 10, 3600000, &c->interval_ms))
+			return 0;
+		snprintf(err, errlen, "interval: '%s' is not a period in ms between 10 and 3600000", v);
+		return -1;
+	case DK_PSS_INTERVAL:
+		if (!parse_uint(v, 10, 3600000, &c->pss_interval_ms))
+			return 0;
+		snprintf(err, errlen, "pss-interval: '%s' is not a period in ms between 10 and 3600000", v);
+		return -1;
+	case DK_RETAIN:
+		if (!parse_uint(v, 0, 36500, &c->retain_days))
+			return 0;
+		snprintf(err, errlen, "retain: '%s' is not a number of days (0: keep forever)", v);
+		return -1;
+	case DK_MAX_JOBS:
+		if (!parse_uint(v, 1, 1000000, &c->max_jobs))
+			return 0;
+		snprintf(err, errlen, "max-jobs: '%s' is not a count between 1 and 1000000", v);
+		return -1;
+	case DK_MAX_PROCS:
+		if (!parse_uint(v, 1, 1000000, &c->max_procs))
+			return 0;
+		snprintf(err, errlen, "max-procs: '%s' is not a count between 1 and 1000000", v);
+		return -1;
+	}
+	return -1;
+}
+
+int daemon_cfg_parse_args(struct daemon_cfg *c, int argc, char **argv, char *err, size_t errlen)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			daemon_usage(stdout);
+			return 1;
+		}
+		if (!strcmp(a, "--verbose")) {
+			c->verbose = true;
+			continue;
+		}
+		if (strncmp(a, "--", 2)) {
+			snprintf(err, errlen, "daemon: unexpected argument '%s' (see memattr-bpf daemon --help)", a);
+			return -1;
+		}
+		v = strchr(a, '=');
+		if (!v && i + 1 >= argc) {
+			snprintf(err, errlen, "daemon: %s needs a value", a);
+			return -1;
+		}
+		{
+			char key[64];
+			size_t n = v ? (size_t)(v - a - 2) : strlen(a + 2);
+
+			if (n >= sizeof(key)) {
+				snprintf(err, errlen, "daemon: unknown option '%s'", a);
+				return -1;
+			}
+			memcpy(key, a + 2, n);
+			key[n] = '\0';
+			v = v ? v + 1 : argv[++i];
+			if (!strcmp(key, "config")) {
+				if (set_path(c->config, sizeof(c->config), "--config", v, err, errlen))
+					return -1;
+				continue;
+			}
+			if (daemon_cfg_set(c, key, v, true, err, errlen)) {
+				if (!strncmp(err, "unknown setting", 15))
+					snprintf(err, errlen, "daemon: unknown option '--%s' (see memattr-bpf daemon --help)", key);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int daemon_cfg_parse_text(struct daemon_cfg *c, const char *text, const char *name,
+			  char *err, size_t errlen)
+{
+	char *copy = strdup(text), *line, *save = NULL;
+	int lineno = 0, ret = 0;
+
+	if (!copy) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -1;
+	}
+	/* strtok_r would skip empty lines and miscount: split by hand. */
+	for (line = copy; line && !ret; line = save) {
+		char *eq, *key, *val, why[512];
+
+		save = strchr(line, '\n');
+		if (save)
+			*save++ = '\0';
+		lineno++;
+		if (strchr(line, '#'))
+			*strchr(line, '#') = '\0';
+		key = trim(line);
+		if (!*key)
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected 'key = value'", name, lineno);
+			ret = -1;
+			break;
+		}
+		*eq = '\0';
+		val = trim(eq + 1);
+		key = trim(key);
+		if (daemon_cfg_set(c, key, val, false, why, sizeof(why))) {
+			snprintf(err, errlen, "%s:%d: %s", name, lineno, why);
+			ret = -1;
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+int daemon_cfg_load(struct daemon_cfg *c, char *err, size_t errlen)
+{
+	char *buf;
+	size_t n;
+	FILE *f;
+	int ret;
+
+	if (!c->config[0])
+		return 0;
+	/* Read as root: a regular file only, never a device or a fifo. */
+	f = safe_fopenat(AT_FDCWD, c->config, SAFE_FOLLOW, CFG_MAX_BYTES);
+	if (!f) {
+		snprintf(err, errlen, "--config %s: %s", c->config, safe_open_strerror(errno));
+		return -1;
+	}
+	buf = malloc(CFG_MAX_BYTES + 1);
+	if (!buf) {
+		fclose(f);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	n = fread(buf, 1, CFG_MAX_BYTES, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (memchr(buf, '\0', n)) {
+		snprintf(err, errlen, "--config %s: not a text file", c->config);
+		free(buf);
+		return -1;
+	}
+	ret = daemon_cfg_parse_text(c, buf, c->config, err, errlen);
+	free(buf);
+	return ret;
+}

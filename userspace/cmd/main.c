@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * memattr-bpf: where did each rank's memory go, and who took it.
+ *
+ * Order matters here: everything that can be refused (arguments, privileges,
+ * specs, the output path, the job) is checked before the kernel is touched,
+ * and the output directory is created only once tracing works, so a refusal
+ * leaves nothing behind.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cli.h"
+#include "daemon.h"
+#include "discovery.h"
+#include "launch.h"
+#include "procfs.h"
+#include "report.h"
+#include "spec.h"
+#include "tracker.h"
+
+#define EXIT_USAGE	2
+#define WAIT_POLL_US	250000
+
+static volatile int stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "memattr-bpf: %s\n", msg);
+	return EXIT_FAILURE;
+}
+
+/* Each uprobe of the opt-in modes holds a descriptor: allow as many as root may. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	/* No SA_RESTART: the event poll must return to see the flag. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Built-in specs: next to the binary in a source tree, else the installed ones. */
+static const char *default_spec_dir(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat st;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		snprintf(buf, len, "%s/uprobe_specs", dirname(exe));
+		if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+			return buf;
+	}
+	return MEMATTR_SPEC_DIR;
+}
+
+int load_specs(const struct options *o, struct spec_set *specs, char *err, size_t errlen)
+{
+	char buf[PATH_MAX + 16];
+	const char *dir = o->spec_dir ? o->spec_dir : default_spec_dir(buf, sizeof(buf));
+
+	if (spec_load_dir(specs, dir, err, errlen))
+		return -1;
+	for (size_t i = 0; i < o->nspecs; i++)
+		if (spec_load_file(specs, o->specs[i], err, errlen))
+			return -1;
+	return 0;
+}
+
+/* Refuse an output path we could not use, without creating anything yet. */
+static int check_output(const char *path, char *err, size_t errlen)
+{
+	char copy[PATH_MAX], *parent;
+	struct stat st;
+
+	if (strlen(path) >= sizeof(copy)) {
+		snprintf(err, errlen, "--output: path too long");
+		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			snprintf(err, errlen, "output %s is a symbolic link: give a real directory", path);
+		else if (!S_ISDIR(st.st_mode))
+			snprintf(err, errlen, "output %s exists and is not a directory", path);
+		else if (access(path, W_OK | X_OK))
+			snprintf(err, errlen, "output directory %s is not writable: %s", path, strerror(errno));
+		else
+			return 0;
+		return -1;
+	}
+	strcpy(copy, path);
+	parent = dirname(copy);
+	if (stat(parent, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cannot create output %s: %s does not exist or is not a directory",
+			 path, parent);
+		return -1;
+	}
+	if (access(parent, W_OK | X_OK)) {
+		snprintf(err, errlen, "cannot create output %s: %s is not writable", path, parent);
+		return -1;
+	}
+	return 0;
+}
+
+/* Find the processes to trace; with --wait, until the job appears. */
+static int resolve_targets(const struct options *o, struct pid_list *pids,
+			   enum job_match *match, char *err, size_t errlen)
+{
+	struct proc_stat st;
+
+	if (o->target == TARGET_PIDS) {
+		for (size_t i = 0; i < o->npids; i++) {
+			struct pid_list tree = {0};
+
+			if (procfs_read_stat(o->pids[i], &st)) {
+				snprintf(err, errlen, "--pid: no process %d", o->pids[i]);
+				return -1;
+			}
+			/* "and their children": those already running too (an mpirun's ranks). */
+			if (job_descendants(o->pids[i], &tree))
+				pid_list_add(&tree, o->pids[i]);
+			for (size_t k = 0; k < tree.n; k++)
+				if (!pid_list_has(pids, tree.pids[k]))
+					pid_list_add(pids, tree.pids[k]);
+			pid_list_free(&tree);
+		}
+		return 0;
+	}
+	for (;;) {
+		*match = job_find(o->job, getpid(), pids);
+		if (*match != JOB_MATCH_NONE)
+			return 0;
+		if (!o->wait) {
+			snprintf(err, errlen, "no process of job '%s' on this node (no SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID or PMIX_NAMESPACE equals it, and it is not a running launcher's PID); --wait waits for it",
+				 o->job);
+			return -1;
+		}
+		if (stop_requested) {
+			snprintf(err, errlen, "stopped while waiting for job '%s'", o->job);
+			return -1;
+		}
+		usleep(WAIT_POLL_US);
+	}
+}
+
+static void default_output(const struct options *o, pid_t first, char *buf, size_t len)
+{
+	if (o->output)
+		snprintf(buf, len, "%s", o->output);
+	else if (o->target == TARGET_JOB)
+		snprintf(buf, len, "memattr-%s", o->job);
+	else
+		snprintf(buf, len, "memattr-%d", first);
+}
+
+static int start_tracing(struct tracker *t, struct session *s, const struct pid_list *pids,
+			 enum job_match match)
+{
+	for (size_t i = 0; i < pids->n; i++) {
+		/* A launcher matched by PID is followed to its ranks, not accounted. */
+		bool follow_only = match == JOB_MATCH_LAUNCHER && i == 0;
+		int ret = tracker_add_pid(t, s, pids->pids[i], follow_only);
+
+		if (ret && ret != -ESRCH && ret != -ENOENT) {
+			fprintf(stderr, "memattr-bpf: cannot trace pid %d: %s\n", pids->pids[i],
+				strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* An argument as a shell would need it: bare when plain, else in single quotes. */
+static size_t quote_arg(const char *a, char *out)
+{
+	size_t n = 0;
+
+	if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			"0123456789_./=:,+-@%") == strlen(a)) {
+		if (out)
+			strcpy(out, a);
+		return strlen(a);
+	}
+	if (out)
+		out[n] = '\'';
+	n++;
+	for (; *a; a++) {
+		if (*a == '\'') {
+			if (out)
+				memcpy(out + n, "'\\''", 4);
+			n += 4;
+			continue;
+		}
+		if (out)
+			out[n] = *a;
+		n++;
+	}
+	if (out)
+		out[n] = '\'';
+	return n + 1;
+}
+
+/* The command line as run_info.csv records it: one line a shell can rerun. */
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1, at = 0;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += quote_arg(argv[i], NULL) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			s[at++] = ' ';
+		at += quote_arg(argv[i], s + at);
+	}
+	s[at] = '\0';
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	char err[1024], outdir[PATH_MAX];
+	struct options opt;
+	struct spec_set specs;
+	struct pid_list pids = {0};
+	struct launch child = { .pid = -1, .gate_fd = -1 };
+	enum job_match match = JOB_MATCH_NONE;
+	struct tracker t;
+	struct session *s;
+	char *cmdline;
+	int ret, status;
+
+	/* Reading a run's CSVs needs no root and no BPF: dispatch before anything else. */
+	if (argc >= 2 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "daemon"))
+		return daemon_main(argc - 1, argv + 1);
+
+	err[0] = '\0';
+
+	ret = cli_parse(argc, argv, &opt, err, sizeof(err));
+	if (ret > 0)
+		return 0;
+	if (ret < 0) {
+		fprintf(stderr, "memattr-bpf: %s\n", err);
+		return EXIT_USAGE;
+	}
+	install_signals();
+	if (caps_check(err, sizeof(err)))
+		return fail(err);
+	if (opt.mpi_calls || opt.heap)
+		raise_fd_limit();
+	spec_init(&specs);
+	if (load_specs(&opt, &specs, err, sizeof(err)))
+		return fail(err);
+	if (opt.output && check_output(opt.output, err, sizeof(err)))
+		return fail(err);
+
+	if (opt.target == TARGET_LAUNCH) {
+		if (launch_prepare(&child, opt.cmd, err, sizeof(err)))
+			return fail(err);
+		pid_list_add(&pids, child.pid);
+	} else if (resolve_targets(&opt, &pids, &match, err, sizeof(err))) {
+		return fail(err);
+	}
+	default_output(&opt, pids.pids[0], outdir, sizeof(outdir));
+	if (!opt.output && check_output(outdir, err, sizeof(err))) {
+		launch_abort(&child);
+		return fail(err);
+	}
+
+	cmdline = join_args(argc, argv);
+	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err))) {
+		launch_abort(&child);
+		return fail(err);
+	}
+	s = tracker_new_session(&t, opt.job, match);
+	if (!s || start_tracing(&t, s, &pids, match) ||
+	    tracker_open_output(&t, s, outdir, err, sizeof(err))) {
+		if (err[0])
+			fprintf(stderr, "memattr-bpf: %s\n", err);
+		launch_abort(&child);
+		tracker_finish(&t);
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr, "memattr-bpf: tracing %zu process%s%s%s; writing %s\n", pids.n,
+		pids.n == 1 ? "" : "es", opt.job ? " of job " : "", opt.job ? opt.job : "", outdir);
+	launch_go(&child);
+
+	ret = tracker_run(&t, &stop_requested);
+	tracker_finish(&t);
+	launch_reap(&child, &status);
+	pid_list_free(&pids);
+	spec_free(&specs);
+	cli_free(&opt);
+	free(cmdline);
+	return ret ? EXIT_FAILURE : 0;
+}

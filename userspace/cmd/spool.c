@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spool.h"
+
+#define NAME_MAX_LEN	128
+#define SUFFIX_MAX	1000
+
+void spool_job_name(const char *id, char *out, size_t outlen)
+{
+	size_t n = 0, cap = outlen - 1 < NAME_MAX_LEN ? outlen - 1 : NAME_MAX_LEN;
+
+	for (; *id && n < cap; id++) {
+		char c = *id;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr("._-+@:=", c)))
+			c = '_';
+		/* Never hidden, never "." or "..". */
+		if (n == 0 && c == '.')
+			c = '_';
+		out[n++] = c;
+	}
+	if (!n)
+		out[n++] = '_';
+	out[n] = '\0';
+}
+
+int spool_prepare(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		snprintf(err, errlen, "spool %s: cannot create it: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st)) {
+		snprintf(err, errlen, "spool %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "spool %s: %s", dir,
+			 S_ISLNK(st.st_mode) ? "is a symbolic link: give a real directory" : "is not a directory");
+		return -1;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
+		snprintf(err, errlen, "spool %s: must be root's and writable by root only (it holds every user's figures)", dir);
+		return -1;
+	}
+	return 0;
+}
+
+int spool_job_dir(const char *spool, const char *id, char *out, size_t outlen)
+{
+	char name[NAME_MAX_LEN + 1];
+	struct stat st;
+
+	spool_job_name(id, name, sizeof(name));
+	for (int i = 0; i < SUFFIX_MAX; i++) {
+		int n = i ? snprintf(out, outlen, "%s/%s.%d", spool, name, i)
+			  : snprintf(out, outlen, "%s/%s", spool, name);
+
+		if (n < 0 || (size_t)n >= outlen)
+			return -ENAMETOOLONG;
+		if (lstat(out, &st) && errno == ENOENT)
+			return 0;
+	}
+	return -EEXIST;
+}
+
+/* A job directory holds files only: remove them, then it. Nothing is followed. */
+static int remove_job_dir(int spoolfd, const char *name)
+{
+	int fd = openat(spoolfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(fd, de->d_name, 0);
+	closedir(d);
+	return unlinkat(spoolfd, name, AT_REMOVEDIR) ? -errno : 0;
+}
+
+int spool_retain(const char *spool, unsigned int days, bool (*in_use)(void *ctx, const char *path),
+		 void *ctx)
+{
+	time_t cutoff = time(NULL) - (time_t)days * 86400;
+	struct dirent *de;
+	int fd, removed = 0;
+	DIR *d;
+
+	if (!days)
+		return 0;
+	fd = open(spool, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char path[4096];
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
+		    st.st_mtime >= cutoff)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", spool, de->d_name);
+		if (in_use && in_use(ctx, path))
+			continue;
+		if (!remove_job_dir(fd, de->d_name))
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The node service's spool: SPOOL/<job>/ per job, named from the job ID
+ * (which the job's owner chose, so it is made safe first), and the removal
+ * of job directories older than the retention.
+ */
+#ifndef MEMATTR_SPOOL_H
+#define MEMATTR_SPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * A directory name for job id: letters, digits and ._-+@:= kept, anything
+ * else '_', never "." or ".." or hidden, at most 128 bytes. Pure.
+ */
+void spool_job_name(const char *id, char *out, size_t outlen);
+
+/* Create the spool directory if missing (0755); refuse a symlink or a non-directory. */
+int spool_prepare(const char *dir, char *err, size_t errlen);
+
+/*
+ * A directory for job id that no earlier run wrote: SPOOL/<name>, else
+ * SPOOL/<name>.1, .2, ... (a restarted service or a reused PMIx namespace
+ * never overwrites figures). The path is not created here.
+ */
+int spool_job_dir(const char *spool, const char *id, char *out, size_t outlen);
+
+/*
+ * Remove job directories under spool last modified more than days ago,
+ * except those in_use says are being written. Returns how many were removed.
+ */
+int spool_retain(const char *spool, unsigned int days, bool (*in_use)(void *ctx, const char *path),
+		 void *ctx);
+
+#endif

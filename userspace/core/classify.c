@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <string.h>
+
+#include "classify.h"
+
+static comp_id intern(const struct classifier *c, const char *name)
+{
+	return c->comps ? comp_table_id(c->comps, name) : component_id(name);
+}
+
+void classifier_init_table(struct classifier *c, const struct spec_set *specs,
+			   struct comp_table *comps)
+{
+	memset(c, 0, sizeof(*c));
+	c->specs = specs;
+	c->comps = comps;
+	c->libc = intern(c, "libc");
+	c->mpi = intern(c, "mpi");
+}
+
+void classifier_init(struct classifier *c, const struct spec_set *specs)
+{
+	classifier_init_table(c, specs, NULL);
+}
+
+const char *classify_name(const struct classifier *c, comp_id id)
+{
+	return c->comps ? comp_table_name(c->comps, id) : component_name(id);
+}
+
+static bool is_shared_object(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strstr(base, ".so") != NULL;
+}
+
+comp_id classify_path(const struct classifier *c, const char *path,
+		      const char *exe, bool *is_code)
+{
+	const char *name;
+	char lib[SPEC_NAME_MAX + 8];
+
+	*is_code = false;
+	if (!path[0])
+		return COMP_UNATTRIBUTED;
+	if (!strcmp(path, "[stack]"))
+		return COMP_STACK;
+	/* [heap], [vdso], [vvar], [anon:...]: nobody's file. */
+	if (path[0] == '[')
+		return COMP_UNATTRIBUTED;
+	if (exe && exe[0] && !strcmp(path, exe)) {
+		*is_code = true;
+		return COMP_APP;
+	}
+	name = spec_component_for_path(c->specs, path);
+	if (name) {
+		*is_code = true;
+		return intern(c, name);
+	}
+	if (is_shared_object(path)) {
+		*is_code = true;
+		component_lib_name(path, lib, sizeof(lib));
+		return intern(c, lib);
+	}
+	return COMP_UNATTRIBUTED;
+}
+
+comp_id classify_anon_caller(const struct classifier *c, comp_id caller_owner,
+			     bool map_stack)
+{
+	if (caller_owner == c->libc)
+		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
+	/* The program's threads' stacks are `stack`; a library's threads' are its own. */
+	if (map_stack && (caller_owner == COMP_APP || caller_owner == COMP_UNATTRIBUTED))
+		return COMP_STACK;
+	return caller_owner;
+}

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "procfs.h"
+#include "process.h"
+
+#define PAGE_SIZE_	4096ULL
+
+static uint64_t page_up(uint64_t v)
+{
+	return (v + PAGE_SIZE_ - 1) & ~(PAGE_SIZE_ - 1);
+}
+
+uint64_t boot_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct proc *proc_new(pid_t pid, double now)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->rank = -1;
+	p->account = true;
+	p->alive = true;
+	p->born_time = now;
+	p->needs_sync = true;
+	regions_init(&p->regions, PROC_MAX_REGIONS);
+	code_reader_init(&p->code, pid);
+	return p;
+}
+
+static void free_code_maps(struct proc *p)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		free(p->maps[i].path);
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+}
+
+void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	proc_release_mm(p);
+	free_code_maps(p);
+	mpi_fn_free(&p->mpi_fns);
+	free(p->heap_sites);
+	for (size_t i = 0; i < p->nprobed; i++)
+		free(p->probed_paths[i]);
+	free(p->probed_paths);
+	free(p->link_fds);
+	free(p->comps);
+	free(p->peak_comp_rss);
+	free(p);
+}
+
+void proc_release_mm(struct proc *p)
+{
+	regions_free(&p->regions);
+	code_reader_close(&p->code);
+	p->npending = 0;
+}
+
+int proc_copy_mm(struct proc *child, const struct proc *parent)
+{
+	struct code_map *maps = NULL;
+	size_t n = 0;
+
+	if (regions_copy(&child->regions, &parent->regions))
+		return -ENOMEM;
+	if (parent->nmaps) {
+		maps = calloc(parent->nmaps, sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		for (; n < parent->nmaps; n++) {
+			maps[n] = parent->maps[n];
+			maps[n].path = strdup(parent->maps[n].path);
+			if (!maps[n].path)
+				break;
+		}
+	}
+	free_code_maps(child);
+	child->maps = maps;
+	child->nmaps = n;
+	child->brk_cur = parent->brk_cur;
+	memcpy(child->exe, parent->exe, sizeof(child->exe));
+	/* Its own smaps read still comes first: only events after it change residency. */
+	child->needs_sync = true;
+	return 0;
+}
+
+void proc_reset_mm(struct proc *p)
+{
+	regions_clear(&p->regions);
+	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
+	free_code_maps(p);
+	p->brk_cur = 0;
+	p->npending = 0;
+	p->needs_sync = true;
+	p->exe[0] = '\0';
+}
+
+/* Give every region inside [start, end) to owner; only_unowned spares owners events decided. */
+static void set_owner_range(struct region_table *t, uint64_t start, uint64_t end,
+			    comp_id owner, bool only_unowned)
+{
+	struct region *r;
+	uint64_t addr = start;
+
+	while (addr < end && (r = regions_find(t, addr))) {
+		if (!only_unowned || (r->owner == COMP_UNATTRIBUTED &&
+				      !(r->flags & REGION_FROM_EVENT)))
+			r->owner = owner;
+		if (r->flags & REGION_FILE)
+			r->flags &= ~REGION_FROM_EVENT;	/* classified now */
+		addr = r->end;
+	}
+}
+
+static void add_code_map(struct proc_sync_state *s, const struct vma_info *v, comp_id owner)
+{
+	struct code_map *m;
+
+	if (s->nmaps >= PROC_MAX_CODE_MAPS)
+		return;
+	m = realloc(s->maps, (s->nmaps + 1) * sizeof(*m));
+	if (!m)
+		return;
+	s->maps = m;
+	m[s->nmaps] = (struct code_map){ v->start, v->end, v->offset, owner, strdup(v->path) };
+	if (m[s->nmaps].path)
+		s->nmaps++;
+}
+
+const struct code_map *proc_code_map(const struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (addr >= p->maps[i].start && addr < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+int proc_sync_vma(const struct vma_info *v, void *arg)
+{
+	struct proc_sync_state *s = arg;
+	struct proc *p = s->p;
+	uint16_t flags = 0;
+	bool is_code, bss;
+	comp_id owner;
+
+	owner = classify_path(s->cls, v->path, p->exe, &is_code);
+	if (v->path[0] == '/')
+		flags |= REGION_FILE;
+	if (v->perms[3] == 's')
+		flags |= REGION_SHARED;
+	/*
+	 * A library's .bss is the anonymous mapping right above its writable
+	 * data: the library's own static memory.
+	 */
+	bss = !v->path[0] && s->prev_code_writable && s->prev_end == v->start;
+	if (bss)
+		owner = s->prev_owner;
+	if (v->perms[2] == 'x')
+		flags |= REGION_EXEC;
+	regions_sync(&p->regions, v->start, v->end, v->rss, v->pss, owner, flags);
+	/*
+	 * The kernel wrote this entry just now, not when the read began: RSS
+	 * events older than now are in it (a mapping filling up while smaps is
+	 * read would count its pages twice).
+	 */
+	regions_set_counted(&p->regions, v->start, v->end, boot_clock_ns());
+	/* Anonymous mappings of several owners merged into one entry (or the brk heap): count pages. */
+	if (s->resident && v->path[0] != '/' && regions_mixed(&p->regions, v->start, v->end))
+		regions_sync_exact(&p->regions, v->start, v->end, v->pss, s->resident, p,
+				   boot_clock_ns());
+	/* Known regions keep their flags; protection is the kernel's to say. */
+	regions_set_flags(&p->regions, v->start, v->end, REGION_EXEC, v->perms[2] == 'x');
+	if (is_code)
+		set_owner_range(&p->regions, v->start, v->end, owner, false);
+	else if (bss || owner != COMP_UNATTRIBUTED)
+		set_owner_range(&p->regions, v->start, v->end, owner, true);
+	if (!strcmp(v->path, "[heap]") && !p->brk_cur)
+		p->brk_cur = v->end;
+	if (v->perms[2] == 'x' && v->path[0] == '/')
+		add_code_map(s, v, owner);
+
+	s->prev_end = v->end;
+	s->prev_code_writable = is_code && v->perms[1] == 'w';
+	s->prev_owner = owner;
+	return 0;
+}
+
+static comp_id caller_owner(struct proc *p, uint64_t caller, bool *known)
+{
+	struct region *r = regions_find(&p->regions, caller);
+
+	*known = r && !(r->flags & REGION_FROM_EVENT);
+	return r ? r->owner : COMP_UNATTRIBUTED;
+}
+
+static void resolve_pending(struct proc *p, const struct classifier *cls)
+{
+	for (unsigned int i = 0; i < p->npending; i++) {
+		struct pending_owner *po = &p->pending[i];
+		struct region *r = regions_find(&p->regions, po->start);
+		bool known;
+		comp_id who = caller_owner(p, po->caller, &known);
+
+		if (r && r->owner == COMP_UNATTRIBUTED)
+			r->owner = classify_anon_caller(cls, who, po->map_stack);
+	}
+	p->npending = 0;
+}
+
+void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
+		     const struct classifier *cls, uint64_t boot_ns)
+{
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	s->cls = cls;
+	p->sync_boot_ns = boot_ns;
+	regions_sync_begin(&p->regions);
+}
+
+void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
+{
+	struct proc *p = s->p;
+
+	regions_sync_end(&p->regions);
+	if (!ok) {
+		for (size_t i = 0; i < s->nmaps; i++)
+			free(s->maps[i].path);
+		free(s->maps);
+		return;
+	}
+	free_code_maps(p);
+	p->maps = s->maps;
+	p->nmaps = s->nmaps;
+	resolve_pending(p, s->cls);
+	p->needs_sync = false;
+	p->last_sync_time = now;
+}
+
+/*
+ * --mpi-calls: a change of the MPI library's memory goes to the MPI call
+ * the thread is in, else to the call that requested the region.
+ */
+static void charge_mpi_fn(struct proc *p, const struct classifier *cls,
+			  const struct region *r, uint32_t fn_now, int64_t delta, double when)
+{
+	uint32_t fn = fn_now ? fn_now : r->mpi_fn;
+
+	if (fn && r->owner == cls->mpi)
+		mpi_fn_charge(&p->mpi_fns, fn, delta, when);
+}
+
+void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
+		    double when)
+{
+	struct region *r;
+
+	if (e->h.ts_ns < p->sync_boot_ns)
+		return;		/* already in the smaps figures */
+	/* Without a fault address the change lands in the remainder. */
+	if (e->ctx != CTX_FAULT)
+		return;
+	r = regions_find(&p->regions, e->addr);
+	if (!r) {
+		/* A mapping we did not see made (stack growth, ...): reread maps. */
+		p->unplaced_events++;
+		p->needs_sync = true;
+		return;
+	}
+	/* Its figure was read after the smaps read began: older faults are in it. */
+	if (e->h.ts_ns < r->counted_ns)
+		return;
+	r->rss += e->delta;
+	if (r->rss < 0)
+		r->rss = 0;
+	charge_mpi_fn(p, cls, r, e->mpi_fn, e->delta, when);
+}
+
+static int64_t sum_delta(const struct ev_syscall *e)
+{
+	int64_t d = 0;
+
+	for (int i = 0; i < MEMATTR_NR_MEMBERS; i++)
+		d += e->delta[i];
+	return d;
+}
+
+/* Return address into mmap's caller: glibc's mmap is a leaf, so it is at the stack pointer. */
+static uint64_t stack_top_word(const struct ev_syscall *e)
+{
+	uint64_t w;
+
+	if (e->stack_len < sizeof(w))
+		return 0;
+	memcpy(&w, e->stack, sizeof(w));
+	return w;
+}
+
+static void add_pending(struct proc *p, uint64_t start, uint64_t caller, bool map_stack)
+{
+	if (p->npending >= PROC_MAX_PENDING) {
+		p->unknown_callers++;
+		return;
+	}
+	p->pending[p->npending++] = (struct pending_owner){ start, caller, map_stack };
+	p->needs_sync = true;
+}
+
+/*
+ * Owner of memory requested by syscall e: the code that asked, found past
+ * libc on the copied stack (malloc's mmap/brk/mprotect go to malloc's
+ * caller). When that code's own mapping is not classified yet (a library
+ * dlopen'ed since the last maps read), the region at pending_start, if not
+ * 0, is resolved at the next sync.
+ */
+static comp_id requested_owner(struct proc *p, const struct classifier *cls,
+			       const struct ev_syscall *e, uint64_t pending_start,
+			       bool map_stack, uint16_t *mpi_fn)
+{
+	struct requester rq;
+
+	p->requests++;
+	*mpi_fn = (uint16_t)e->mpi_fn;
+	if (!requester_find(&p->code, &p->regions, cls, e, &rq)) {
+		/* libc or the loader for itself (program start) is not a failure to unwind. */
+		if (!rq.libc_only)
+			p->unknown_callers++;
+		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
+	}
+	/* Not inside a probed MPI call: the MPI function on the stack, if any, asked. */
+	if (!*mpi_fn && rq.entry && cls->mpi_fn_at)
+		*mpi_fn = (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq.entry);
+	if (!rq.owner_final) {
+		if (pending_start)
+			add_pending(p, pending_start, rq.caller, map_stack);
+		return COMP_UNATTRIBUTED;
+	}
+	return classify_anon_caller(cls, rq.owner, map_stack);
+}
+
+/* The loader zero-filling a library's .bss right above its file pages. */
+static bool is_loader_bss(struct proc *p, const struct classifier *cls,
+			  const struct ev_syscall *e, uint64_t start, struct region **below)
+{
+	bool known;
+
+	if (!((int)e->args[3] & MAP_FIXED) || !((int)e->args[3] & MAP_ANONYMOUS))
+		return false;
+	if (caller_owner(p, stack_top_word(e), &known) != cls->libc || !known)
+		return false;
+	*below = regions_find(&p->regions, start - 1);
+	return *below && ((*below)->flags & REGION_FILE);
+}
+
+static void apply_mmap(struct proc *p, const struct classifier *cls,
+		       const struct ev_syscall *e, int64_t delta)
+{
+	uint64_t start = (uint64_t)e->ret, len = page_up(e->args[1]);
+	int mflags = (int)e->args[3], prot = (int)e->args[2];
+	uint16_t flags = REGION_FROM_EVENT;
+	comp_id owner;
+	struct region *below, *r;
+	int64_t dropped = 0;
+	uint16_t fn = (uint16_t)e->mpi_fn;
+
+	if (mflags & MAP_SHARED)
+		flags |= REGION_SHARED;
+	if (prot & PROT_EXEC)
+		flags |= REGION_EXEC;
+	if (!(mflags & MAP_ANONYMOUS)) {
+		/* The file's name, and so a library's owner, comes from maps at the next sync. */
+		flags |= REGION_FILE;
+		p->needs_sync = true;
+		if (prot & PROT_EXEC)
+			code_reader_code_mapped(&p->code, start, start + len);
+		owner = requested_owner(p, cls, e, 0, false, &fn);
+	} else if (is_loader_bss(p, cls, e, start, &below)) {
+		owner = below->owner;
+		if (below->flags & REGION_FROM_EVENT)
+			p->needs_sync = true;	/* sync gives it the library's owner */
+	} else {
+		owner = requested_owner(p, cls, e, start, mflags & MAP_STACK, &fn);
+	}
+	if (regions_map(&p->regions, start, start + len, owner, flags, &dropped))
+		return;
+	regions_set_mpi_fn(&p->regions, start, start + len, fn);
+	/* MAP_FIXED over old pages frees them inside this call: net them out. */
+	r = regions_find(&p->regions, start);
+	if (r && delta + dropped > 0)
+		r->rss += delta + dropped;
+}
+
+/*
+ * The main heap grows by brk on behalf of malloc's caller: each extension
+ * is a region of its own, owned by the code whose allocation needed it.
+ */
+static void apply_brk(struct proc *p, const struct classifier *cls,
+		      const struct ev_syscall *e, int64_t delta)
+{
+	uint64_t brk = (uint64_t)e->ret, old = p->brk_cur;
+	comp_id owner;
+	uint16_t fn;
+
+	p->brk_cur = brk;
+	if (!old)
+		return;
+	if (page_up(brk) > page_up(old)) {
+		owner = requested_owner(p, cls, e, page_up(old), false, &fn);
+		regions_map(&p->regions, page_up(old), page_up(brk), owner, 0, NULL);
+		regions_set_mpi_fn(&p->regions, page_up(old), page_up(brk), fn);
+		regions_charge_range(&p->regions, page_up(old), page_up(brk), delta);
+	} else if (page_up(brk) < page_up(old)) {
+		regions_unmap_charged(&p->regions, page_up(brk), page_up(old), delta);
+	}
+}
+
+/*
+ * malloc's other arenas (threads) reserve address space and grow by making
+ * it writable: the part made writable is the requester's, like a brk.
+ */
+static void apply_mprotect(struct proc *p, const struct classifier *cls,
+			   const struct ev_syscall *e, int64_t delta)
+{
+	uint64_t start = e->args[0], end = start + page_up(e->args[1]);
+	int prot = (int)e->args[2];
+	struct region *r = regions_find(&p->regions, start);
+	comp_id owner;
+	uint16_t fn;
+
+	regions_charge_range(&p->regions, start, end, delta);
+	regions_set_flags(&p->regions, start, end, REGION_EXEC, prot & PROT_EXEC);
+	/* Code made executable again: a patcher may have rewritten libc's calls. */
+	if ((prot & PROT_EXEC) && r && (r->flags & REGION_FILE))
+		code_reader_code_changed(&p->code);
+	if (!(prot & PROT_WRITE) || !r || (r->flags & (REGION_FILE | REGION_SHARED)))
+		return;
+	owner = requested_owner(p, cls, e, 0, false, &fn);
+	if (owner == COMP_UNATTRIBUTED)
+		return;
+	regions_set_owner(&p->regions, start, end, owner, false);
+	regions_set_mpi_fn(&p->regions, start, end, fn);
+}
+
+/*
+ * An event older than the last smaps read: the read already shows the
+ * mappings and what is resident in them, but not who asked for them. Give
+ * what the read left unowned to the requester, and keep the break current.
+ */
+static void apply_stale(struct proc *p, const struct classifier *cls,
+			const struct ev_syscall *e)
+{
+	int mflags = (int)e->args[3];
+	uint64_t start, end, old;
+	const struct region *r;
+	comp_id owner;
+	uint16_t fn;
+
+	switch (e->nr) {
+	case NR_MMAP:
+		if (!(mflags & MAP_ANONYMOUS))
+			return;		/* the read classified the file */
+		start = (uint64_t)e->ret;
+		end = start + page_up(e->args[1]);
+		owner = requested_owner(p, cls, e, 0, mflags & MAP_STACK, &fn);
+		break;
+	case NR_BRK:
+		old = p->brk_cur;
+		p->brk_cur = (uint64_t)e->ret;
+		if (!old || page_up(p->brk_cur) <= page_up(old))
+			return;
+		start = page_up(old);
+		end = page_up(p->brk_cur);
+		owner = requested_owner(p, cls, e, 0, false, &fn);
+		break;
+	case NR_MPROTECT:
+		if (!((int)e->args[2] & PROT_WRITE))
+			return;
+		start = e->args[0];
+		end = start + page_up(e->args[1]);
+		owner = requested_owner(p, cls, e, 0, false, &fn);
+		break;
+	case NR_MREMAP:
+		/*
+		 * Grown in place: the read shows one mapping whose new part no
+		 * region covered; it is the owner's of the part that was there.
+		 */
+		start = (uint64_t)e->ret;
+		end = start + page_up(e->args[2]);
+		r = regions_find(&p->regions, start);
+		owner = r ? r->owner : COMP_UNATTRIBUTED;
+		fn = r ? r->mpi_fn : 0;
+		break;
+	default:
+		return;		/* unmaps: the read shows their result */
+	}
+	if (owner == COMP_UNATTRIBUTED)
+		return;
+	regions_set_owner(&p->regions, start, end, owner, true);
+	if (fn)
+		regions_set_mpi_fn(&p->regions, start, end, fn);
+}
+
+/*
+ * --mpi-calls: charge what a syscall moved (delta) to an MPI function,
+ * looking at the range the change happened in: what a brk added or took
+ * away, where mmap or mremap placed memory, else the call's own range.
+ * old_brk is the break before the call.
+ */
+static void charge_syscall(struct proc *p, const struct classifier *cls,
+			   const struct ev_syscall *e, uint64_t old_brk, int64_t delta, double when)
+{
+	uint64_t start = e->args[0], len = page_up(e->args[1]);
+	uint64_t was = page_up(old_brk), now = page_up((uint64_t)e->ret);
+	const struct region *r;
+
+	if (e->nr == NR_BRK) {
+		start = was < now ? was : now;
+		len = was < now ? now - was : was - now;
+	} else if (e->nr == NR_MMAP) {
+		start = (uint64_t)e->ret;
+	} else if (e->nr == NR_MREMAP && delta > 0) {
+		start = (uint64_t)e->ret;
+		len = page_up(e->args[2]);
+	}
+	r = regions_find(&p->regions, start);
+	/* A range over several owners (a heap trim) is not one function's doing. */
+	if (r && r->end >= start + len)
+		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
+}
+
+void proc_apply_syscall(struct proc *p, const struct classifier *cls,
+			const struct ev_syscall *e, double when)
+{
+	int64_t delta = sum_delta(e);
+	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]), old_brk = p->brk_cur;
+
+	if (e->ret < 0 && e->ret > -4096)
+		return;		/* failed: nothing mapped, nothing moved */
+	if (e->h.ts_ns < p->sync_boot_ns) {
+		apply_stale(p, cls, e);
+		return;
+	}
+	/* Memory given back is charged while its region still exists. */
+	if (delta < 0)
+		charge_syscall(p, cls, e, old_brk, delta, when);
+	switch (e->nr) {
+	case NR_MMAP:
+		apply_mmap(p, cls, e, delta);
+		break;
+	case NR_MUNMAP:
+		regions_unmap_charged(&p->regions, a0, a0 + a1, delta);
+		break;
+	case NR_BRK:
+		apply_brk(p, cls, e, delta);
+		break;
+	case NR_MPROTECT:
+		apply_mprotect(p, cls, e, delta);
+		break;
+	case NR_MREMAP:
+		regions_charge_range(&p->regions, a0, a0 + a1, delta);
+		regions_move(&p->regions, a0, a1, (uint64_t)e->ret, page_up(e->args[2]));
+		break;
+	case NR_MADVISE:
+	case NR_MLOCK:
+	case NR_MLOCK2:
+		regions_charge_range(&p->regions, a0, a0 + a1, delta);
+		break;
+	default:
+		/* mlockall: no range; the change shows in the remainder. */
+		break;
+	}
+	/* Memory taken is charged once its region exists. */
+	if (delta > 0)
+		charge_syscall(p, cls, e, old_brk, delta, when);
+}
+
+static int grow_comps(struct proc *p, const struct classifier *cls)
+{
+	size_t n = cls->comps ? comp_table_count(cls->comps) : component_count();
+	struct comp_stats *c;
+	int64_t *peak;
+
+	if (n <= p->ncomps)
+		return 0;
+	c = realloc(p->comps, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	p->comps = c;
+	peak = realloc(p->peak_comp_rss, n * sizeof(*peak));
+	if (!peak)
+		return -ENOMEM;
+	p->peak_comp_rss = peak;
+	memset(c + p->ncomps, 0, (n - p->ncomps) * sizeof(*c));
+	memset(peak + p->ncomps, 0, (n - p->ncomps) * sizeof(*peak));
+	p->ncomps = n;
+	return 0;
+}
+
+static void update_peak(struct comp_stats *s, double now)
+{
+	if (s->rss > s->peak_rss || !s->seen) {
+		s->peak_rss = s->rss;
+		s->peak_rss_time = now;
+	}
+	if (s->pss > s->peak_pss || !s->seen) {
+		s->peak_pss = s->pss;
+		s->peak_pss_time = now;
+	}
+	s->seen = true;
+}
+
+/*
+ * The kernel's total is the truth. What the regions hold is scaled down if
+ * it exceeds it (pages the kernel dropped without telling us where, such as
+ * reclaim); what it does not explain is unattributed.
+ */
+static void partition(struct proc *p, int64_t total, int64_t *rss, int64_t *pss)
+{
+	int64_t attributed = 0, residual;
+	size_t n = p->ncomps;
+
+	for (size_t i = 0; i < n; i++)
+		if (i != COMP_UNATTRIBUTED)
+			attributed += rss[i];
+	if (attributed > total && attributed > 0) {
+		int64_t placed = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (i == COMP_UNATTRIBUTED || !rss[i])
+				continue;
+			pss[i] = (int64_t)((__int128)pss[i] * total / attributed);
+			rss[i] = (int64_t)((__int128)rss[i] * total / attributed);
+			placed += rss[i];
+		}
+		rss[COMP_UNATTRIBUTED] = total - placed;
+		pss[COMP_UNATTRIBUTED] = total - placed;
+		return;
+	}
+	residual = total - attributed - rss[COMP_UNATTRIBUTED];
+	rss[COMP_UNATTRIBUTED] = total - attributed;
+	/* What no region explains is taken as private: its PSS is its RSS. */
+	pss[COMP_UNATTRIBUTED] += residual;
+	if (pss[COMP_UNATTRIBUTED] < 0)
+		pss[COMP_UNATTRIBUTED] = 0;
+}
+
+int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now)
+{
+	int64_t *rss, *pss, total_pss = 0;
+	size_t n;
+	int ret;
+
+	ret = grow_comps(p, cls);
+	if (ret)
+		return ret;
+	n = p->ncomps;
+	rss = calloc(n, sizeof(*rss));
+	pss = calloc(n, sizeof(*pss));
+	if (!rss || !pss) {
+		free(rss);
+		free(pss);
+		return -ENOMEM;
+	}
+	regions_sum(&p->regions, rss, pss, n);
+	partition(p, total_rss, rss, pss);
+
+	for (size_t i = 0; i < n; i++) {
+		struct comp_stats *s = &p->comps[i];
+
+		s->rss = rss[i];
+		s->pss = pss[i];
+		total_pss += pss[i];
+		if (s->seen || rss[i] || pss[i])
+			update_peak(s, now);
+	}
+	p->total.rss = total_rss;
+	p->total.pss = total_pss;
+	if (p->total.rss > p->total.peak_rss || !p->total.seen)
+		memcpy(p->peak_comp_rss, rss, n * sizeof(*rss));
+	update_peak(&p->total, now);
+	free(rss);
+	free(pss);
+	return 0;
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One traced process: its region table and what its components hold.
+ * Everything here is per process, so the same code serves one job or a
+ * node-wide service. process.c is the attribution logic alone (events in,
+ * figures out: the unit tests drive it with synthetic events);
+ * proc_read.c feeds it from /proc.
+ */
+#ifndef MEMATTR_PROCESS_H
+#define MEMATTR_PROCESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "classify.h"
+#include "components.h"
+#include "memattr.h"
+#include "mpi_fn.h"
+#include "regions.h"
+#include "requester.h"
+
+#define PROC_MAX_REGIONS	65536	/* the kernel's default vm.max_map_count */
+#define PROC_MAX_PENDING	256
+#define PROC_MAX_CODE_MAPS	4096	/* executable mappings remembered */
+#define PROC_OUT_SLOTS		4	/* per-process state of the outputs (sinks) */
+
+/* Per component of one process: the latest sample and the peaks. */
+struct comp_stats {
+	int64_t rss, pss;
+	int64_t peak_rss, peak_pss;
+	double peak_rss_time, peak_pss_time;
+	bool seen;		/* has had memory: written in every later sample */
+};
+
+/* A mapping of executable code: where probes go and call sites are named. */
+struct code_map {
+	uint64_t start, end, pgoff;
+	comp_id owner;
+	char *path;
+};
+
+/* A malloc-family call site's figures (--heap), kept after the process exits. */
+struct heap_site {
+	uint64_t addr;
+	struct site_stats stats;
+};
+
+/* An anonymous mapping whose caller's library was not known yet. */
+struct pending_owner {
+	uint64_t start;
+	uint64_t caller;
+	bool map_stack;
+};
+
+struct proc {
+	pid_t pid;
+	uint64_t start_ticks;		/* /proc/PID/stat starttime when first read, 0: not yet:
+					 * pid reuse never merges two processes */
+	int rank;			/* -1: not an MPI rank, written as pid-<P>.csv */
+	bool account;			/* launchers are followed, not accounted */
+	bool alive;
+	bool exec_seen;			/* a forked child's identity is final after exec */
+	bool from_scan;			/* found in /proc: its fork event may still be queued */
+	double born_time;		/* time_s when tracing saw it first */
+	char exe[PATH_MAX];
+	char comm[17];
+
+	struct region_table regions;
+	struct code_reader code;	/* return addresses are checked against its code */
+	uint64_t brk_cur;		/* current program break, 0 when unknown */
+	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
+	double last_sync_time;
+	bool needs_sync;
+	struct pending_owner pending[PROC_MAX_PENDING];
+	unsigned int npending;
+
+	struct code_map *maps;		/* executable file mappings at the last smaps read */
+	size_t nmaps;
+	struct mpi_fn_table mpi_fns;	/* --mpi-calls */
+	struct heap_site *heap_sites;	/* --heap: copied out of the kernel at exit */
+	size_t nheap_sites;
+	int *link_fds;			/* uprobe_multi links of the opt-in modes here */
+	size_t nlinks;
+	char **probed_paths;		/* libraries already probed */
+	size_t nprobed;
+	bool mpi_probed, heap_probed;	/* a probe of that mode is in place */
+
+	/* Attribution quality, reported in the summary. */
+	uint64_t unplaced_events;	/* fault addresses in no known region */
+	uint64_t requests;		/* memory requests (mmap, brk, mprotect) seen */
+	uint64_t unknown_callers;	/* ... whose requester the stack scan did not find */
+
+	bool named;			/* its figures went out: the identity (rank) stays */
+	void *out_state[PROC_OUT_SLOTS];	/* the outputs' own, opaque here */
+	struct proc *hash_next, *prev, *next;	/* the engine's process table */
+
+	struct comp_stats total;
+	struct comp_stats *comps;	/* indexed by comp_id */
+	size_t ncomps;
+	int64_t *peak_comp_rss;		/* every component's rss at the total's peak */
+};
+
+struct proc *proc_new(pid_t pid, double now);
+
+/* CLOCK_BOOTTIME in ns: the clock of the kernel's events. */
+uint64_t boot_clock_ns(void);
+void proc_free(struct proc *p);
+
+/* Forget the address space (after exec) and ask for a fresh read. */
+void proc_reset_mm(struct proc *p);
+
+/*
+ * child was just forked from parent: its address space is a copy, so the
+ * parent's regions (with their owners) and code maps describe it until the
+ * child's own first smaps read. -ENOMEM or 0.
+ */
+int proc_copy_mm(struct proc *child, const struct proc *parent);
+
+/* The process is gone: free what described its address space, keep its figures. */
+void proc_release_mm(struct proc *p);
+
+/*
+ * Read /proc/PID/smaps: set every region's rss and pss to the kernel's,
+ * classify file mappings, resolve pending owners. -errno when the process
+ * is gone. (proc_read.c)
+ */
+int proc_sync(struct proc *p, const struct classifier *cls, double now);
+
+/*
+ * The same from figures already read: begin (boot_ns: the event clock at
+ * the read; older events are in it), one call per mapping in address
+ * order, then end (ok false: the read failed, nothing changes).
+ */
+struct proc_sync_state {
+	struct proc *p;
+	const struct classifier *cls;
+	struct code_map *maps;		/* rebuilt at every read */
+	size_t nmaps;
+	uint64_t prev_end;
+	bool prev_code_writable;
+	comp_id prev_owner;
+	/*
+	 * Resident bytes of [start, end) counted page by page (pagemap), for
+	 * anonymous entries the kernel merged from several owners' mappings;
+	 * NULL (unit tests) keeps the estimate.
+	 */
+	int64_t (*resident)(void *proc, uint64_t start, uint64_t end);
+};
+struct vma_info;
+void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
+		     const struct classifier *cls, uint64_t boot_ns);
+int proc_sync_vma(const struct vma_info *v, void *state);
+void proc_sync_end(struct proc_sync_state *s, bool ok, double now);
+
+/* Apply one event; when is its time_s (for the per-MPI-function growth times). */
+void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
+		    double when);
+void proc_apply_syscall(struct proc *p, const struct classifier *cls,
+			const struct ev_syscall *e, double when);
+
+/* The code mapping holding addr, or NULL. */
+const struct code_map *proc_code_map(const struct proc *p, uint64_t addr);
+
+/*
+ * Take a sample: total from the kernel (VmRSS), components from the region
+ * table, the remainder in `unattributed`. Updates peaks. -errno when the
+ * process is gone. (proc_read.c)
+ */
+int proc_sample(struct proc *p, const struct classifier *cls, double now);
+
+/*
+ * The same with the total given: split total_rss over the components
+ * (scaled down when what the regions hold exceeds it), update the figures
+ * and peaks. 0 or -ENOMEM.
+ */
+int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now);
+
+#endif

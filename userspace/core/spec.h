@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * uprobe_specs/NAME.spec: which files belong to which component, and which
+ * functions a mode may probe. Format (one statement per line, '#' starts a
+ * comment, blank lines ignored):
+ *
+ *   component NAME        following statements belong to component NAME
+ *   library GLOB          a mapped file whose base name matches GLOB
+ *                         ("libmpi.so" also matches libmpi.so.40.30.4)
+ *   path GLOB             a mapped file whose full path matches GLOB
+ *   function NAME [+OFF HEX]  an entry point the opt-in probe modes may attach
+ *                         to; with +OFF, probe OFF bytes in instead, but
+ *                         only if the function starts with the bytes HEX
+ *                         (so a different build falls back to the entry):
+ *                         an instruction the kernel emulates costs far less
+ *                         than one it must single-step
+ *   thread GLOB           threads whose name (comm) matches GLOB
+ *   forward library GLOB  frames in a library matching GLOB only pass memory
+ *                         requests on (libucm.so): never the requester
+ *   forward function GLOB frames in a function whose ELF symbol matches GLOB
+ *                         only pass requests on (_Znwm, _Znw*)
+ *
+ * forward lines name no component: they may stand anywhere in a file.
+ *
+ * Component names: [a-z0-9_:.-]+, at most SPEC_NAME_MAX-1 characters.
+ */
+#ifndef MEMATTR_SPEC_H
+#define MEMATTR_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SPEC_NAME_MAX	64
+#define SPEC_EXPECT_MAX	16	/* bytes a function must start with for +OFF */
+
+enum spec_kind {
+	SPEC_LIBRARY,
+	SPEC_PATH,
+	SPEC_FUNCTION,
+	SPEC_THREAD,
+	SPEC_FORWARD_LIBRARY,	/* component "" */
+	SPEC_FORWARD_FUNCTION,	/* component "" */
+};
+
+struct spec_rule {
+	enum spec_kind kind;
+	char *pattern;
+	char component[SPEC_NAME_MAX];
+	char *file;	/* where it was declared, for messages */
+	int line;
+	/* SPEC_FUNCTION with +OFF: probe there if the function starts with expect[] */
+	unsigned long offset;
+	unsigned char expect[SPEC_EXPECT_MAX];
+	size_t nexpect;
+};
+
+struct spec_set {
+	struct spec_rule *rules;
+	size_t n, cap;
+};
+
+void spec_init(struct spec_set *set);
+void spec_free(struct spec_set *set);
+
+/*
+ * Parse one spec file and append its rules. On error returns -1 and writes
+ * "FILE:LINE: problem" (or "FILE: problem") into err.
+ */
+int spec_load_file(struct spec_set *set, const char *path, char *err, size_t errlen);
+
+/* Load every *.spec in dir, in name order. */
+int spec_load_dir(struct spec_set *set, const char *dir, char *err, size_t errlen);
+
+/* Whether a library or path rule matches the mapped file at path. */
+bool spec_rule_matches(const struct spec_rule *r, const char *path);
+
+/* Component owning the mapped file at path, or NULL when no rule matches. */
+const char *spec_component_for_path(const struct spec_set *set, const char *path);
+
+/* Component owning a thread named comm, or NULL. */
+const char *spec_component_for_thread(const struct spec_set *set, const char *comm);
+
+/* Whether the file at path is a forwarding library (a forward library rule). */
+bool spec_forwards_library(const struct spec_set *set, const char *path);
+
+/* Whether function name (an ELF symbol) only forwards (a forward function rule). */
+bool spec_forwards_function(const struct spec_set *set, const char *name);
+bool spec_has_forward_functions(const struct spec_set *set);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the engine is asked to do: the options of one run, filled by the
+ * command line (cmd/cli.c) -- or, later, by a daemon's configuration.
+ */
+#ifndef MEMATTR_OPTIONS_H
+#define MEMATTR_OPTIONS_H
+
+#define MEMATTR_VERSION "0.1.0"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CLI_MAX_SPECS	32
+
+enum target_kind {
+	TARGET_JOB,
+	TARGET_PIDS,
+	TARGET_LAUNCH,
+};
+
+struct options {
+	enum target_kind target;
+	const char *job;		/* --job */
+	pid_t *pids;			/* --pid, malloc'ed */
+	size_t npids;
+	char **cmd;			/* -- CMD ARGS (points into argv) */
+	const char *output;		/* --output, NULL: ./memattr-<job or pid> */
+	unsigned int interval_ms;	/* --interval */
+	unsigned int pss_interval_ms;	/* --pss-interval */
+	double duration_s;		/* --duration, 0: until the job ends */
+	const char *specs[CLI_MAX_SPECS];
+	size_t nspecs;
+	const char *spec_dir;		/* --spec-dir: replaces the built-in specs */
+	size_t ringbuf_mb;
+	bool wait;			/* --wait: job may not exist yet */
+	bool mpi_calls;			/* --mpi-calls: probe the spec's MPI entry points */
+	bool heap;			/* --heap: probe the malloc family */
+	bool compress;			/* --compress: rank timelines as rank-<R>.csv.gz */
+	bool verbose, quiet;
+};
+
+#endif

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+_Static_assert(SINK_MAX <= PROC_OUT_SLOTS, "each sink needs a slot in struct proc");
+
+struct session *session_new(uint32_t id, const char *job, const struct spec_set *specs)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->id = id;
+	if (job && !(s->job = strdup(job))) {
+		free(s);
+		return NULL;
+	}
+	comp_table_init(&s->comps);
+	classifier_init_table(&s->cls, specs, &s->comps);
+	proc_table_init(&s->procs);
+	s->out.dirfd = -1;
+	return s;
+}
+
+void session_free(struct session *s)
+{
+	struct proc *p, *tmp;
+
+	if (!s)
+		return;
+	proc_table_for_each(&s->procs, p, tmp) {
+		proc_table_remove(&s->procs, p);
+		proc_free(p);
+	}
+	proc_table_free(&s->procs);
+	for (size_t i = 0; i < s->nsinks; i++)
+		s->sinks[i]->ops->destroy(s->sinks[i]);
+	if (s->ended_calls)
+		fclose(s->ended_calls);
+	if (s->ended_sites)
+		fclose(s->ended_sites);
+	if (s->out_open)
+		outdir_close(&s->out);
+	comp_table_free(&s->comps);
+	free(s->job);
+	free(s);
+}
+
+int session_add_sink(struct session *s, struct sink *k)
+{
+	if (!k)
+		return 0;
+	if (s->nsinks >= SINK_MAX) {
+		k->ops->destroy(k);
+		return -ENOSPC;
+	}
+	s->sinks[s->nsinks++] = k;
+	return 0;
+}
+
+struct proc *session_add_proc(struct session *s, pid_t pid, double now)
+{
+	struct proc *p;
+
+	if (s->procs.n >= SESSION_MAX_PROCS) {
+		s->procs_refused++;
+		return NULL;
+	}
+	p = proc_new(pid, now);
+	if (!p)
+		return NULL;
+	if (proc_table_add(&s->procs, p)) {
+		proc_free(p);
+		return NULL;
+	}
+	s->procs_traced++;
+	return p;
+}
+
+void session_counters(const struct session *s, struct sink_counters *c)
+{
+	const struct proc *p;
+
+	c->events = s->events;
+	c->rss_events = s->rss_events;
+	c->syscall_events = s->syscall_events;
+	c->requests = s->ended_requests;
+	c->unwind_failures = s->ended_unwind_failures;
+	c->unwind_walks = s->ended_walks;
+	c->unwind_walk_ns = s->ended_walk_ns;
+	c->unwind_fallbacks = s->ended_fallbacks;
+	c->interposer_hooks = s->ended_hooks;
+	c->procs_traced = s->procs_traced;
+	c->procs_refused = s->procs_refused;
+	for (p = s->procs.first; p; p = p->next) {
+		c->requests += p->requests;
+		c->unwind_failures += p->unknown_callers;
+		c->unwind_walks += p->code.walks;
+		c->unwind_walk_ns += p->code.walk_ns;
+		c->unwind_fallbacks += p->code.fallbacks;
+		c->interposer_hooks += p->code.hooks_found;
+	}
+}
+
+static void fill_comp(struct sink_comp *c, const char *name, const struct comp_stats *st,
+		      int64_t at_peak)
+{
+	*c = (struct sink_comp){
+		.name = name, .rss = st->rss, .pss = st->pss,
+		.peak_rss = st->peak_rss, .peak_pss = st->peak_pss,
+		.peak_rss_time = st->peak_rss_time, .peak_pss_time = st->peak_pss_time,
+		.rss_at_total_peak = at_peak,
+	};
+}
+
+/* p as the sinks see it; comps must hold p->ncomps entries. */
+static void view_of(const struct session *s, const struct proc *p, struct sink_proc *v,
+		    struct sink_comp *comps)
+{
+	size_t n = 0;
+
+	memset(v, 0, sizeof(*v));
+	v->rank = p->rank;
+	v->pid = p->pid;
+	v->time = p->total.peak_rss_time;
+	fill_comp(&v->total, "total", &p->total, p->total.peak_rss);
+	for (size_t i = 0; i < p->ncomps; i++)
+		if (p->comps[i].seen)
+			fill_comp(&comps[n++], comp_table_name(&s->comps, (comp_id)i), &p->comps[i],
+				  p->peak_comp_rss[i]);
+	v->comps = comps;
+	v->ncomps = n;
+}
+
+static bool reported(const struct proc *p)
+{
+	return p->account && p->total.seen;
+}
+
+int session_begin(struct session *s, const struct sink_job *j)
+{
+	for (size_t i = 0; i < s->nsinks; i++) {
+		int ret = s->sinks[i]->ops->job_begin ? s->sinks[i]->ops->job_begin(s->sinks[i], j) : 0;
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void session_sample(struct session *s, struct proc *p, const struct sink_job *j)
+{
+	struct sink_comp comps[p->ncomps ? p->ncomps : 1];
+	struct sink_proc v;
+
+	if (!reported(p))
+		return;
+	view_of(s, p, &v, comps);
+	v.time = j->now;
+	p->named = true;
+	for (size_t i = 0; i < s->nsinks; i++) {
+		v.state = &p->out_state[i];
+		if (s->sinks[i]->ops->proc_sample)
+			s->sinks[i]->ops->proc_sample(s->sinks[i], j, &v);
+	}
+}
+
+void session_end_proc(struct session *s, struct proc *p, const struct sink_job *j)
+{
+	struct sink_comp comps[p->ncomps ? p->ncomps : 1];
+	struct sink_proc v;
+
+	if (reported(p)) {
+		view_of(s, p, &v, comps);
+		v.time = j->now;
+		for (size_t i = 0; i < s->nsinks; i++) {
+			v.state = &p->out_state[i];
+			if (s->sinks[i]->ops->proc_end)
+				s->sinks[i]->ops->proc_end(s->sinks[i], j, &v);
+		}
+	}
+	s->ended_requests += p->requests;
+	s->ended_unwind_failures += p->unknown_callers;
+	s->ended_walks += p->code.walks;
+	s->ended_walk_ns += p->code.walk_ns;
+	s->ended_fallbacks += p->code.fallbacks;
+	s->ended_hooks += p->code.hooks_found;
+	proc_table_remove(&s->procs, p);
+	proc_free(p);
+}
+
+void session_summary(struct session *s, const struct sink_job *j)
+{
+	size_t n = 0, ncomps = 0, used = 0;
+	struct sink_proc *views, **live;
+	struct sink_comp *comps;
+	struct proc *p;
+
+	for (p = s->procs.first; p; p = p->next)
+		if (reported(p)) {
+			n++;
+			ncomps += p->ncomps;
+		}
+	views = calloc(n ? n : 1, sizeof(*views));
+	live = calloc(n ? n : 1, sizeof(*live));
+	comps = calloc(ncomps ? ncomps : 1, sizeof(*comps));
+	if (!views || !live || !comps)
+		goto out;
+	n = 0;
+	for (p = s->procs.first; p; p = p->next) {
+		if (!reported(p))
+			continue;
+		view_of(s, p, &views[n], comps + used);
+		used += p->ncomps;
+		live[n] = &views[n];
+		n++;
+	}
+	for (size_t i = 0; i < s->nsinks; i++)
+		if (s->sinks[i]->ops->job_summary)
+			s->sinks[i]->ops->job_summary(s->sinks[i], j,
+						      (const struct sink_proc *const *)live, n);
+out:
+	free(views);
+	free(live);
+	free(comps);
+}
+
+void session_end(struct session *s, const struct sink_job *j)
+{
+	for (size_t i = 0; i < s->nsinks; i++)
+		if (s->sinks[i]->ops->job_end)
+			s->sinks[i]->ops->job_end(s->sinks[i], j);
+}

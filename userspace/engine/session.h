@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One job being traced: its live processes, its component names, its
+ * outputs (sinks) and its counters. The engine (tracker.c) holds one BPF
+ * object for every session and routes each event to its session by the
+ * job slot the kernel side stamps on it (traced_proc.job). A session ends,
+ * and frees all it holds, when its last process exits.
+ */
+#ifndef MEMATTR_SESSION_H
+#define MEMATTR_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "classify.h"
+#include "components.h"
+#include "csv_out.h"
+#include "discovery.h"
+#include "proc_table.h"
+#include "sink.h"
+
+#define SESSION_MAX_PROCS	4096	/* live processes; beyond it new ones are counted, not traced */
+
+struct session {
+	uint32_t id;			/* the kernel side's job slot, never 0 */
+	char *job;			/* --job ID, NULL when traced by pid or launched */
+	enum job_match match;
+	struct comp_table comps;
+	struct classifier cls;
+	struct proc_table procs;	/* live processes only */
+	struct sink *sinks[SINK_MAX];
+	size_t nsinks;
+	struct output_dir out;
+	bool out_open;
+
+	/* Counters of this job's events and processes. */
+	uint64_t events, rss_events, syscall_events;
+	uint64_t ended_requests, ended_unwind_failures;	/* of processes that ended */
+	uint64_t ended_walks, ended_walk_ns, ended_fallbacks, ended_hooks;
+	uint64_t procs_traced;		/* ever added */
+	uint64_t procs_refused;		/* past SESSION_MAX_PROCS */
+
+	double last_summary, last_scan;
+	FILE *ended_calls, *ended_sites;	/* opt-in modes' rows of ended processes */
+	struct session *next;
+};
+
+struct session *session_new(uint32_t id, const char *job, const struct spec_set *specs);
+/* Frees the session, its processes and its sinks (call session_end first). */
+void session_free(struct session *s);
+
+int session_add_sink(struct session *s, struct sink *k);
+
+static inline struct proc *session_find(const struct session *s, pid_t pid)
+{
+	return proc_table_find(&s->procs, pid);
+}
+
+/* A new live process; NULL when refused (the cap) or out of memory. */
+struct proc *session_add_proc(struct session *s, pid_t pid, double now);
+
+/* Requests and unwind failures of every process so far, ended ones included. */
+void session_counters(const struct session *s, struct sink_counters *c);
+
+/* The job begins: every sink is told once. 0, or the first sink's error. */
+int session_begin(struct session *s, const struct sink_job *j);
+
+/* p's latest sample to the sinks; from now on its identity stays. */
+void session_sample(struct session *s, struct proc *p, const struct sink_job *j);
+
+/* p is gone: its figures to the sinks, then it is freed. */
+void session_end_proc(struct session *s, struct proc *p, const struct sink_job *j);
+
+/* Figures so far (summary.csv, ...). */
+void session_summary(struct session *s, const struct sink_job *j);
+
+/* Every process has ended: the sinks finish. */
+void session_end(struct session *s, const struct sink_job *j);
+
+#endif

@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The engine: one BPF object for every session. An event goes to the
+ * session its process belongs to (the job slot the kernel side stamps on
+ * it, else a lookup by pid), then to its process there (process.c); each
+ * sample round reads what events cannot give (/proc) and hands the figures
+ * to the session's sinks. A process that exits is retired at once: its
+ * figures go to the sinks and its memory is freed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "modes_out.h"
+#include "tracker.h"
+
+#define RESCAN_PERIOD_S		1.0	/* env-matched jobs: look for new processes */
+#define SUMMARY_PERIOD_S	5.0	/* rewrite summary.csv while running */
+#define FORK_SETTLE_S		0.5	/* a forked child usually execs within this */
+#define SMAPS_BUDGET		0.02	/* at most 2% of a core reading smaps */
+#define KSTATS_PERIOD_S		0.5	/* kernel counters for the live outputs */
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double mono_now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+double tracker_now(const struct tracker *t)
+{
+	return mono_now() - t->start_mono;
+}
+
+/* time_s of a kernel event (its clock is CLOCK_BOOTTIME). */
+static double event_time(const struct tracker *t, const struct ev_header *h)
+{
+	return ((double)h->ts_ns - (double)t->start_boot_ns) / 1e9;
+}
+
+static struct proc *find_any(struct tracker *t, pid_t pid, struct session **in)
+{
+	for (struct session *s = t->sessions; s; s = s->next) {
+		struct proc *p = session_find(s, pid);
+
+		if (p) {
+			if (in)
+				*in = s;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The job as the sinks see it now. */
+static void job_view(struct tracker *t, const struct session *s, struct sink_job *j)
+{
+	const struct options *o = t->opt;
+
+	memset(j, 0, sizeof(*j));
+	j->id = s->job;
+	j->dir = s->out_open ? s->out.path : NULL;
+	j->now = tracker_now(t);
+	j->start_realtime = t->start_realtime;
+	j->interval_ms = o->interval_ms;
+	j->modes = o->mpi_calls && o->heap ? "mpi-calls heap" :
+		   o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
+	j->version = MEMATTR_VERSION;
+	j->cmdline = t->cmdline;
+	session_counters(s, &j->c);
+	/* The kernel side's counters are node-wide: one BPF object serves every job. */
+	j->c.dropped = t->kstats[STAT_RINGBUF_DROPS];
+	j->c.stack_read_failures = t->kstats[STAT_STACK_READ_FAIL];
+	j->c.rss_without_cause = t->kstats[STAT_NO_CTX_RSS];
+	j->c.heap_untracked = t->kstats[STAT_HEAP_FULL];
+	j->c.probing = o->mpi_calls || o->heap;
+	j->c.probes_attached = t->probes.attached;
+	j->c.probe_failures = t->probes.failed;
+}
+
+static void add_site(struct proc *p, uint64_t site, const struct site_stats *st)
+{
+	struct heap_site *v;
+
+	v = realloc(p->heap_sites, (p->nheap_sites + 1) * sizeof(*v));
+	if (!v)
+		return;
+	p->heap_sites = v;
+	v[p->nheap_sites++] = (struct heap_site){ site, *st };
+}
+
+static void collect_site(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *st)
+{
+	(void)tgid;
+	add_site(ctx, site, st);
+}
+
+/* One walk of the kernel's site table for every live process (it may hold 64 Ki sites). */
+static void collect_site_any(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *st)
+{
+	struct proc *p = find_any(ctx, tgid, NULL);
+
+	if (p && p->account)
+		add_site(p, site, st);
+}
+
+static void collect_mpi_calls(struct tracker *t, struct proc *p)
+{
+	for (size_t i = 0; i < t->probes.ntargets; i++) {
+		const struct probe_target *tg = &t->probes.targets[i];
+		uint64_t calls;
+		struct mpi_fn_stats *s;
+
+		if (!tg->mpi)
+			continue;
+		calls = tracer_mpi_calls(&t->bpf, p->pid, tg->cookie);
+		s = mpi_fn_get(&p->mpi_fns, tg->cookie, calls > 0);
+		if (s)
+			s->calls = calls;
+	}
+}
+
+/*
+ * Copy what the kernel counted for p in the opt-in modes (MPI call counts,
+ * heap call sites) into p, so it goes out with p's other figures.
+ */
+static void collect_modes(struct tracker *t, struct proc *p)
+{
+	if (!t->probing || !p->account)
+		return;
+	collect_mpi_calls(t, p);
+	if (!t->opt->heap)
+		return;
+	p->nheap_sites = 0;
+	tracer_heap_sites(&t->bpf, p->pid, collect_site, p);
+}
+
+/* p is gone (or tracing ends): keep its figures, remove its probes and kernel state. */
+static void release_probes(struct tracker *t, struct proc *p)
+{
+	if (!t->probing)
+		return;
+	collect_modes(t, p);
+	probes_detach(p);
+	tracer_forget_process(&t->bpf, p->pid);
+}
+
+/*
+ * A --spec file the user wrote for this job that names a library no traced
+ * process mapped is probably a typo: each process's libraries are checked
+ * before it is freed, the warning comes at the end.
+ */
+static bool user_rule(const struct tracker *t, const struct spec_rule *r)
+{
+	for (size_t k = 0; k < t->opt->nspecs; k++)
+		if (!strcmp(r->file, t->opt->specs[k]))
+			return r->kind == SPEC_LIBRARY || r->kind == SPEC_PATH;
+	return false;
+}
+
+static void note_mapped_specs(struct tracker *t, const struct proc *p)
+{
+	if (!t->spec_mapped)
+		return;
+	for (size_t i = 0; i < t->specs->n; i++) {
+		const struct spec_rule *r = &t->specs->rules[i];
+
+		if (t->spec_mapped[i] || !user_rule(t, r))
+			continue;
+		for (size_t k = 0; k < p->nmaps && !t->spec_mapped[i]; k++)
+			t->spec_mapped[i] = spec_rule_matches(r, p->maps[k].path);
+	}
+}
+
+static void warn_unused_user_specs(const struct tracker *t)
+{
+	if (!t->spec_mapped)
+		return;
+	for (size_t i = 0; i < t->specs->n; i++) {
+		const struct spec_rule *r = &t->specs->rules[i];
+
+		if (user_rule(t, r) && !t->spec_mapped[i])
+			fprintf(stderr, "memattr-bpf: warning: %s:%d: no traced process mapped a file matching '%s'\n",
+				r->file, r->line, r->pattern);
+	}
+}
+
+/*
+ * p ended: its figures go to the sinks and it is freed. The kernel dropped
+ * it from the traced set at its exit (ma_exit): deleting here could untrace
+ * a new process that already reuses the pid.
+ */
+static void retire(struct tracker *t, struct session *s, struct proc *p)
+{
+	struct sink_job j;
+
+	t->ended[t->nended++ % TRACKER_ENDED_RING] = (struct ended_proc){
+		.pid = p->pid, .start_ticks = p->start_ticks, .when = tracker_now(t),
+		.fork_pending = p->from_scan,
+	};
+	release_probes(t, p);
+	note_mapped_specs(t, p);
+	modes_proc_end(t, s, p);
+	job_view(t, s, &j);
+	session_end_proc(s, p, &j);
+}
+
+static bool rank_taken(const struct session *s, const struct proc *self, int rank)
+{
+	for (const struct proc *p = s->procs.first; p; p = p->next)
+		if (p != self && p->rank == rank)
+			return true;
+	return false;
+}
+
+/*
+ * Who the process is: its rank (unless another live process of the job
+ * already holds that rank: a rank's own children inherit its environment)
+ * and whether it is a launcher.
+ */
+static void identify(struct session *s, struct proc *p)
+{
+	struct proc_stat st;
+	int rank;
+
+	if (procfs_read_stat(p->pid, &st) == 0)
+		memcpy(p->comm, st.comm, sizeof(p->comm));
+	p->account = !job_is_launcher(p->comm);
+	if (p->named || job_rank_of(p->pid, &rank))
+		return;		/* once its figures went out, the identity stays */
+	p->rank = rank >= 0 && !rank_taken(s, p, rank) ? rank : -1;
+}
+
+/*
+ * Still the process we started tracing? Its exit event can be lost (a full
+ * ring buffer) and its pid reused: then it must end here, never be sampled
+ * or probed as someone else's process.
+ */
+static bool still_same(struct proc *p)
+{
+	struct proc_stat st;
+
+	if (procfs_read_stat(p->pid, &st))
+		return false;
+	if (!p->start_ticks)
+		p->start_ticks = st.starttime;
+	return st.starttime == p->start_ticks;
+}
+
+/* Read p's mappings; false when p is gone (and retired). */
+static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
+{
+	double t0 = mono_now(), cost;
+	int ret;
+
+	if (!still_same(p)) {
+		retire(t, s, p);
+		return false;
+	}
+	ret = proc_sync(p, &s->cls, tracker_now(t));
+	if (ret == -ESRCH || ret == -ENOENT) {
+		retire(t, s, p);	/* gone; its exit event, if any, finds nothing */
+		return false;
+	}
+	cost = mono_now() - t0;
+	t->smaps_cost = t->smaps_cost ? 0.9 * t->smaps_cost + 0.1 * cost : cost;
+	/* Libraries loaded since the last read get their probes now. */
+	if (t->probing)
+		probes_update(&t->probes, &t->bpf, p);
+	return true;
+}
+
+/*
+ * Still our own image: the command we launch, waiting at its gate to exec.
+ * Its identity (a launcher such as mpirun.mpich, or a rank) comes with its
+ * exec; named before that, a launcher got a pid-P.csv of one sample.
+ */
+static bool is_own_image(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return !stat(path, &a) && !stat("/proc/self/exe", &b) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static uint32_t traced_flags(const struct proc *p)
+{
+	return TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0);
+}
+
+int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only)
+{
+	struct proc *p = session_find(s, pid);
+	int ret;
+
+	if (p)
+		return 0;
+	p = session_add_proc(s, pid, tracker_now(t));
+	if (!p)
+		return -ENOMEM;
+	/* Running before we came: its identity is final, unless it has yet to exec. */
+	p->exec_seen = !is_own_image(pid);
+	p->from_scan = true;
+	identify(s, p);
+	if (follow_only)
+		p->account = false;
+	ret = tracer_add_process(&t->bpf, pid, s->id, traced_flags(p));
+	if (ret)
+		return ret;
+	if (p->account)
+		timed_sync(t, s, p);
+	return 0;
+}
+
+#define FORK_PENDING_S	5.0	/* a queued fork event comes within this */
+
+/* pid was found in /proc and retired before its fork event came: this is that event. */
+static bool fork_of_ended(struct tracker *t, pid_t pid)
+{
+	for (unsigned int i = 0; i < TRACKER_ENDED_RING && i < t->nended; i++) {
+		struct ended_proc *e = &t->ended[i];
+
+		if (e->pid == pid && e->fork_pending &&
+		    tracker_now(t) - e->when < FORK_PENDING_S) {
+			e->fork_pending = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void on_fork(struct tracker *t, struct session *s, const struct ev_task *e)
+{
+	struct session *olds;
+	struct proc *old = find_any(t, e->child_tgid, &olds), *p, *parent;
+
+	/*
+	 * Known already: found in /proc while this event waited in the ring
+	 * buffer (the same process, kept: it may even be gone by now), or its
+	 * pid is reused after an exit event was lost (a new process).
+	 */
+	if (old && old->from_scan) {
+		old->from_scan = false;
+		return;
+	}
+	if (old)
+		retire(t, olds, old);
+	else if (fork_of_ended(t, e->child_tgid))
+		return;		/* found in /proc, and already gone */
+	p = session_add_proc(s, e->child_tgid, tracker_now(t));
+	if (!p) {
+		tracer_remove_process(&t->bpf, e->child_tgid);
+		return;
+	}
+	memcpy(p->comm, e->comm, sizeof(e->comm));
+	p->account = !job_is_launcher(p->comm);
+	/* A copy of the parent's address space: its requests resolve from the first one. */
+	parent = session_find(s, e->parent_tgid);
+	if (t->probing)
+		probes_at_fork(&t->probes, &t->bpf, p);
+	if (p->account && parent && parent->account) {
+		proc_copy_mm(p, parent);
+		/* A rank's child is never a rank itself: its pid file can open now. */
+		p->exec_seen = true;
+	}
+}
+
+static void on_exec(struct tracker *t, struct session *s, const struct ev_task *e)
+{
+	struct proc *p = session_find(s, e->h.tgid);
+
+	if (!p)
+		return;
+	proc_reset_mm(p);
+	/* The kernel dropped the old image's heap sites and call counts (ma_exec). */
+	p->nheap_sites = 0;
+	mpi_fn_free(&p->mpi_fns);
+	p->exec_seen = true;
+	identify(s, p);
+	if (t->probing && p->account)
+		probes_at_exec(&t->probes, &t->bpf, p, &s->cls);
+	/* The new image's code must be known before its first requests arrive. */
+	if (p->account && !timed_sync(t, s, p))
+		return;
+	tracer_add_process(&t->bpf, p->pid, s->id, traced_flags(p));
+}
+
+/*
+ * The loader mapped a library's code. A process waiting for its probes gets
+ * them now rather than at the next sample: MPI_Init may be only
+ * milliseconds away.
+ */
+static bool maps_new_code(const struct ev_syscall *e)
+{
+	return e->nr == NR_MMAP && e->ret > 0 && (e->args[2] & PROT_EXEC) && !(e->args[3] & MAP_ANONYMOUS);
+}
+
+/* --mpi-calls: the spec MPI function whose code holds addr in p (its cookie), 0: none. */
+static uint32_t mpi_fn_at(void *ctx, const struct proc *p, uint64_t addr)
+{
+	struct tracker *t = ctx;
+	const struct code_map *m = proc_code_map(p, addr);
+	const struct elfsym_table *syms;
+	char path[PATH_MAX + 32];
+	const char *name;
+	uint64_t delta;
+
+	if (!m)
+		return 0;
+	/* The file as the process sees it: its root may be a container's. */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
+	syms = probes_symbols(&t->probes, path);
+	name = syms ? elfsym_name_at(syms, addr - m->start + m->pgoff, &delta) : NULL;
+	return name ? probes_mpi_fn(&t->probes, name) : 0;
+}
+
+/* The session an event belongs to: its job slot, else its process. */
+static struct session *route(struct tracker *t, const struct ev_header *h)
+{
+	struct session *s;
+
+	if (h->job)
+		for (s = t->sessions; s; s = s->next)
+			if (s->id == h->job)
+				return s;
+	for (s = t->sessions; s; s = s->next)
+		if (session_find(s, h->tgid))
+			return s;
+	return NULL;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracker *t = ctx;
+	const struct ev_header *h = data;
+	struct session *s;
+	struct proc *p;
+
+	if (size < sizeof(*h))
+		return 0;
+	t->events++;
+	s = route(t, h);
+	if (!s && h->type == EV_EXEC && t->hooks && t->hooks->untraced_exec) {
+		t->hooks->untraced_exec(t->hooks->ctx, t, h->tgid);
+		return 0;
+	}
+	if (!s) {
+		t->unknown_pid_events++;
+		return 0;
+	}
+	s->events++;
+	switch (h->type) {
+	case EV_FORK:
+		if (size >= sizeof(struct ev_task))
+			on_fork(t, s, data);
+		return 0;
+	case EV_EXEC:
+		if (size >= sizeof(struct ev_task))
+			on_exec(t, s, data);
+		return 0;
+	}
+	p = session_find(s, h->tgid);
+	if (!p) {
+		t->unknown_pid_events++;
+		return 0;
+	}
+	switch (h->type) {
+	case EV_EXIT:
+		retire(t, s, p);
+		break;
+	case EV_RSS:
+		s->rss_events++;
+		if (p->account && size >= sizeof(struct ev_rss))
+			proc_apply_rss(p, &s->cls, data, event_time(t, h));
+		break;
+	case EV_SYSCALL:
+		s->syscall_events++;
+		if (!p->account || size < EV_SYSCALL_NOSTACK_SIZE)
+			break;
+		proc_apply_syscall(p, &s->cls, data, event_time(t, h));
+		if (maps_new_code(data) && t->probing && probes_waiting(&t->probes, p))
+			timed_sync(t, s, p);
+		break;
+	}
+	return 0;
+}
+
+int tracker_init(struct tracker *t, const struct options *opt,
+		 const struct spec_set *specs, const char *cmdline, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	t->opt = opt;
+	t->specs = specs;
+	t->cmdline = cmdline;
+	t->self = getpid();
+	t->next_id = 1;
+	t->pss_period = opt->pss_interval_ms / 1000.0;
+	t->probing = opt->mpi_calls || opt->heap;
+	if (opt->nspecs)
+		t->spec_mapped = calloc(specs->n ? specs->n : 1, sizeof(*t->spec_mapped));
+	if (t->probing && probes_init(&t->probes, specs, opt->mpi_calls, opt->heap,
+				      opt->verbose, err, errlen)) {
+		t->probing = false;
+		return -1;
+	}
+	t->probes_ready = t->probing;
+	t->start_mono = mono_now();
+	t->start_realtime = clock_s(CLOCK_REALTIME);
+	t->start_boot_ns = boot_clock_ns();
+	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->mpi_calls, opt->heap, on_event, t,
+			opt->verbose, err, errlen)) {
+		if (t->probing)
+			probes_free(&t->probes);
+		t->probing = t->probes_ready = false;
+		return -1;
+	}
+	if (t->probing)
+		probes_prewarm(&t->probes, &t->bpf, specs);
+	return 0;
+}
+
+struct session *tracker_new_session(struct tracker *t, const char *job, enum job_match match)
+{
+	struct session *s = session_new(t->next_id, job, t->specs), **tail;
+
+	if (!s)
+		return NULL;
+	t->next_id++;
+	s->match = match;
+	if (t->opt->mpi_calls) {
+		s->cls.mpi_fn_at = mpi_fn_at;
+		s->cls.mpi_fn_ctx = t;
+	}
+	/* The status line first: it must be erased before the summary prints. */
+	if (!t->opt->quiet) {
+		session_add_sink(s, status_sink_new());
+		session_add_sink(s, term_sink_new());
+	}
+	for (tail = &t->sessions; *tail; tail = &(*tail)->next)
+		;
+	*tail = s;
+	return s;
+}
+
+int tracker_open_output(struct tracker *t, struct session *s, const char *dir,
+			char *err, size_t errlen)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+	uid_t u = uid ? (uid_t)strtoul(uid, NULL, 10) : (uid_t)-1;
+	gid_t g = gid ? (gid_t)strtoul(gid, NULL, 10) : (gid_t)-1;
+
+	return tracker_open_output_as(t, s, dir, u, g, err, errlen);
+}
+
+int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir,
+			   uid_t u, gid_t g, char *err, size_t errlen)
+{
+	struct sink_job j;
+
+	if (outdir_open(&s->out, dir, u, g, err, errlen))
+		return -1;
+	s->out_open = true;
+	if (session_add_sink(s, csv_sink_new(&s->out, t->opt->compress))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	job_view(t, s, &j);
+	if (session_begin(s, &j)) {
+		snprintf(err, errlen, "output %s: cannot begin writing", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* A forked child is named once it has exec'd or lived long enough not to. */
+static bool ready(const struct proc *p, double now)
+{
+	return p->named || p->exec_seen || now - p->born_time >= FORK_SETTLE_S;
+}
+
+/*
+ * Keep smaps reading within budget: with many processes the period between
+ * reads of each one stretches (documented in the README).
+ */
+static double effective_pss_period(struct tracker *t, size_t nalive)
+{
+	double need = t->smaps_cost * nalive / SMAPS_BUDGET;
+
+	return need > t->pss_period ? need : t->pss_period;
+}
+
+static void sample_session(struct tracker *t, struct session *s)
+{
+	double now = tracker_now(t), period;
+	struct proc *p, *tmp;
+	struct sink_job j;
+	size_t nalive = 0;
+	int ret;
+
+	for (p = s->procs.first; p; p = p->next)
+		nalive += p->account;
+	period = effective_pss_period(t, nalive);
+	job_view(t, s, &j);
+	j.now = now;
+	proc_table_for_each(&s->procs, p, tmp) {
+		if (!p->account)
+			continue;
+		if ((p->needs_sync || now - p->last_sync_time >= period) && !timed_sync(t, s, p))
+			continue;
+		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
+		if (!ready(p, now))
+			continue;
+		ret = proc_sample(p, &s->cls, now);
+		if (ret == -ESRCH || ret == -ENOENT)
+			retire(t, s, p);	/* gone, its exit event lost */
+		else if (!ret)
+			session_sample(s, p, &j);
+	}
+}
+
+/* The opt-in modes' files, with the kernel's counters of the live processes. */
+static void write_modes(struct tracker *t, struct session *s)
+{
+	if (t->probing) {
+		for (struct proc *p = s->procs.first; p; p = p->next) {
+			if (!p->account)
+				continue;
+			collect_mpi_calls(t, p);
+			p->nheap_sites = 0;
+		}
+		if (t->opt->heap)
+			tracer_heap_sites(&t->bpf, 0, collect_site_any, t);
+	}
+	modes_write_csv(t, s);
+}
+
+static void summarize(struct tracker *t, struct session *s)
+{
+	struct sink_job j;
+
+	job_view(t, s, &j);
+	session_summary(s, &j);
+	write_modes(t, s);
+}
+
+static bool known_pid(void *ctx, pid_t pid)
+{
+	return find_any(ctx, pid, NULL) != NULL;
+}
+
+/* pid is a process retired lately that is still on its way out. */
+static bool just_ended(const struct tracker *t, pid_t pid)
+{
+	struct proc_stat st;
+
+	for (unsigned int i = 0; i < TRACKER_ENDED_RING && i < t->nended; i++) {
+		const struct ended_proc *e = &t->ended[i];
+
+		if (e->pid != pid)
+			continue;
+		return !e->start_ticks || procfs_read_stat(pid, &st) ||
+		       st.starttime == e->start_ticks;
+	}
+	return false;
+}
+
+/* Processes of the job that started without a traced ancestor. */
+static void rescan_job(struct tracker *t, struct session *s)
+{
+	struct pid_list found = {0};
+
+	if (job_scan_env(s->job, t->self, known_pid, t, &found) == 0)
+		for (size_t i = 0; i < found.n; i++)
+			if (!just_ended(t, found.pids[i]))
+				tracker_add_pid(t, s, found.pids[i], false);
+	pid_list_free(&found);
+}
+
+/* Every process of s has ended (or tracing stops): its outputs finish, it is freed. */
+static void end_session(struct tracker *t, struct session *s)
+{
+	struct session **pp;
+	struct proc *p, *tmp;
+	struct sink_job j;
+
+	proc_table_for_each(&s->procs, p, tmp)
+		retire(t, s, p);
+	summarize(t, s);
+	job_view(t, s, &j);
+	session_end(s, &j);
+	if (t->hooks && t->hooks->session_ended)
+		t->hooks->session_ended(t->hooks->ctx, t, s);
+	for (pp = &t->sessions; *pp && *pp != s; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = s->next;
+	session_free(s);
+}
+
+int tracker_run(struct tracker *t, volatile int *stop)
+{
+	double interval = t->opt->interval_ms / 1000.0, next = 0, last_kstats = -1;
+
+	while (!*stop) {
+		double now = tracker_now(t);
+		struct session *s, *sn;
+		int ret;
+
+		if (now >= next) {
+			tracer_drain(&t->bpf);
+			if (now - last_kstats >= KSTATS_PERIOD_S) {
+				tracer_stats(&t->bpf, t->kstats);
+				last_kstats = now;
+			}
+			for (s = t->sessions; s; s = sn) {
+				sn = s->next;
+				sample_session(t, s);
+				if (s->match == JOB_MATCH_ENV && now - s->last_scan >= RESCAN_PERIOD_S) {
+					rescan_job(t, s);
+					s->last_scan = now;
+				}
+				if (now - s->last_summary >= SUMMARY_PERIOD_S) {
+					summarize(t, s);
+					s->last_summary = now;
+				}
+				/*
+				 * Its last process exited: the job is over (for the
+				 * per-job command the last one ends in finish).
+				 */
+				if (!s->procs.n && (t->hooks || s != t->sessions || sn))
+					end_session(t, s);
+			}
+			if (t->hooks) {
+				/* The node service goes on without jobs. */
+				if (t->hooks->tick)
+					t->hooks->tick(t->hooks->ctx, t, now);
+			} else if (!t->sessions || (!t->sessions->next && !t->sessions->procs.n)) {
+				break;
+			}
+			if (t->opt->duration_s && now >= t->opt->duration_s)
+				break;
+			/* Stay on the grid: a slow sample does not shift later ones. */
+			while (next <= now)
+				next += interval;
+		}
+		ret = tracer_poll(&t->bpf, (int)((next - tracker_now(t)) * 1000) + 1);
+		if (ret < 0 && ret != -EINTR) {
+			fprintf(stderr, "memattr-bpf: reading BPF events: %s\n", strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void tracker_finish(struct tracker *t)
+{
+	struct session *s;
+	struct proc *p;
+
+	tracer_drain(&t->bpf);
+	for (s = t->sessions; s; s = s->next) {
+		struct sink_job j;
+		double now = tracker_now(t);
+
+		job_view(t, s, &j);
+		j.now = now;
+		for (p = s->procs.first; p; p = p->next)
+			if (p->account && p->named && proc_sample(p, &s->cls, now) == 0)
+				session_sample(s, p, &j);
+	}
+	tracer_stats(&t->bpf, t->kstats);
+	for (s = t->sessions; s; s = s->next)
+		for (p = s->procs.first; p; p = p->next)
+			release_probes(t, p);
+	if (t->probing)
+		probes_close_warm(&t->probes);
+	/* Probes are gone: the figures collected above are final. */
+	t->probing = false;
+	tracer_close(&t->bpf);
+	while (t->sessions)
+		end_session(t, t->sessions);
+	warn_unused_user_specs(t);
+	free(t->spec_mapped);
+	t->spec_mapped = NULL;
+	if (t->probes_ready)
+		probes_free(&t->probes);
+	t->probes_ready = false;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The tracing engine: one BPF object, the sessions (one per job) it feeds,
+ * the event stream routed to them, and the sampling loop.
+ */
+#ifndef MEMATTR_TRACKER_H
+#define MEMATTR_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf_loader.h"
+#include "discovery.h"
+#include "options.h"
+#include "probes.h"
+#include "process.h"
+#include "session.h"
+#include "spec.h"
+
+#define TRACKER_ENDED_RING	256
+
+struct tracker;
+
+/*
+ * The node service's say in the engine (NULL for the per-job command):
+ * execs of untraced processes, a call each sample round, and a run that
+ * goes on when no job is left.
+ */
+struct tracker_hooks {
+	void *ctx;
+	/* An untraced process exec'd (the kernel reports it with slot 0). */
+	void (*untraced_exec)(void *ctx, struct tracker *t, pid_t pid);
+	/* Each sample round, after the sessions were sampled and ended ones freed. */
+	void (*tick)(void *ctx, struct tracker *t, double now);
+	/* A session's last process ended: called before the session is freed. */
+	void (*session_ended)(void *ctx, struct tracker *t, struct session *s);
+};
+
+struct tracker {
+	const struct options *opt;
+	struct bpf_tracer bpf;
+	struct probes probes;		/* --mpi-calls, --heap */
+	bool probing;			/* probes in place (false once tracing ends) */
+	bool probes_ready;		/* probes set up: freed at the end */
+	const struct spec_set *specs;
+	bool *spec_mapped;		/* per spec rule: a traced process mapped it (--spec files) */
+	struct session *sessions;
+	uint32_t next_id;
+	const char *cmdline;		/* for run_info.csv */
+	const struct tracker_hooks *hooks;	/* NULL: run until the sessions end */
+
+	pid_t self;
+	double start_mono;		/* CLOCK_MONOTONIC at attach */
+	double start_realtime;		/* CLOCK_REALTIME then */
+	uint64_t start_boot_ns;		/* CLOCK_BOOTTIME then: the kernel's event clock */
+	double pss_period;		/* seconds between smaps reads of one process */
+	double smaps_cost;		/* running mean of one smaps read, seconds */
+
+	/*
+	 * Processes retired lately: the kernel reports an exit before the
+	 * process is quite gone, so a rescan may still find it in /proc.
+	 */
+	struct ended_proc {
+		pid_t pid;
+		uint64_t start_ticks;	/* 0: not known */
+		double when;		/* tracker time it was retired */
+		bool fork_pending;	/* found in /proc, gone before its fork event came */
+	} ended[TRACKER_ENDED_RING];
+	unsigned int nended;
+
+	uint64_t events;		/* every record, routed or not */
+	uint64_t unknown_pid_events;
+	uint64_t kstats[STAT_NR];	/* kernel-side counters, refreshed each sample */
+};
+
+int tracker_init(struct tracker *t, const struct options *opt,
+		 const struct spec_set *specs, const char *cmdline, char *err, size_t errlen);
+
+/* A new session for job (NULL: processes given by pid), with no process yet. */
+struct session *tracker_new_session(struct tracker *t, const char *job, enum job_match match);
+
+/*
+ * Start tracing pid in session s. follow_only: its children are traced, it
+ * is not accounted (a launcher).
+ */
+int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only);
+
+/* Open s's output directory and its sinks; figures are written as processes are sampled. */
+int tracker_open_output(struct tracker *t, struct session *s, const char *dir,
+			char *err, size_t errlen);
+/* The same with the files' owner and group given ((uid_t)-1 / (gid_t)-1: keep). */
+int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir,
+			   uid_t uid, gid_t gid, char *err, size_t errlen);
+
+/* Run until every session ended, --duration, or *stop becomes true. */
+int tracker_run(struct tracker *t, volatile int *stop);
+
+/* End every session (final samples, summary.csv, the terminal summary); detach BPF. */
+void tracker_finish(struct tracker *t);
+
+/* Monotonic seconds since attach. */
+double tracker_now(const struct tracker *t);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The names of the output files and of their columns, defined once: the
+ * writers (output/) and the report reader (report/) both spell them from
+ * here, so a renamed column cannot leave one of them behind.
+ */
+#ifndef MEMATTR_COLUMNS_H
+#define MEMATTR_COLUMNS_H
+
+/* Files of an output directory. */
+#define FILE_SUMMARY	"summary.csv"
+#define FILE_RUN_INFO	"run_info.csv"
+#define FILE_MPI_CALLS	"mpi_calls.csv"
+#define FILE_HEAP_SITES	"heap_sites.csv"
+
+/* rank-<R>.csv / pid-<P>.csv: one row per sample per component. */
+#define COL_TIME	"time_s"
+#define COL_RANK	"rank"
+#define COL_PID		"pid"
+#define COL_COMPONENT	"component"
+#define COL_RSS		"rss_bytes"
+#define COL_PSS		"pss_bytes"
+#define CSV_HEADER	COL_TIME "," COL_RANK "," COL_PID "," COL_COMPONENT "," COL_RSS "," COL_PSS
+
+/* summary.csv: per process and component. */
+#define COL_PEAK_RSS		"peak_rss_bytes"
+#define COL_PEAK_RSS_TIME	"peak_rss_time_s"
+#define COL_PEAK_PSS		"peak_pss_bytes"
+#define COL_PEAK_PSS_TIME	"peak_pss_time_s"
+#define COL_FINAL_RSS		"final_rss_bytes"
+#define COL_FINAL_PSS		"final_pss_bytes"
+#define SUMMARY_HEADER	COL_RANK "," COL_PID "," COL_COMPONENT "," COL_PEAK_RSS "," \
+			COL_PEAK_RSS_TIME "," COL_PEAK_PSS "," COL_PEAK_PSS_TIME "," \
+			COL_FINAL_RSS "," COL_FINAL_PSS
+
+/* run_info.csv: key,value rows. */
+#define RUN_INFO_HEADER	"key,value"
+
+/*
+ * Files of the opt-in modes:
+ *   mpi_calls.csv (--mpi-calls), per process and MPI function;
+ *   heap_sites.csv (--heap), per process and malloc-family call site
+ *     (site: "file:function+0xOFF", or the address when no symbol covers it).
+ */
+#define MPI_CALLS_HEADER "rank,pid,function,calls,gained_bytes,released_bytes,net_bytes,peak_bytes,first_growth_s,last_growth_s"
+#define HEAP_SITES_HEADER "rank,pid,library,site,calls,frees,live_bytes,peak_live_bytes,total_bytes"
+
+#endif

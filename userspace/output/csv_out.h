@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Output directory and CSV files. The tool runs as root in directories other
+ * users may write: nothing is opened through a symlink, files are created
+ * 0640 and handed to the invoking user (SUDO_UID/SUDO_GID) when there is one.
+ */
+#ifndef MEMATTR_CSV_OUT_H
+#define MEMATTR_CSV_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "columns.h"
+
+struct output_dir {
+	int dirfd;
+	char path[4096];
+	uid_t uid;	/* owner to give created files, (uid_t)-1 to keep root */
+	gid_t gid;
+};
+
+/*
+ * Open (creating it 0750 if missing, parent must exist) the output
+ * directory. Refuses a path that is a symlink, not a directory, or not
+ * writable, with a one-line reason in err.
+ */
+int outdir_open(struct output_dir *od, const char *path, uid_t uid, gid_t gid,
+		char *err, size_t errlen);
+void outdir_close(struct output_dir *od);
+
+/* Create or truncate name inside the directory, never following a symlink. */
+FILE *outdir_create(struct output_dir *od, const char *name);
+
+/*
+ * Write name atomically: the caller fills a temporary file through the
+ * returned FILE*, outdir_commit renames it over name.
+ */
+FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpname, size_t tmplen);
+int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const char *name);
+
+/* File name for a process: "rank-<R>.csv", or "pid-<P>.csv" when rank < 0. */
+void csv_file_name(int rank, pid_t pid, char *out, size_t outlen);
+
+int csv_write_header(FILE *f);
+
+/* Pieces for the other CSV files: "<rank>,<pid>," and one text field, quoted as needed. */
+int csv_put_rank_pid(FILE *f, int rank, pid_t pid);
+int csv_put_field(FILE *f, const char *s);
+
+/* time_s with millisecond precision; rank written empty when < 0. */
+int csv_write_row(FILE *f, double time_s, int rank, pid_t pid,
+		  const char *component, int64_t rss, int64_t pss);
+
+/* One row of summary.csv. */
+struct summary_row {
+	int rank;
+	pid_t pid;
+	const char *component;
+	int64_t peak_rss;
+	double peak_rss_time;
+	int64_t peak_pss;
+	double peak_pss_time;
+	int64_t final_rss;
+	int64_t final_pss;
+};
+
+int summary_write_header(FILE *f);
+int summary_write_row(FILE *f, const struct summary_row *row);
+
+#endif

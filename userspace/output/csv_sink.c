@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The CSV sink: one timeline per process (rank-<R>.csv, pid-<P>.csv),
+ * summary.csv and run_info.csv, rewritten atomically at each job summary.
+ *
+ * A process that ends leaves its summary rows in a spool (an unlinked
+ * temporary file), not in memory: a job that runs thousands of short
+ * processes costs the tool disk, not RSS, and summary.csv is the spool
+ * followed by the live processes' rows.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv_out.h"
+#include "gz_file.h"
+#include "sink.h"
+
+struct csv_sink {
+	struct sink base;
+	struct output_dir *dir;
+	FILE *ended;		/* summary rows of the processes that ended */
+	bool compress;		/* timelines as rank-<R>.csv.gz */
+};
+
+/* Per process: its timeline file. */
+struct csv_proc {
+	FILE *f;
+	long long last_row_ms;	/* time_s of the last rows written, in ms; -1: none */
+	bool closed;		/* complete, or could not be made: never reopened */
+};
+
+static struct csv_proc *proc_file(struct csv_sink *cs, const struct sink_proc *p)
+{
+	struct csv_proc *cp = *p->state;
+	char name[64];
+
+	if (cp)
+		return cp;
+	cp = calloc(1, sizeof(*cp));
+	if (!cp)
+		return NULL;
+	*p->state = cp;
+	cp->last_row_ms = -1;
+	csv_file_name(p->rank, p->pid, name, sizeof(name));
+	if (cs->compress)
+		strcat(name, ".gz");
+	cp->f = outdir_create(cs->dir, name);
+	if (cp->f && cs->compress)
+		cp->f = gz_wrap(cp->f);
+	if (!cp->f) {
+		fprintf(stderr, "memattr-bpf: cannot create %s/%s: %s\n", cs->dir->path, name,
+			strerror(errno));
+		cp->closed = true;
+		return cp;
+	}
+	csv_write_header(cp->f);
+	return cp;
+}
+
+static void csv_proc_sample(struct sink *s, const struct sink_job *j, const struct sink_proc *p)
+{
+	struct csv_proc *cp = proc_file((struct csv_sink *)s, p);
+
+	(void)j;
+	/* Rows carry time_s to the ms: a second sample in the same ms (the
+	 * final one right after the last tick) would repeat a time. */
+	if (!cp || !cp->f || llround(p->time * 1000) == cp->last_row_ms)
+		return;
+	cp->last_row_ms = llround(p->time * 1000);
+	csv_write_row(cp->f, p->time, p->rank, p->pid, "total", p->total.rss, p->total.pss);
+	for (size_t i = 0; i < p->ncomps; i++)
+		csv_write_row(cp->f, p->time, p->rank, p->pid, p->comps[i].name,
+			      p->comps[i].rss, p->comps[i].pss);
+	fflush(cp->f);
+}
+
+static void write_stats(FILE *f, const struct sink_proc *p, const struct sink_comp *c,
+			const char *name)
+{
+	struct summary_row row = {
+		.rank = p->rank, .pid = p->pid, .component = name,
+		.peak_rss = c->peak_rss, .peak_rss_time = c->peak_rss_time,
+		.peak_pss = c->peak_pss, .peak_pss_time = c->peak_pss_time,
+		.final_rss = c->rss, .final_pss = c->pss,
+	};
+
+	summary_write_row(f, &row);
+}
+
+static void write_proc_summary(FILE *f, const struct sink_proc *p)
+{
+	write_stats(f, p, &p->total, "total");
+	for (size_t i = 0; i < p->ncomps; i++)
+		write_stats(f, p, &p->comps[i], p->comps[i].name);
+}
+
+static void csv_proc_end(struct sink *s, const struct sink_job *j, const struct sink_proc *p)
+{
+	struct csv_sink *cs = (struct csv_sink *)s;
+	struct csv_proc *cp = *p->state;
+
+	(void)j;
+	if (cp) {
+		if (cp->f)
+			fclose(cp->f);
+		free(cp);
+		*p->state = NULL;
+	}
+	if (!cs->ended)
+		cs->ended = tmpfile();
+	if (cs->ended)
+		write_proc_summary(cs->ended, p);
+}
+
+/*
+ * run_info.csv: how the run went, as key,value rows -- when it began,
+ * events seen and dropped, requests whose caller was not found, probes
+ * placed. The report shows them; a user should never have to guess whether
+ * figures are whole.
+ */
+static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
+{
+	const struct sink_counters *c = &j->c;
+	char tmp[256];
+	FILE *f;
+
+	f = outdir_begin_replace(cs->dir, FILE_RUN_INFO, tmp, sizeof(tmp));
+	if (!f)
+		return -1;
+	fprintf(f, RUN_INFO_HEADER "\n");
+	fprintf(f, "interval_ms,%u\n", j->interval_ms);
+	fprintf(f, "modes,%s\n", j->modes);
+	fprintf(f, "duration_s,%.3f\n", j->now);
+	fprintf(f, "events,%llu\n", (unsigned long long)c->events);
+	fprintf(f, "dropped_events,%llu\n", (unsigned long long)c->dropped);
+	fprintf(f, "stack_read_failures,%llu\n", (unsigned long long)c->stack_read_failures);
+	fprintf(f, "rss_changes_without_cause,%llu\n", (unsigned long long)c->rss_without_cause);
+	fprintf(f, "memory_requests,%llu\n", (unsigned long long)c->requests);
+	fprintf(f, "unwind_failures,%llu\n", (unsigned long long)c->unwind_failures);
+	fprintf(f, "unwind_fallbacks,%llu\n", (unsigned long long)c->unwind_fallbacks);
+	fprintf(f, "interposer_hooks,%llu\n", (unsigned long long)c->interposer_hooks);
+	fprintf(f, "unwind_us_per_request,%.1f\n",
+		c->unwind_walks ? (double)c->unwind_walk_ns / (double)c->unwind_walks / 1e3 : 0.0);
+	fprintf(f, "heap_blocks_untracked,%llu\n", (unsigned long long)c->heap_untracked);
+	fprintf(f, "processes_refused,%llu\n", (unsigned long long)c->procs_refused);
+	fprintf(f, "processes_traced,%llu\n", (unsigned long long)c->procs_traced);
+	if (c->probing)
+		fprintf(f, "probes_attached,%llu\nprobe_failures,%llu\n",
+			(unsigned long long)c->probes_attached, (unsigned long long)c->probe_failures);
+	/* time_s 0 on other clocks: align this run with other nodes or a sampler. */
+	fprintf(f, "start_time_unix_s,%.6f\n", j->start_realtime);
+	fprintf(f, "version,");
+	csv_put_field(f, j->version);
+	fprintf(f, "\ncommand_line,");
+	csv_put_field(f, j->cmdline);
+	fputc('\n', f);
+	return outdir_commit(cs->dir, f, tmp, FILE_RUN_INFO);
+}
+
+/* The ended processes' rows, as spooled. */
+static int copy_ended(struct csv_sink *cs, FILE *to)
+{
+	char buf[65536];
+	size_t n;
+
+	if (!cs->ended)
+		return 0;
+	fflush(cs->ended);
+	rewind(cs->ended);
+	while ((n = fread(buf, 1, sizeof(buf), cs->ended)) > 0)
+		if (fwrite(buf, 1, n, to) != n)
+			break;
+	fseek(cs->ended, 0, SEEK_END);
+	return ferror(cs->ended) || ferror(to) ? -1 : 0;
+}
+
+static void csv_job_summary(struct sink *s, const struct sink_job *j,
+			    const struct sink_proc *const *live, size_t nlive)
+{
+	struct csv_sink *cs = (struct csv_sink *)s;
+	char tmp[256];
+	FILE *f;
+
+	f = outdir_begin_replace(cs->dir, FILE_SUMMARY, tmp, sizeof(tmp));
+	if (!f)
+		return;
+	if (write_run_info(cs, j))
+		fprintf(stderr, "memattr-bpf: cannot write run_info.csv\n");
+	summary_write_header(f);
+	copy_ended(cs, f);
+	for (size_t i = 0; i < nlive; i++)
+		write_proc_summary(f, live[i]);
+	outdir_commit(cs->dir, f, tmp, FILE_SUMMARY);
+}
+
+static void csv_destroy(struct sink *s)
+{
+	struct csv_sink *cs = (struct csv_sink *)s;
+
+	if (cs->ended)
+		fclose(cs->ended);
+	free(cs);
+}
+
+static const struct sink_ops csv_ops = {
+	.proc_sample = csv_proc_sample,
+	.proc_end = csv_proc_end,
+	.job_summary = csv_job_summary,
+	.destroy = csv_destroy,
+};
+
+struct sink *csv_sink_new(struct output_dir *dir, bool compress)
+{
+	struct csv_sink *cs = calloc(1, sizeof(*cs));
+
+	if (!cs)
+		return NULL;
+	cs->compress = compress;
+	cs->base.ops = &csv_ops;
+	cs->dir = dir;
+	return &cs->base;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The node's figures as Prometheus sees them: the live processes of every
+ * job (fed by the metrics sink), the service's own counters, and their
+ * exposition in the Prometheus text format 0.0.4 or OpenMetrics 1.0.
+ *
+ * Cardinality is bounded here, not by the scraper: processes that are not
+ * ranks are summed under rank="other", a job's components past its largest
+ * METRICS_TOP_COMPONENTS (by resident bytes) fold into component="other",
+ * and a job's series vanish with it (metrics_job_remove).
+ */
+#ifndef MEMATTR_METRICS_H
+#define MEMATTR_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define METRICS_TOP_COMPONENTS	16
+
+/* One component of one live process; name lives as long as the job's session. */
+struct mx_comp {
+	const char *name;
+	int64_t rss, pss, peak_rss;
+};
+
+struct mx_proc {
+	int rank;			/* < 0: not a rank (rank="other") */
+	struct mx_comp total;
+	struct mx_comp *comps;
+	size_t ncomps, cap;
+	struct mx_proc *next, **pprev;
+};
+
+struct mx_job {
+	char *id, *user;
+	struct mx_proc *procs;
+	struct mx_job *next;
+};
+
+struct metrics {
+	struct mx_job *jobs;
+};
+
+enum mx_refusal {
+	MX_REFUSED_MAX_JOBS,
+	MX_REFUSED_MAX_PROCS,
+	MX_REFUSED_MAP_FULL,
+	MX_REFUSED_NR,
+};
+
+#define MX_MAPS	4
+
+/* The service's own figures, filled by the daemon before each render. */
+struct mx_self {
+	uint64_t events, dropped, unwind_failures;
+	uint64_t jobs, processes;
+	uint64_t execs_examined;	/* untraced execs whose environment was read */
+	uint64_t refused[MX_REFUSED_NR];
+	struct { const char *name; uint64_t entries, max; } maps[MX_MAPS];
+	size_t nmaps;
+	const char *version;
+	int64_t rss_bytes;		/* the daemon's own VmRSS */
+	double cpu_seconds;		/* its user + system time */
+};
+
+struct mx_job *metrics_job_add(struct metrics *m, const char *id, const char *user);
+void metrics_job_remove(struct metrics *m, struct mx_job *j);
+
+/* A process's latest figures (*slot NULL at first: a new entry). 0 or -ENOMEM. */
+int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank,
+			const struct mx_comp *total, const struct mx_comp *comps, size_t n);
+void metrics_proc_remove(struct mx_proc **slot);
+
+/* The exposition: Prometheus text 0.0.4, or OpenMetrics 1.0 (ends in "# EOF"). */
+int metrics_render(FILE *f, const struct metrics *m, const struct mx_self *self, bool openmetrics);
+
+/* A label value as the formats want it: \\, \" and \n escaped. */
+void metrics_put_label(FILE *f, const char *v);
+
+#define METRICS_CT_TEXT	"text/plain; version=0.0.4; charset=utf-8"
+#define METRICS_CT_OM	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Where figures go: the engine hands every output (CSV files, the terminal
+ * summary, the live status line; later compressed CSV or metrics) the same
+ * five moments of a job through this interface, with plain views of the
+ * figures. A sink sees no engine structure, so a new output is one new
+ * file, and the engine never formats a row.
+ *
+ * Order: job_begin once; then, any number of times, proc_sample (each live
+ * process, each sample round), proc_end (a process retires: its last
+ * figures; the engine frees it after) and job_summary (figures so far, with
+ * the live processes); job_end once, after every process has ended.
+ * An op a sink does not need is NULL. A view lives for the call only; its
+ * names live as long as the session. In job_summary, views carry no state.
+ */
+#ifndef MEMATTR_SINK_H
+#define MEMATTR_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One component's figures: latest sample and peaks. */
+struct sink_comp {
+	const char *name;
+	int64_t rss, pss;
+	int64_t peak_rss, peak_pss;
+	double peak_rss_time, peak_pss_time;
+	int64_t rss_at_total_peak;	/* its rss when the process's total peaked */
+};
+
+#define SINK_MAX	4	/* sinks one session may have */
+
+/* A process as outputs see it. */
+struct sink_proc {
+	int rank;			/* -1: not an MPI rank */
+	pid_t pid;
+	double time;			/* time_s of the latest sample */
+	struct sink_comp total;
+	const struct sink_comp *comps;	/* components that have had memory, by id */
+	size_t ncomps;
+	void **state;			/* this sink's slot in the process (NULL at first) */
+};
+
+/* How the job's tracing went: what run_info.csv and the summaries report. */
+struct sink_counters {
+	uint64_t events, rss_events, syscall_events;
+	uint64_t dropped, stack_read_failures, rss_without_cause, heap_untracked;
+	uint64_t requests, unwind_failures;	/* over every process, ended ones too */
+	uint64_t unwind_walks, unwind_walk_ns;	/* CFI walks of the requests, and their time */
+	uint64_t unwind_fallbacks;		/* walks the word scan had to finish */
+	uint64_t interposer_hooks;		/* libc calls found patched, summed over processes */
+	uint64_t procs_traced;		/* every process the job had while traced */
+	uint64_t procs_refused;
+	bool probing;
+	uint64_t probes_attached, probe_failures;
+};
+
+/* The job as outputs see it. */
+struct sink_job {
+	const char *id;			/* --job ID, or NULL */
+	const char *dir;		/* output directory, NULL when there is none */
+	double now;			/* time_s */
+	double start_realtime;		/* CLOCK_REALTIME seconds when tracing began */
+	unsigned int interval_ms;
+	const char *modes;		/* "mpi-calls heap", "" */
+	const char *version;
+	const char *cmdline;
+	struct sink_counters c;
+};
+
+struct sink;
+
+struct sink_ops {
+	int (*job_begin)(struct sink *s, const struct sink_job *j);
+	void (*proc_sample)(struct sink *s, const struct sink_job *j, const struct sink_proc *p);
+	void (*proc_end)(struct sink *s, const struct sink_job *j, const struct sink_proc *p);
+	void (*job_summary)(struct sink *s, const struct sink_job *j,
+			    const struct sink_proc *const *live, size_t nlive);
+	void (*job_end)(struct sink *s, const struct sink_job *j);
+	void (*destroy)(struct sink *s);	/* frees s */
+};
+
+struct sink {
+	const struct sink_ops *ops;
+};
+
+/* The sinks of this tree. */
+struct output_dir;
+/* rank files (rank-<R>.csv, or .csv.gz when compress), summary.csv, run_info.csv */
+struct sink *csv_sink_new(struct output_dir *dir, bool compress);
+struct metrics;
+/* The job's live processes into the node's metrics; its series vanish when it ends. */
+struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user);
+struct sink *term_sink_new(void);			/* the summary printed at the end */
+struct sink *status_sink_new(void);			/* NULL when stdout is not a terminal */
+
+#endif

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `memattr-bpf report DIR`: read a run's CSVs and write DIR/report.html.
+ *
+ * report_csv.c reads the files (pure: the directory is all it touches),
+ * report_stats.c turns them into figures (pure arithmetic), report_svg.c
+ * draws charts, report_html.c lays out the page and report.c is the command.
+ * None of it needs root or touches BPF.
+ */
+#ifndef MEMATTR_REPORT_H
+#define MEMATTR_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RP_ERRLEN	512
+#define RP_MAX_GROUPS	10	/* colours a reader can tell apart in one legend */
+#define RP_MAX_LIBS	4	/* lib:* shown apart; the rest is "other libraries" */
+/* Largest CSV the report reads: a day of 100 ms samples of 64 components is ~3 GiB. */
+#define RP_MAX_FILE	(16ULL << 30)
+
+/*
+ * a + b, held at INT64_MAX or INT64_MIN instead of wrapping: the report sums
+ * numbers read from files anyone may have written, and a wrapped sum would
+ * show as a negative size, count or width (and is undefined behaviour).
+ */
+static inline int64_t rp_sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (!__builtin_add_overflow(a, b, &s))
+		return s;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* One traced process: rank-<R>.csv or pid-<P>.csv. */
+struct rp_proc {
+	int rank;		/* -1: not an MPI rank (pid-<P>.csv) */
+	int pid;
+	char file[64];		/* file name inside DIR */
+	size_t n, cap;		/* samples read, room */
+	double *t;		/* time_s of each sample */
+	int64_t *pss_total;	/* pss of the `total` row, -1 if the sample had none */
+	int64_t **rss;		/* [component] -> n values (0 before it appeared), or NULL */
+	size_t nrss;		/* entries in rss[] */
+	bool partial;		/* last line was cut: the run is still writing it */
+	/* Filled by rp_groups_apply: */
+	int64_t *tot;		/* rss total per sample */
+	int64_t *grp;		/* n * RP_MAX_GROUPS: rss per display group per sample */
+};
+
+struct rp_summary_row {
+	int rank;
+	int pid;
+	char component[128];
+	int64_t peak_rss;
+	double peak_rss_time;
+	int64_t peak_pss;	/* -1: column absent */
+	double peak_pss_time;
+	int64_t final_rss;	/* -1: column absent */
+};
+
+/* mpi_calls.csv: which MPI function made the library grow, per rank. */
+struct rp_call_row {
+	int rank;
+	int pid;
+	char function[96];
+	int64_t calls;
+	int64_t gained;
+	int64_t released;	/* -1: column absent */
+	int64_t net;
+	int64_t peak;		/* -1: column absent */
+	double first_growth;	/* < 0: column absent or empty */
+	double last_growth;
+};
+
+/* run_info.csv: key,value lines written by the tracer. */
+struct rp_kv {
+	char key[64];
+	char value[256];
+};
+
+struct rp_run {
+	char dir[4096];
+	char **comp;		/* component names; comp[0] is "total" */
+	size_t ncomp;
+	struct rp_proc *procs;	/* ranks by rank, then other processes by pid */
+	size_t nprocs;
+	struct rp_summary_row *summary;
+	size_t nsummary;
+	bool has_summary;
+	struct rp_call_row *calls;
+	size_t ncalls;
+	bool has_calls;
+	struct rp_kv *info;
+	size_t ninfo;
+	bool has_info;
+	size_t partial_lines;	/* cut last lines ignored: the run is in progress */
+	size_t dropped_samples;	/* incomplete last samples ignored */
+};
+
+/* report_csv.c ---------------------------------------------------------- */
+
+/*
+ * Split one CSV line in place (RFC 4180 quotes allowed). Returns the field
+ * count, or -1 on a bad quote. At most max fields are stored; the count is
+ * still the true one.
+ */
+int rp_csv_split(char *line, char **fields, size_t max);
+
+/* Index of a column by header name, -1 if absent. */
+int rp_col(char *const *hdr, size_t n, const char *name);
+
+/*
+ * Read every CSV the report uses from the directory open at dirfd (dir is
+ * its name, for messages). 0, or -1 with "DIR/FILE[:LINE]: why" in err.
+ */
+int rp_load_dir(struct rp_run *run, int dirfd, const char *dir, char *err, size_t errlen);
+
+/* Read one process timeline from an open stream (name is for messages). */
+int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+
+/* Component index by name, -1 if the run has none. */
+int rp_comp_find(const struct rp_run *run, const char *name);
+
+void rp_run_free(struct rp_run *run);
+
+/* report_stats.c -------------------------------------------------------- */
+
+enum rp_group_kind {
+	RP_G_APP, RP_G_MPI, RP_G_LIBC, RP_G_LIB, RP_G_OTHER_LIBS, RP_G_STACK, RP_G_UNATTR,
+};
+
+/* Components as drawn: one colour each, the same in every chart. */
+struct rp_groups {
+	size_t n;
+	char name[RP_MAX_GROUPS][64];
+	const char *color[RP_MAX_GROUPS];
+	enum rp_group_kind kind[RP_MAX_GROUPS];
+	int *of_comp;		/* component index -> group, -1 for total */
+	int mpi, app;		/* group index of mpi and app, -1 if absent */
+};
+
+/* Per process, from its timeline. */
+struct rp_pstat {
+	size_t peak_idx;	/* sample of the largest total */
+	double peak_t;
+	int64_t peak_total;
+	int64_t peak_pss;	/* summary.csv's when present, else the timeline's */
+	int64_t final_total;
+	int64_t at_peak[RP_MAX_GROUPS];	/* groups at the moment of the total peak */
+	int64_t gpeak[RP_MAX_GROUPS];	/* each group's own peak */
+	double mpi_share;	/* mpi / total at the peak, 0..1 */
+};
+
+/* A figure across processes: mean and population standard deviation. */
+struct rp_dist {
+	size_t n;
+	double mean, std;
+	double max, min;
+	size_t max_at, min_at;	/* index into the values */
+};
+
+/* The job's sum over processes on a grid of interval-wide time buckets. */
+struct rp_agg {
+	double interval;	/* s */
+	size_t nb;
+	int64_t *tot;		/* nb */
+	int64_t *grp;		/* nb * RP_MAX_GROUPS */
+	size_t first_b;		/* the first bucket any process has a sample in */
+	size_t peak_b;
+};
+
+int rp_groups_make(const struct rp_run *run, struct rp_groups *g);
+/* Fill every process's tot and grp arrays. */
+int rp_groups_apply(struct rp_run *run, const struct rp_groups *g);
+void rp_groups_free(struct rp_groups *g);
+
+void rp_pstat_of(const struct rp_run *run, const struct rp_groups *g, size_t pi,
+		 struct rp_pstat *st);
+void rp_dist_of(const double *v, size_t n, struct rp_dist *d);
+
+/* The sampling interval: the median gap between samples of a process. */
+double rp_interval(const struct rp_run *run);
+double rp_duration(const struct rp_run *run);
+
+int rp_agg_build(const struct rp_run *run, double interval, struct rp_agg *a);
+void rp_agg_free(struct rp_agg *a);
+
+/*
+ * Rank x time matrix: ncol cells over [0, tmax], each the largest value of
+ * group grp (or total when grp < 0) among the samples inside it, carried
+ * forward across cells with no sample; NaN where the process was not there.
+ * cells is nprocs * ncol.
+ */
+void rp_heat_build(const struct rp_run *run, int grp, double tmax, size_t ncol, double *cells);
+
+/*
+ * Samples to draw in a chart ncol pixels wide: per pixel the one with the
+ * largest total, so no peak is lost; first, last and peak always kept.
+ * out has room for 2 * ncol + 3; returns how many, in time order.
+ */
+size_t rp_pick_samples(const struct rp_proc *p, size_t ncol, size_t *out);
+
+/* Process indices by peak total, largest first. */
+void rp_order_by_peak(const struct rp_pstat *st, size_t n, size_t *order);
+
+/* report_svg.c ---------------------------------------------------------- */
+
+/* "12.3 MiB", "1.50 GiB", "512 KiB", "0 B". */
+void rp_fmt_bytes(double b, char *out, size_t len);
+
+/* Tick step 1, 2 or 5 x 10^k so that [0, max] gets about want ticks. */
+double rp_nice_step(double max, int want);
+
+/* Unit for an axis whose top is max bytes: divisor and name. */
+double rp_byte_unit(double max, const char **name);
+
+struct rp_stack_chart {
+	double width, height;	/* whole SVG, px */
+	double tmax;		/* right end of the time axis */
+	double vmax;		/* top of the byte axis (0: from the data) */
+	const char *title;
+	bool legend;
+};
+
+/* Stacked areas of one process's groups, its peak marked. */
+int rp_svg_proc(FILE *f, const struct rp_run *run, const struct rp_groups *g, size_t pi,
+		const struct rp_pstat *st, const struct rp_stack_chart *c);
+
+/* Stacked areas of the job aggregate, its peak marked. */
+int rp_svg_agg(FILE *f, const struct rp_groups *g, const struct rp_agg *a,
+	       const struct rp_stack_chart *c);
+
+/* Heat map of cells (nrow x ncol); rows labelled by procs[row_proc[r]]. */
+struct rp_heat_chart {
+	double width;
+	double tmax;
+	const char *title;
+	double peak_t;		/* job peak, marked with a line (< 0: none) */
+};
+int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_t nrow,
+		const double *cells, size_t ncol, const struct rp_pstat *st,
+		const struct rp_heat_chart *c);
+
+/* s with & < > " ' escaped, for text and attribute values. */
+void rp_xml_escape(FILE *f, const char *s);
+
+/* One coloured square per group with its name, wrapped to width. */
+int rp_svg_legend(FILE *f, const struct rp_groups *g, double width);
+
+/* report_html.c --------------------------------------------------------- */
+
+int rp_html_write(FILE *f, struct rp_run *run);
+
+/* report.c -------------------------------------------------------------- */
+
+int report_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,869 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Reading a run's CSVs for the report.
+ *
+ * Columns are found by header name, so files with extra columns (a newer
+ * tracer) read fine, and a file whose header lacks ours (another tool's) is
+ * refused. A run may still be going: its files end in a line cut short,
+ * which is ignored, and the last sample of a timeline may be missing rows
+ * (stdio flushed mid-sample), which is detected by the partition rule (the
+ * components sum to `total`) and ignored too. Anything else that does not
+ * parse is an error naming the file and line: a report drawn from numbers
+ * we misread would be worse than none.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "columns.h"
+#include "gz_read.h"
+#include "report.h"
+#include "safe_open.h"
+
+#define MAX_FIELDS	64
+
+/* A line reader that knows its line number and whether the last line was cut. */
+struct reader {
+	FILE *f;
+	const char *name;
+	char *line;
+	size_t cap;
+	size_t lineno;
+	bool partial;
+};
+
+static void seterr(char *err, size_t errlen, const struct reader *rd, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void seterr(char *err, size_t errlen, const struct reader *rd, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!err || !errlen)
+		return;
+	if (rd->lineno)
+		n = snprintf(err, errlen, "%s:%zu: ", rd->name, rd->lineno);
+	else
+		n = snprintf(err, errlen, "%s: ", rd->name);
+	if (n < 0 || (size_t)n >= errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Next complete line, without its line break: 1, 0 at the end (partial set
+ * when the last line had no newline: it is still being written), -1 on a
+ * read error.
+ */
+static int next_line(struct reader *rd)
+{
+	ssize_t len;
+
+	errno = 0;
+	len = getline(&rd->line, &rd->cap, rd->f);
+	if (len < 0)
+		return errno ? -1 : 0;
+	if (rd->line[len - 1] != '\n') {
+		rd->partial = true;
+		return 0;
+	}
+	rd->lineno++;
+	rd->line[--len] = '\0';
+	if (len && rd->line[len - 1] == '\r')
+		rd->line[--len] = '\0';
+	if (memchr(rd->line, '\0', (size_t)len)) {
+		errno = EILSEQ;
+		return -1;
+	}
+	return 1;
+}
+
+int rp_csv_split(char *line, char **fields, size_t max)
+{
+	char *r = line, *w = line;
+	int n = 0;
+
+	for (;;) {
+		char *start = w;
+
+		if (*r == '"') {
+			/* Quoted: "" is a quote, the field ends at the closing quote. */
+			r++;
+			for (;;) {
+				if (!*r)
+					return -1;
+				if (*r == '"') {
+					if (r[1] != '"')
+						break;
+					r++;
+				}
+				*w++ = *r++;
+			}
+			r++;
+			if (*r && *r != ',')
+				return -1;
+		} else {
+			while (*r && *r != ',') {
+				if (*r == '"')
+					return -1;
+				*w++ = *r++;
+			}
+		}
+		if ((size_t)n < max)
+			fields[n] = start;
+		n++;
+		if (!*r) {
+			*w = '\0';
+			return n;
+		}
+		/* w <= r: ending the field here never overwrites unread text. */
+		*w++ = '\0';
+		r++;
+	}
+}
+
+int rp_col(char *const *hdr, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(hdr[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* Strict decimal integer within [min, INT64_MAX]. */
+static int parse_i64(const char *s, int64_t min, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!*s || (*s != '-' && (*s < '0' || *s > '9')))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *s, int min, int *out)
+{
+	int64_t v;
+
+	if (parse_i64(s, min, &v) || v > 0x7fffffff)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* A time in seconds: finite, not negative, plain decimal. */
+static int parse_time(const char *s, double *out)
+{
+	char *end;
+
+	if (!*s || !strchr("0123456789.", *s))
+		return -1;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || *end || !isfinite(*out) || *out < 0)
+		return -1;
+	return 0;
+}
+
+/* An empty rank field is a process that is not a rank. */
+static int parse_rank(const char *s, int *out)
+{
+	if (!*s) {
+		*out = -1;
+		return 0;
+	}
+	return parse_int(s, 0, out);
+}
+
+/* Header line into hdr[]; the file must have one, complete. */
+static int read_header(struct reader *rd, char **hdr, size_t *nhdr, char *err, size_t errlen)
+{
+	int r = next_line(rd), n;
+
+	if (r < 0) {
+		seterr(err, errlen, rd, "cannot read: %s", strerror(errno));
+		return -1;
+	}
+	if (r == 0) {
+		rd->lineno = 1;
+		seterr(err, errlen, rd, rd->partial ? "header line is cut short (truncated file)"
+						    : "empty file, no header");
+		return -1;
+	}
+	n = rp_csv_split(rd->line, hdr, MAX_FIELDS);
+	if (n < 0 || n > MAX_FIELDS) {
+		seterr(err, errlen, rd, "unreadable header");
+		return -1;
+	}
+	*nhdr = (size_t)n;
+	return 0;
+}
+
+/*
+ * Find the named columns; every one is required unless marked optional with
+ * a leading '?'. idx[i] is -1 for an absent optional one.
+ */
+static int find_cols(struct reader *rd, char **hdr, size_t nhdr, const char *what,
+		     const char *const *names, size_t nnames, int *idx, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < nnames; i++) {
+		bool optional = names[i][0] == '?';
+		const char *name = names[i] + optional;
+
+		idx[i] = rp_col(hdr, nhdr, name);
+		if (idx[i] < 0 && !optional) {
+			seterr(err, errlen, rd, "not a %s (no column '%s' in the header)", what, name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The fields of one data row; the row must have as many as the header. */
+static int split_row(struct reader *rd, char **fld, size_t nhdr, char *err, size_t errlen)
+{
+	int n = rp_csv_split(rd->line, fld, MAX_FIELDS);
+
+	if (n < 0) {
+		seterr(err, errlen, rd, "bad quoting");
+		return -1;
+	}
+	if ((size_t)n != nhdr) {
+		seterr(err, errlen, rd, "%d fields, the header has %zu", n, nhdr);
+		return -1;
+	}
+	return 0;
+}
+
+static int bad_field(struct reader *rd, const char *col, const char *val, char *err, size_t errlen)
+{
+	seterr(err, errlen, rd, "bad value '%.40s' in column %s", val, col);
+	return -1;
+}
+
+static int read_error(struct reader *rd, char *err, size_t errlen)
+{
+	seterr(err, errlen, rd, "cannot read: %s", strerror(errno));
+	return -1;
+}
+
+int rp_comp_find(const struct rp_run *run, const char *name)
+{
+	for (size_t i = 0; i < run->ncomp; i++)
+		if (!strcmp(run->comp[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* Index of a component, registered on first sight; hint is tried first. */
+static int comp_index(struct rp_run *run, const char *name, size_t hint)
+{
+	char **grown;
+	int i;
+
+	if (hint < run->ncomp && !strcmp(run->comp[hint], name))
+		return (int)hint;
+	i = rp_comp_find(run, name);
+	if (i >= 0)
+		return i;
+	grown = realloc(run->comp, (run->ncomp + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	run->comp = grown;
+	run->comp[run->ncomp] = strdup(name);
+	if (!run->comp[run->ncomp])
+		return -1;
+	return (int)run->ncomp++;
+}
+
+static int proc_grow(struct rp_proc *p, size_t want)
+{
+	size_t cap = p->cap ? p->cap : 64;
+	void *q;
+
+	if (want <= p->cap)
+		return 0;
+	while (cap < want)
+		cap *= 2;
+	q = realloc(p->t, cap * sizeof(*p->t));
+	if (!q)
+		return -1;
+	p->t = q;
+	q = realloc(p->pss_total, cap * sizeof(*p->pss_total));
+	if (!q)
+		return -1;
+	p->pss_total = q;
+	for (size_t c = 0; c < p->nrss; c++) {
+		if (!p->rss[c])
+			continue;
+		q = realloc(p->rss[c], cap * sizeof(**p->rss));
+		if (!q)
+			return -1;
+		p->rss[c] = q;
+	}
+	p->cap = cap;
+	return 0;
+}
+
+/* The array of component c in p, created (zeros so far) when new. */
+static int64_t *proc_series(struct rp_proc *p, size_t c)
+{
+	if (c >= p->nrss) {
+		int64_t **q = realloc(p->rss, (c + 1) * sizeof(*q));
+
+		if (!q)
+			return NULL;
+		memset(q + p->nrss, 0, (c + 1 - p->nrss) * sizeof(*q));
+		p->rss = q;
+		p->nrss = c + 1;
+	}
+	if (!p->rss[c])
+		p->rss[c] = calloc(p->cap, sizeof(**p->rss));
+	return p->rss[c];
+}
+
+static int proc_new_sample(struct rp_proc *p, double t)
+{
+	if (proc_grow(p, p->n + 1))
+		return -1;
+	p->t[p->n] = t;
+	p->pss_total[p->n] = -1;
+	for (size_t c = 0; c < p->nrss; c++)
+		if (p->rss[c])
+			p->rss[c][p->n] = 0;
+	p->n++;
+	return 0;
+}
+
+/*
+ * A sample is whole when it has a total and its components add up to it.
+ * Only the last one can be cut short by a writer still at work.
+ */
+static bool last_sample_whole(const struct rp_proc *p, bool had_total)
+{
+	int64_t sum = 0;
+	size_t s = p->n - 1;
+
+	if (!had_total)
+		return false;
+	for (size_t c = 1; c < p->nrss; c++)
+		if (p->rss[c])
+			sum = rp_sat_add(sum, p->rss[c][s]);
+	return sum == p->rss[0][s];
+}
+
+static void proc_free(struct rp_proc *p)
+{
+	for (size_t c = 0; c < p->nrss; c++)
+		free(p->rss[c]);
+	free(p->rss);
+	free(p->t);
+	free(p->pss_total);
+	free(p->tot);
+	free(p->grp);
+	memset(p, 0, sizeof(*p));
+}
+
+enum { C_TIME, C_RANK, C_PID, C_COMP, C_RSS, C_PSS, NCOLS_PROC };
+
+static const char *const proc_cols[NCOLS_PROC] = {
+	COL_TIME, COL_RANK, COL_PID, COL_COMPONENT, COL_RSS, COL_PSS,
+};
+
+/* Rows of the timeline into p; the reader is past the header. */
+static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *rd,
+			  const int *col, size_t nhdr, char *err, size_t errlen)
+{
+	char *fld[MAX_FIELDS];
+	bool has_total = false;
+	/* Rows come in the same order every sample: guess each from the last one. */
+	int order[128] = { 0 };
+	size_t pos = 0;
+	int r;
+
+	while ((r = next_line(rd)) > 0) {
+		int64_t rss, pss, *series;
+		double t;
+		int rank, pid, c;
+
+		if (!rd->line[0])
+			continue;
+		if (split_row(rd, fld, nhdr, err, errlen))
+			return -1;
+		if (parse_time(fld[col[C_TIME]], &t))
+			return bad_field(rd, "time_s", fld[col[C_TIME]], err, errlen);
+		if (parse_rank(fld[col[C_RANK]], &rank))
+			return bad_field(rd, "rank", fld[col[C_RANK]], err, errlen);
+		if (parse_int(fld[col[C_PID]], 1, &pid))
+			return bad_field(rd, "pid", fld[col[C_PID]], err, errlen);
+		if (!fld[col[C_COMP]][0])
+			return bad_field(rd, COL_COMPONENT, "", err, errlen);
+		if (parse_i64(fld[col[C_RSS]], 0, &rss))
+			return bad_field(rd, COL_RSS, fld[col[C_RSS]], err, errlen);
+		if (parse_i64(fld[col[C_PSS]], 0, &pss))
+			return bad_field(rd, COL_PSS, fld[col[C_PSS]], err, errlen);
+		if (p->n == 0) {
+			p->rank = rank;
+			p->pid = pid;
+		} else if (pid != p->pid || rank != p->rank) {
+			seterr(err, errlen, rd, "rank/pid %d/%d differ from the file's first row (%d/%d)",
+			       rank, pid, p->rank, p->pid);
+			return -1;
+		} else if (t < p->t[p->n - 1]) {
+			seterr(err, errlen, rd, "time_s goes back (%.3f after %.3f)", t, p->t[p->n - 1]);
+			return -1;
+		}
+		if (!strcmp(fld[col[C_COMP]], "total"))
+			pos = 0;
+		c = comp_index(run, fld[col[C_COMP]], pos < 128 && p->n ? (size_t)order[pos] : 0);
+		if (c < 0)
+			goto oom;
+		if (pos < 128)
+			order[pos] = c;
+		pos++;
+		/* A sample begins with a new time, or with a second `total` row at the same one. */
+		if (p->n == 0 || t != p->t[p->n - 1] || (c == 0 && has_total)) {
+			if (p->n && !has_total) {
+				seterr(err, errlen, rd, "the sample before (time_s %.3f) has no total row",
+				       p->t[p->n - 1]);
+				return -1;
+			}
+			if (proc_new_sample(p, t))
+				goto oom;
+			has_total = false;
+		}
+		series = proc_series(p, (size_t)c);
+		if (!series)
+			goto oom;
+		series[p->n - 1] = rss;
+		if (c == 0) {
+			has_total = true;
+			p->pss_total[p->n - 1] = pss;
+		}
+	}
+	if (r < 0)
+		return read_error(rd, err, errlen);
+	if (rd->partial)
+		run->partial_lines++;
+	if (p->n && !last_sample_whole(p, has_total)) {
+		p->n--;
+		run->dropped_samples++;
+	}
+	return 0;
+oom:
+	seterr(err, errlen, rd, "out of memory");
+	return -1;
+}
+
+int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
+{
+	struct reader rd = { .f = f, .name = name };
+	struct rp_proc p = { .rank = -1 }, *grown;
+	int col[NCOLS_PROC];
+	char *hdr[MAX_FIELDS];
+	size_t nhdr;
+	int ret = -1;
+
+	/* "total" is component 0 in every run: the readers rely on it. */
+	if (comp_index(run, "total", 0) != 0) {
+		seterr(err, errlen, &rd, "out of memory");
+		return -1;
+	}
+	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
+	    find_cols(&rd, hdr, nhdr, "memattr-bpf timeline", proc_cols, NCOLS_PROC, col,
+		      err, errlen))
+		goto out;
+	if (read_proc_rows(run, &p, &rd, col, nhdr, err, errlen))
+		goto out;
+	snprintf(p.file, sizeof(p.file), "%s", strrchr(name, '/') ? strrchr(name, '/') + 1 : name);
+	/* A file with a header and no whole sample yet: a process just found. */
+	if (p.n == 0) {
+		ret = 0;
+		goto out;
+	}
+	grown = realloc(run->procs, (run->nprocs + 1) * sizeof(*grown));
+	if (!grown) {
+		seterr(err, errlen, &rd, "out of memory");
+		goto out;
+	}
+	run->procs = grown;
+	run->procs[run->nprocs++] = p;
+	free(rd.line);
+	return 0;
+out:
+	proc_free(&p);
+	free(rd.line);
+	return ret;
+}
+
+enum { S_RANK, S_PID, S_COMP, S_PEAK, S_PEAK_T, S_PSS, S_PSS_T, S_FINAL, NCOLS_SUM };
+
+static const char *const sum_cols[NCOLS_SUM] = {
+	COL_RANK, COL_PID, COL_COMPONENT, COL_PEAK_RSS, COL_PEAK_RSS_TIME,
+	"?" COL_PEAK_PSS, "?" COL_PEAK_PSS_TIME, "?" COL_FINAL_RSS,
+};
+
+static int parse_sum_row(struct reader *rd, char **fld, const int *col,
+			 struct rp_summary_row *row, char *err, size_t errlen)
+{
+	if (parse_rank(fld[col[S_RANK]], &row->rank))
+		return bad_field(rd, "rank", fld[col[S_RANK]], err, errlen);
+	if (parse_int(fld[col[S_PID]], 1, &row->pid))
+		return bad_field(rd, "pid", fld[col[S_PID]], err, errlen);
+	snprintf(row->component, sizeof(row->component), "%s", fld[col[S_COMP]]);
+	if (parse_i64(fld[col[S_PEAK]], 0, &row->peak_rss))
+		return bad_field(rd, COL_PEAK_RSS, fld[col[S_PEAK]], err, errlen);
+	if (parse_time(fld[col[S_PEAK_T]], &row->peak_rss_time))
+		return bad_field(rd, "peak_rss_time_s", fld[col[S_PEAK_T]], err, errlen);
+	row->peak_pss = row->final_rss = -1;
+	row->peak_pss_time = -1;
+	if (col[S_PSS] >= 0 && parse_i64(fld[col[S_PSS]], 0, &row->peak_pss))
+		return bad_field(rd, COL_PEAK_PSS, fld[col[S_PSS]], err, errlen);
+	if (col[S_PSS_T] >= 0 && parse_time(fld[col[S_PSS_T]], &row->peak_pss_time))
+		return bad_field(rd, "peak_pss_time_s", fld[col[S_PSS_T]], err, errlen);
+	if (col[S_FINAL] >= 0 && parse_i64(fld[col[S_FINAL]], 0, &row->final_rss))
+		return bad_field(rd, COL_FINAL_RSS, fld[col[S_FINAL]], err, errlen);
+	return 0;
+}
+
+int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
+{
+	struct reader rd = { .f = f, .name = name };
+	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
+	int col[NCOLS_SUM], r, ret = -1;
+	size_t nhdr;
+
+	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
+	    find_cols(&rd, hdr, nhdr, "memattr-bpf summary", sum_cols, NCOLS_SUM, col, err, errlen))
+		goto out;
+	while ((r = next_line(&rd)) > 0) {
+		struct rp_summary_row row, *grown;
+
+		if (!rd.line[0])
+			continue;
+		if (split_row(&rd, fld, nhdr, err, errlen) ||
+		    parse_sum_row(&rd, fld, col, &row, err, errlen))
+			goto out;
+		grown = realloc(run->summary, (run->nsummary + 1) * sizeof(*grown));
+		if (!grown) {
+			seterr(err, errlen, &rd, "out of memory");
+			goto out;
+		}
+		run->summary = grown;
+		run->summary[run->nsummary++] = row;
+	}
+	if (r < 0) {
+		read_error(&rd, err, errlen);
+		goto out;
+	}
+	run->has_summary = true;
+	ret = 0;
+out:
+	free(rd.line);
+	return ret;
+}
+
+enum { K_RANK, K_PID, K_FUNC, K_CALLS, K_GAIN, K_REL, K_NET, K_PEAK, K_FIRST, K_LAST, NCOLS_CALLS };
+
+static const char *const call_cols[NCOLS_CALLS] = {
+	"rank", "?pid", "function", "calls", "gained_bytes", "?released_bytes", "net_bytes",
+	"?peak_bytes", "?first_growth_s", "?last_growth_s",
+};
+
+/* Optional growth time: absent or empty is -1 (the function never grew). */
+static int opt_time(const char *s, double *out)
+{
+	if (!s || !*s) {
+		*out = -1;
+		return 0;
+	}
+	return parse_time(s, out);
+}
+
+static int parse_call_row(struct reader *rd, char **fld, const int *col,
+			  struct rp_call_row *row, char *err, size_t errlen)
+{
+	const char *v;
+
+	memset(row, 0, sizeof(*row));
+	if (parse_rank(fld[col[K_RANK]], &row->rank))
+		return bad_field(rd, "rank", fld[col[K_RANK]], err, errlen);
+	row->pid = -1;
+	if (col[K_PID] >= 0 && parse_int(fld[col[K_PID]], 1, &row->pid))
+		return bad_field(rd, "pid", fld[col[K_PID]], err, errlen);
+	if (!fld[col[K_FUNC]][0])
+		return bad_field(rd, "function", "", err, errlen);
+	snprintf(row->function, sizeof(row->function), "%s", fld[col[K_FUNC]]);
+	if (parse_i64(fld[col[K_CALLS]], 0, &row->calls))
+		return bad_field(rd, "calls", fld[col[K_CALLS]], err, errlen);
+	if (parse_i64(fld[col[K_GAIN]], 0, &row->gained))
+		return bad_field(rd, "gained_bytes", fld[col[K_GAIN]], err, errlen);
+	/* net may be negative: a call that released more than it took. */
+	if (parse_i64(fld[col[K_NET]], INT64_MIN, &row->net))
+		return bad_field(rd, "net_bytes", fld[col[K_NET]], err, errlen);
+	row->released = row->peak = -1;
+	if (col[K_REL] >= 0 && parse_i64(fld[col[K_REL]], 0, &row->released))
+		return bad_field(rd, "released_bytes", fld[col[K_REL]], err, errlen);
+	if (col[K_PEAK] >= 0 && parse_i64(fld[col[K_PEAK]], 0, &row->peak))
+		return bad_field(rd, "peak_bytes", fld[col[K_PEAK]], err, errlen);
+	v = col[K_FIRST] >= 0 ? fld[col[K_FIRST]] : NULL;
+	if (opt_time(v, &row->first_growth))
+		return bad_field(rd, "first_growth_s", v, err, errlen);
+	v = col[K_LAST] >= 0 ? fld[col[K_LAST]] : NULL;
+	if (opt_time(v, &row->last_growth))
+		return bad_field(rd, "last_growth_s", v, err, errlen);
+	return 0;
+}
+
+int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
+{
+	struct reader rd = { .f = f, .name = name };
+	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
+	int col[NCOLS_CALLS], r, ret = -1;
+	size_t nhdr;
+
+	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
+	    find_cols(&rd, hdr, nhdr, "memattr-bpf MPI call table", call_cols, NCOLS_CALLS, col,
+		      err, errlen))
+		goto out;
+	while ((r = next_line(&rd)) > 0) {
+		struct rp_call_row row, *grown;
+
+		if (!rd.line[0])
+			continue;
+		if (split_row(&rd, fld, nhdr, err, errlen) ||
+		    parse_call_row(&rd, fld, col, &row, err, errlen))
+			goto out;
+		grown = realloc(run->calls, (run->ncalls + 1) * sizeof(*grown));
+		if (!grown) {
+			seterr(err, errlen, &rd, "out of memory");
+			goto out;
+		}
+		run->calls = grown;
+		run->calls[run->ncalls++] = row;
+	}
+	if (r < 0) {
+		read_error(&rd, err, errlen);
+		goto out;
+	}
+	run->has_calls = true;
+	ret = 0;
+out:
+	free(rd.line);
+	return ret;
+}
+
+int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
+{
+	struct reader rd = { .f = f, .name = name };
+	char *fld[MAX_FIELDS];
+	int r, n, ret = -1;
+
+	while ((r = next_line(&rd)) > 0) {
+		struct rp_kv kv, *grown;
+		size_t used;
+
+		if (!rd.line[0] || rd.line[0] == '#')
+			continue;
+		n = rp_csv_split(rd.line, fld, MAX_FIELDS);
+		if (n < 2 || n > MAX_FIELDS || !fld[0][0]) {
+			seterr(err, errlen, &rd, "expected key,value");
+			goto out;
+		}
+		if (rd.lineno == 1 && !strcmp(fld[0], "key") && !strcmp(fld[1], "value"))
+			continue;
+		snprintf(kv.key, sizeof(kv.key), "%s", fld[0]);
+		/* An unquoted value with commas in it: keep it whole. */
+		used = (size_t)snprintf(kv.value, sizeof(kv.value), "%s", fld[1]);
+		for (int i = 2; i < n && used < sizeof(kv.value); i++)
+			used += (size_t)snprintf(kv.value + used, sizeof(kv.value) - used, ",%s", fld[i]);
+		grown = realloc(run->info, (run->ninfo + 1) * sizeof(*grown));
+		if (!grown) {
+			seterr(err, errlen, &rd, "out of memory");
+			goto out;
+		}
+		run->info = grown;
+		run->info[run->ninfo++] = kv;
+	}
+	if (r < 0) {
+		read_error(&rd, err, errlen);
+		goto out;
+	}
+	run->has_info = true;
+	ret = 0;
+out:
+	free(rd.line);
+	return ret;
+}
+
+/* "rank-<digits>.csv" or "pid-<digits>.csv", gzip'ed or not (--compress, the node service). */
+static bool timeline_name(const char *name)
+{
+	const char *d;
+	size_t len;
+
+	if (!strncmp(name, "rank-", 5))
+		d = name + 5;
+	else if (!strncmp(name, "pid-", 4))
+		d = name + 4;
+	else
+		return false;
+	len = strspn(d, "0123456789");
+	return len > 0 && len < 12 && (!strcmp(d + len, ".csv") || !strcmp(d + len, ".csv.gz"));
+}
+
+/*
+ * Open name inside the run directory for reading; NULL with errno set. No
+ * symlink, no FIFO or device, nothing larger than a run could write. Run
+ * as root in a directory its owner controls, no hard link either: a link
+ * to a root-only file would end up in the page. A user's own hard links
+ * (a run copied with cp -al) give them nothing they could not read.
+ */
+static FILE *open_in(int dirfd, const char *name)
+{
+	return safe_fopenat(dirfd, name, geteuid() == 0 ? 0 : SAFE_ANY_NLINK, RP_MAX_FILE);
+}
+
+typedef int (*reader_fn)(struct rp_run *, FILE *, const char *, char *, size_t);
+
+/* Read one file with fn; a missing optional file is fine. */
+static int read_file(struct rp_run *run, int dirfd, const char *dir, const char *name,
+		     bool optional, reader_fn fn, char *err, size_t errlen)
+{
+	char path[4200];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = open_in(dirfd, name);
+	if (f && strlen(name) > 3 && !strcmp(name + strlen(name) - 3, ".gz"))
+		f = gz_open_read(f, RP_MAX_FILE);
+	if (!f) {
+		if (optional && errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: cannot open: %s", path, safe_open_strerror(errno));
+		return -1;
+	}
+	ret = fn(run, f, path, err, errlen);
+	fclose(f);
+	return ret;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Ranks by rank, then the other processes by pid. */
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct rp_proc *p = a, *q = b;
+
+	if ((p->rank < 0) != (q->rank < 0))
+		return p->rank < 0 ? 1 : -1;
+	if (p->rank != q->rank)
+		return p->rank < q->rank ? -1 : 1;
+	return (p->pid > q->pid) - (p->pid < q->pid);
+}
+
+/* The names of the timeline files in the directory, sorted. */
+static int list_timelines(int dirfd, const char *dir, char ***names, size_t *n,
+			  char *err, size_t errlen)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd = dup(dirfd);
+
+	*names = NULL;
+	*n = 0;
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		snprintf(err, errlen, "%s: cannot list: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		char **grown;
+
+		if (!timeline_name(de->d_name))
+			continue;
+		grown = realloc(*names, (*n + 1) * sizeof(*grown));
+		if (!grown || !(grown[*n] = strdup(de->d_name))) {
+			if (grown)
+				*names = grown;
+			closedir(d);
+			snprintf(err, errlen, "%s: out of memory", dir);
+			return -1;
+		}
+		*names = grown;
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof(**names), cmp_str);
+	return 0;
+}
+
+int rp_load_dir(struct rp_run *run, int dirfd, const char *dir, char *err, size_t errlen)
+{
+	char **names;
+	size_t n;
+	int ret = -1;
+
+	snprintf(run->dir, sizeof(run->dir), "%s", dir);
+	if (list_timelines(dirfd, dir, &names, &n, err, errlen))
+		return -1;
+	if (n == 0) {
+		snprintf(err, errlen, "%s: no rank-<R>.csv or pid-<P>.csv files: not a memattr-bpf output directory",
+			 dir);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (read_file(run, dirfd, dir, names[i], false, rp_read_proc, err, errlen))
+			goto out;
+	if (run->nprocs == 0) {
+		snprintf(err, errlen, "%s: the timelines hold no sample yet (run just started?)", dir);
+		goto out;
+	}
+	qsort(run->procs, run->nprocs, sizeof(*run->procs), cmp_proc);
+	if (read_file(run, dirfd, dir, FILE_SUMMARY, true, rp_read_summary, err, errlen) ||
+	    read_file(run, dirfd, dir, FILE_MPI_CALLS, true, rp_read_calls, err, errlen) ||
+	    read_file(run, dirfd, dir, FILE_RUN_INFO, true, rp_read_info, err, errlen))
+		goto out;
+	ret = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return ret;
+}
+
+void rp_run_free(struct rp_run *run)
+{
+	for (size_t i = 0; i < run->nprocs; i++)
+		proc_free(&run->procs[i]);
+	free(run->procs);
+	for (size_t i = 0; i < run->ncomp; i++)
+		free(run->comp[i]);
+	free(run->comp);
+	free(run->summary);
+	free(run->calls);
+	free(run->info);
+	memset(run, 0, sizeof(*run));
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_loader.h"
+#include "memattr.skel.h"
+
+#define TRACEFS_DIR	"/sys/kernel/tracing"
+#define TRACEFS_MAGIC_	0x74726163
+
+static bool libbpf_verbose;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || (!libbpf_verbose && level == LIBBPF_INFO))
+		return 0;
+	if (!libbpf_verbose)
+		return 0;	/* our own error line says what failed */
+	return vfprintf(stderr, fmt, ap);
+}
+
+/*
+ * The classic rss_stat tracepoint is found through tracefs, which a fresh
+ * machine does not mount. Mount it where the kernel documents it; it stays
+ * mounted (as systemd would mount it), which other tools expect anyway.
+ */
+static int ensure_tracefs(char *err, size_t errlen)
+{
+	struct statfs sfs;
+
+	if (statfs(TRACEFS_DIR, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC_)
+		return 0;
+	if (access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return 0;
+	if (mount("tracefs", TRACEFS_DIR, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+		snprintf(err, errlen, "cannot mount tracefs on %s: %s", TRACEFS_DIR,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * BPF_LINK_CREATE for a uprobe_multi link, spelled out: the kernel has it
+ * (6.6+) but Debian 12's libbpf 1.1 and UAPI headers predate it. The layout
+ * is the kernel's link_create member of union bpf_attr (checked against
+ * this kernel's BTF when the Makefile builds vmlinux.h).
+ */
+#define ATTACH_UPROBE_MULTI		48	/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN		1	/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad[13];		/* zero, up to the size we pass */
+};
+
+static struct bpf_program *uprobe_prog(struct bpf_tracer *t, enum uprobe_prog which)
+{
+	switch (which) {
+	case UPROBE_MPI_ENTER:
+		return t->skel->progs.ma_mpi_enter;
+	case UPROBE_MPI_EXIT:
+		return t->skel->progs.ma_mpi_exit;
+	case UPROBE_HEAP_ENTER:
+		return t->skel->progs.ma_heap_enter;
+	default:
+		return t->skel->progs.ma_heap_exit;
+	}
+}
+
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
+		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	libbpf_verbose = verbose;
+	libbpf_set_print(print_libbpf);
+	if (ensure_tracefs(err, errlen))
+		return -1;
+
+	t->skel = memattr_bpf__open();
+	if (!t->skel) {
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	if (ringbuf_bytes)
+		bpf_map__set_max_entries(t->skel->maps.events, ringbuf_bytes);
+	/* A mode that is off keeps one entry: exit and exec walk these maps in the kernel. */
+	if (!mpi_calls)
+		bpf_map__set_max_entries(t->skel->maps.mpi_calls, 1);
+	if (!heap) {
+		bpf_map__set_max_entries(t->skel->maps.heap_blocks, 1);
+		bpf_map__set_max_entries(t->skel->maps.heap_sites, 1);
+	}
+	/* The opt-in programs attach as uprobe_multi links: one per library, not per function. */
+	for (int i = UPROBE_MPI_ENTER; i <= UPROBE_HEAP_EXIT; i++)
+		bpf_program__set_expected_attach_type(uprobe_prog(t, i), ATTACH_UPROBE_MULTI);
+	ret = memattr_bpf__load(t->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s (run with --verbose for the verifier log)",
+			 strerror(-ret));
+		goto fail;
+	}
+	ret = memattr_bpf__attach(t->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
+		goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
+	if (!t->rb) {
+		snprintf(err, errlen, "cannot open the BPF ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	tracer_close(t);
+	return -1;
+}
+
+void tracer_close(struct bpf_tracer *t)
+{
+	ring_buffer__free(t->rb);
+	t->rb = NULL;
+	memattr_bpf__destroy(t->skel);	/* detaches every link */
+	t->skel = NULL;
+}
+
+int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags)
+{
+	struct traced_proc tp = { .job = job, .flags = flags };
+	__u32 key = tgid;
+
+	return bpf_map__update_elem(t->skel->maps.traced, &key, sizeof(key), &tp,
+				    sizeof(tp), BPF_ANY);
+}
+
+int tracer_remove_process(struct bpf_tracer *t, pid_t tgid)
+{
+	__u32 key = tgid;
+
+	return bpf_map__delete_elem(t->skel->maps.traced, &key, sizeof(key), 0);
+}
+
+void tracer_watch_exec(struct bpf_tracer *t, bool on)
+{
+	t->skel->bss->watch_exec = on;
+}
+
+/* Entries in one of the object's hash maps now, and its capacity. */
+int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, uint64_t *max)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(t->skel->obj, name);
+	__u32 key, next, *prev = NULL;
+	uint64_t n = 0;
+
+	if (!m)
+		return -ENOENT;
+	*max = bpf_map__max_entries(m);
+	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next)) && n < *max) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	*entries = n;
+	return 0;
+}
+
+int tracer_poll(struct bpf_tracer *t, int timeout_ms)
+{
+	return ring_buffer__poll(t->rb, timeout_ms);
+}
+
+int tracer_drain(struct bpf_tracer *t)
+{
+	return ring_buffer__consume(t->rb);
+}
+
+void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 vals[ncpu > 0 ? ncpu : 1];
+
+	for (__u32 i = 0; i < STAT_NR; i++) {
+		out[i] = 0;
+		if (ncpu <= 0 || bpf_map__lookup_elem(t->skel->maps.stats, &i, sizeof(i),
+						      vals, sizeof(vals), 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+}
+
+int tracer_attach_uprobes(struct bpf_tracer *t, enum uprobe_prog which, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t cnt)
+{
+	struct uprobe_multi_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = bpf_program__fd(uprobe_prog(t, which));
+	attr.attach_type = ATTACH_UPROBE_MULTI;
+	attr.path = (__u64)(uintptr_t)path;
+	attr.offsets = (__u64)(uintptr_t)offsets;
+	attr.cookies = (__u64)(uintptr_t)cookies;
+	attr.cnt = (__u32)cnt;
+	attr.multi_flags = which == UPROBE_MPI_EXIT || which == UPROBE_HEAP_EXIT ?
+			   UPROBE_MULTI_RETURN : 0;
+	attr.pid = (__u32)pid;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn)
+{
+	struct mpi_call_key key = { .tgid = tgid, .fn = fn };
+	__u64 calls = 0;
+
+	bpf_map__lookup_elem(t->skel->maps.mpi_calls, &key, sizeof(key), &calls, sizeof(calls), 0);
+	return calls;
+}
+
+/* Delete every key of map whose leading __u32 is tgid (keys start with the tgid). */
+static void forget_tgid(struct bpf_map *map, size_t key_size, pid_t tgid)
+{
+	unsigned char kept[32], cur[32];
+	bool have_kept = false;
+	__u32 owner;
+
+	/* The walk resumes after the last key kept, so deleting never restarts it. */
+	while (!bpf_map__get_next_key(map, have_kept ? kept : NULL, cur, key_size)) {
+		memcpy(&owner, cur, sizeof(owner));
+		if (owner == (__u32)tgid && !bpf_map__delete_elem(map, cur, key_size, 0))
+			continue;
+		memcpy(kept, cur, key_size);
+		have_kept = true;
+	}
+}
+
+void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx)
+{
+	struct bpf_map *sites = t->skel->maps.heap_sites;
+	struct site_key key, next;
+	struct site_stats st;
+	bool started = false;
+
+	while (!bpf_map__get_next_key(sites, started ? &key : NULL, &next, sizeof(next))) {
+		key = next;
+		started = true;
+		if ((tgid && key.tgid != (__u32)tgid) ||
+		    bpf_map__lookup_elem(sites, &key, sizeof(key), &st, sizeof(st), 0))
+			continue;
+		fn(ctx, (pid_t)key.tgid, key.site, &st);
+	}
+}
+
+void tracer_forget_process(struct bpf_tracer *t, pid_t tgid)
+{
+	/* Its live blocks were dropped in the kernel when it exited (ma_exit). */
+	forget_tgid(t->skel->maps.heap_sites, sizeof(struct site_key), tgid);
+	forget_tgid(t->skel->maps.mpi_calls, sizeof(struct mpi_call_key), tgid);
+}
+
+uint64_t tracer_map_bytes(struct bpf_tracer *t)
+{
+	struct bpf_map *m;
+	uint64_t total = 0;
+
+	bpf_object__for_each_map(m, t->skel->obj) {
+		char path[64], line[128];
+		FILE *f;
+
+		/* The kernel reports each map's charged memory in its fdinfo. */
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(m));
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long v;
+
+			if (sscanf(line, "memlock: %llu", &v) == 1)
+				total += v;
+		}
+		fclose(f);
+	}
+	return total;
+}

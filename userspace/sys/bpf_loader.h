@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The BPF side as user space sees it: load, attach, the set of traced
+ * processes, the event ring buffer and the kernel-side counters.
+ */
+#ifndef MEMATTR_BPF_LOADER_H
+#define MEMATTR_BPF_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memattr.h"
+
+struct memattr_bpf;
+struct ring_buffer;
+
+/* Called for each record; a non-zero return stops the current poll. */
+typedef int (*event_fn)(void *ctx, void *data, size_t size);
+
+struct bpf_tracer {
+	struct memattr_bpf *skel;
+	struct ring_buffer *rb;
+};
+
+/*
+ * Load and attach every program (the uprobe programs of the opt-in modes
+ * are attached per process by tracer_attach_uprobes; the maps of a mode
+ * that is off are made as small as they can be). Mounts tracefs at /sys/kernel/tracing when
+ * it is not mounted (kmem:rss_stat needs it). On failure nothing stays
+ * attached and err holds one line.
+ */
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
+		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);
+
+/* Detach and free; safe on a tracer that failed to open. */
+void tracer_close(struct bpf_tracer *t);
+
+int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags);
+int tracer_remove_process(struct bpf_tracer *t, pid_t tgid);
+
+/* Node service: report the exec of every process, traced or not (job slot 0). */
+void tracer_watch_exec(struct bpf_tracer *t, bool on);
+
+/* Entries now and capacity of a map with 4-byte keys (traced); -ENOENT: no such map. */
+int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, uint64_t *max);
+
+/* Wait up to timeout_ms for records and hand them to fn; -EINTR on a signal. */
+int tracer_poll(struct bpf_tracer *t, int timeout_ms);
+
+/* Hand over whatever is in the ring buffer now, without waiting. */
+int tracer_drain(struct bpf_tracer *t);
+
+/* Kernel-side counters summed over CPUs, indexed by enum stat_idx. */
+void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR]);
+
+enum uprobe_prog {
+	UPROBE_MPI_ENTER,
+	UPROBE_MPI_EXIT,
+	UPROBE_HEAP_ENTER,
+	UPROBE_HEAP_EXIT,
+};
+
+/*
+ * Attach one of the opt-in programs at cnt file offsets of binary path, for
+ * process pid only, each with its cookie: one uprobe_multi link. Returns
+ * the link's descriptor (close it to detach) or -errno.
+ */
+int tracer_attach_uprobes(struct bpf_tracer *t, enum uprobe_prog which, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t cnt);
+
+/* Outermost calls of MPI function fn in process tgid (--mpi-calls). */
+uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn);
+
+/* --heap: call fn for every malloc-family call site of process tgid (0: of every process). */
+typedef void (*site_fn)(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *s);
+void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx);
+
+/* The process exited: drop its call sites, live blocks and call counts from the kernel. */
+void tracer_forget_process(struct bpf_tracer *t, pid_t tgid);
+
+/* Bytes of kernel memory the maps may hold (for the tool's footprint). */
+uint64_t tracer_map_bytes(struct bpf_tracer *t);
+
+#endif

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+#include "safe_open.h"
+
+static int by_vaddr(const void *a, const void *b)
+{
+	const struct elfsym_func *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	/* Aliases: prefer the one with a size, then the shorter name (MPI_X over PMPI_X). */
+	if ((x->size == 0) != (y->size == 0))
+		return x->size ? -1 : 1;
+	return (int)strlen(x->name) - (int)strlen(y->name);
+}
+
+static int add_func(struct elfsym_table *t, size_t *cap, uint64_t vaddr, uint64_t size,
+		    const char *name)
+{
+	if (t->nfuncs == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		struct elfsym_func *f = realloc(t->funcs, n * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		t->funcs = f;
+		*cap = n;
+	}
+	t->funcs[t->nfuncs].name = strdup(name);
+	if (!t->funcs[t->nfuncs].name)
+		return -ENOMEM;
+	t->funcs[t->nfuncs].vaddr = vaddr;
+	t->funcs[t->nfuncs].size = size;
+	t->nfuncs++;
+	return 0;
+}
+
+static int read_symbols(struct elfsym_table *t, Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *name;
+			int type;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			type = GELF_ST_TYPE(s.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+			    !s.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !name[0])
+				continue;
+			if (add_func(t, &cap, s.st_value, s.st_size, name))
+				return -ENOMEM;
+		}
+	}
+	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), by_vaddr);
+	return 0;
+}
+
+static int read_segments(struct elfsym_table *t, Elf *e)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n))
+		return -ENOEXEC;
+	t->segs = calloc(n ? n : 1, sizeof(*t->segs));
+	if (!t->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->segs[t->nsegs++] = (struct elfsym_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+	}
+	return 0;
+}
+
+/*
+ * Open path as an ELF file: 0 with *fd and *e set (close both), or -errno.
+ * Only a regular file of sane size, and never blocking: a FIFO or device
+ * planted in a library path must not stall or feed a root tool. Symlinks
+ * are followed, as the loader and the probe's own attach do (/proc/PID/exe
+ * and /proc/PID/root are links); st, if not NULL, says which file it was.
+ */
+static int open_elf(const char *path, int *fd, Elf **e, struct stat *st)
+{
+	struct stat sb;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	*fd = safe_openat(AT_FDCWD, path, SAFE_FOLLOW | SAFE_ANY_NLINK, ELFSYM_MAX_FILE, &sb);
+	if (*fd < 0)
+		return errno == EINVAL || errno == EISDIR || errno == EFBIG ? -ENOEXEC : -errno;
+	if (st)
+		*st = sb;
+	*e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*e || elf_kind(*e) != ELF_K_ELF) {
+		if (*e)
+			elf_end(*e);
+		close(*fd);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+int elfsym_load(struct elfsym_table *t, const char *path)
+{
+	struct stat st;
+	int fd, ret;
+	Elf *e;
+
+	memset(t, 0, sizeof(*t));
+	ret = open_elf(path, &fd, &e, &st);
+	if (ret)
+		return ret;
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	t->size = (uint64_t)st.st_size;
+	t->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	t->path = strdup(path);
+	ret = t->path ? read_segments(t, e) : -ENOMEM;
+	if (!ret)
+		ret = read_symbols(t, e);
+	elf_end(e);
+	close(fd);
+	if (ret)
+		elfsym_free(t);
+	return ret;
+}
+
+void elfsym_free(struct elfsym_table *t)
+{
+	for (size_t i = 0; i < t->nfuncs; i++)
+		free(t->funcs[i].name);
+	free(t->funcs);
+	free(t->segs);
+	free(t->path);
+	memset(t, 0, sizeof(*t));
+}
+
+static bool vaddr_to_off(const struct elfsym_table *t, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct elfsym_seg *s = &t->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr < s->vaddr + s->filesz) {
+			*off = vaddr - s->vaddr + s->offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool off_to_vaddr(const struct elfsym_table *t, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct elfsym_seg *s = &t->segs[i];
+
+		if (off >= s->offset && off < s->offset + s->filesz) {
+			*vaddr = off - s->offset + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+int elfsym_func_offset(const struct elfsym_table *t, const char *name, uint64_t *file_off)
+{
+	for (size_t i = 0; i < t->nfuncs; i++)
+		if (!strcmp(t->funcs[i].name, name))
+			return vaddr_to_off(t, t->funcs[i].vaddr, file_off) ? 0 : -ENOENT;
+	return -ENOENT;
+}
+
+const char *elfsym_name_at(const struct elfsym_table *t, uint64_t off, uint64_t *delta)
+{
+	size_t lo = 0, hi = t->nfuncs;
+	uint64_t vaddr;
+
+	if (!off_to_vaddr(t, off, &vaddr))
+		return NULL;
+	/* Last function starting at or below vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->funcs[mid].vaddr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* Aliases sort best first: step back to the first of this address. */
+	lo--;
+	while (lo > 0 && t->funcs[lo - 1].vaddr == t->funcs[lo].vaddr)
+		lo--;
+	/* A symbol without a size covers up to the next one. */
+	if (t->funcs[lo].size && vaddr >= t->funcs[lo].vaddr + t->funcs[lo].size)
+		return NULL;
+	*delta = vaddr - t->funcs[lo].vaddr;
+	return t->funcs[lo].name;
+}
+
+static int read_dynamic(Elf *e, struct elfsym_needed *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			return -ENOEXEC;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *str;
+			char **v;
+
+			if (!gelf_getdyn(d, (int)i, &dyn))
+				continue;
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH)
+				continue;
+			str = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			if (!str)
+				continue;
+			if (dyn.d_tag != DT_NEEDED) {
+				/* DT_RUNPATH wins over DT_RPATH, as in the loader. */
+				if (out->runpath && dyn.d_tag == DT_RPATH)
+					continue;
+				free(out->runpath);
+				out->runpath = strdup(str);
+				continue;
+			}
+			v = realloc(out->names, (out->n + 1) * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			out->names = v;
+			v[out->n] = strdup(str);
+			if (!v[out->n])
+				return -ENOMEM;
+			out->n++;
+		}
+	}
+	return 0;
+}
+
+int elfsym_read_needed(const char *path, struct elfsym_needed *out)
+{
+	int fd, ret;
+	Elf *e;
+
+	memset(out, 0, sizeof(*out));
+	ret = open_elf(path, &fd, &e, NULL);
+	if (ret)
+		return ret;
+	ret = read_dynamic(e, out);
+	elf_end(e);
+	close(fd);
+	if (ret)
+		elfsym_needed_free(out);
+	return ret;
+}
+
+void elfsym_needed_free(struct elfsym_needed *nd)
+{
+	for (size_t i = 0; i < nd->n; i++)
+		free(nd->names[i]);
+	free(nd->names);
+	free(nd->runpath);
+	memset(nd, 0, sizeof(*nd));
+}

@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * /proc/PID readers. The text comes from processes we do not control (a
+ * comm or a file name is whatever the user chose), so every parser checks
+ * bounds and reports malformed input instead of trusting the layout.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+#define DELETED_SUFFIX	" (deleted)"
+#define SMALL_FILE_MAX	4096
+
+/* ---- helpers ---- */
+
+static int open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Read up to max bytes from fd. Returns the count or -errno. */
+static ssize_t read_full(int fd, char *buf, size_t max)
+{
+	size_t got = 0;
+
+	while (got < max) {
+		ssize_t n = read(fd, buf + got, max - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!n)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Small text file into buf, NUL-terminated. 0 or -errno. */
+static int read_small(pid_t pid, const char *name, char *buf, size_t size)
+{
+	int fd = open_proc(pid, name);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = read_full(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Unsigned number in base 10 or 16 at *p, advancing *p. False on no digits or overflow. */
+static bool parse_u64(const char **p, int base, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	bool any = false;
+
+	for (;; s++) {
+		unsigned int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned int)(*s - 'A' + 10);
+		else
+			break;
+		if (v > (UINT64_MAX - d) / (uint64_t)base)
+			return false;
+		v = v * (uint64_t)base + d;
+		any = true;
+	}
+	if (!any)
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+static const char *skip_blanks(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* ---- environ ---- */
+
+#define ENVIRON_FIRST	(16 << 10)	/* most environments fit; larger ones double up to max */
+
+int procfs_read_environ(pid_t pid, struct environ_buf *env, size_t max)
+{
+	size_t cap = max < ENVIRON_FIRST ? max : ENVIRON_FIRST;
+	char probe, *grown;
+	ssize_t n;
+	int fd;
+
+	env->data = NULL;
+	env->len = 0;
+	fd = open_proc(pid, "environ");
+	if (fd < 0)
+		return fd;
+	/* One spare byte: data[len] is always '\0', see environ_get(). */
+	env->data = malloc(cap + 1);
+	if (!env->data) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		n = read_full(fd, env->data + env->len, cap - env->len);
+		if (n < 0) {
+			close(fd);
+			environ_free(env);
+			return (int)n;
+		}
+		env->len += (size_t)n;
+		if (env->len < cap || cap == max)
+			break;
+		cap = cap * 2 < max ? cap * 2 : max;
+		grown = realloc(env->data, cap + 1);
+		if (!grown) {
+			close(fd);
+			environ_free(env);
+			return -ENOMEM;
+		}
+		env->data = grown;
+	}
+	/*
+	 * Cut at max: drop the partial last entry, or "PMIX_RANK=12" could be
+	 * read as rank 1.
+	 */
+	if (env->len == max && read_full(fd, &probe, 1) == 1) {
+		while (env->len && env->data[env->len - 1] != '\0')
+			env->len--;
+	}
+	close(fd);
+	env->data[env->len] = '\0';
+	return 0;
+}
+
+void environ_free(struct environ_buf *env)
+{
+	free(env->data);
+	env->data = NULL;
+	env->len = 0;
+}
+
+/*
+ * Entries are scanned within [0, len) only. The last one may lack its NUL
+ * (a process can overwrite its environment block); procfs_read_environ
+ * leaves data[len] == '\0', so its value is still a terminated string.
+ * Buffers built by hand must keep that invariant.
+ */
+const char *environ_get(const struct environ_buf *env, const char *key)
+{
+	size_t klen, pos = 0;
+
+	if (!env || !env->data || !key || !key[0])
+		return NULL;
+	klen = strlen(key);
+	while (pos < env->len) {
+		const char *entry = env->data + pos;
+		size_t left = env->len - pos;
+		const char *nul = memchr(entry, '\0', left);
+		size_t elen = nul ? (size_t)(nul - entry) : left;
+
+		if (elen > klen && entry[klen] == '=' && !memcmp(entry, key, klen))
+			return entry + klen + 1;
+		pos += elen + 1;
+	}
+	return NULL;
+}
+
+static const char *const rank_keys[] = {
+	"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
+	"SLURM_PROCID", "PALS_RANKID", "FLUX_TASK_RANK",
+};
+
+static int parse_rank(const char *s)
+{
+	uint64_t v;
+
+	if (!s || !parse_u64(&s, 10, &v) || *s || v > INT_MAX)
+		return -1;
+	return (int)v;
+}
+
+int environ_rank(const struct environ_buf *env)
+{
+	for (size_t i = 0; i < sizeof(rank_keys) / sizeof(rank_keys[0]); i++) {
+		int rank = parse_rank(environ_get(env, rank_keys[i]));
+
+		if (rank >= 0)
+			return rank;
+	}
+	return -1;
+}
+
+static const char *const job_keys[] = {
+	"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "PMIX_NAMESPACE",
+};
+
+const char *environ_job_id(const struct environ_buf *env)
+{
+	for (size_t i = 0; i < sizeof(job_keys) / sizeof(job_keys[0]); i++) {
+		const char *v = environ_get(env, job_keys[i]);
+
+		if (v && v[0])
+			return v;
+	}
+	return NULL;
+}
+
+bool environ_matches_job(const struct environ_buf *env, const char *jobid)
+{
+	size_t jlen;
+
+	if (!jobid || !jobid[0])
+		return false;
+	jlen = strlen(jobid);
+	for (size_t i = 0; i < sizeof(job_keys) / sizeof(job_keys[0]); i++) {
+		const char *v = environ_get(env, job_keys[i]);
+
+		if (!v)
+			continue;
+		if (!strcmp(v, jobid))
+			return true;
+		/* PBS qualifies the number with its server: "1234.server". */
+		if (!strcmp(job_keys[i], "PBS_JOBID") && !strncmp(v, jobid, jlen) &&
+		    v[jlen] == '.')
+			return true;
+	}
+	return false;
+}
+
+/* ---- maps and smaps ---- */
+
+static bool valid_perms(const char *p)
+{
+	return (p[0] == 'r' || p[0] == '-') && (p[1] == 'w' || p[1] == '-') &&
+	       (p[2] == 'x' || p[2] == '-') && (p[3] == 'p' || p[3] == 's');
+}
+
+/*
+ * "start-end perms offset major:minor inode   path". The path is the rest
+ * of the line and may hold spaces; the kernel escapes only '\n' in it.
+ */
+static int parse_vma_header(const char *line, struct vma_info *v)
+{
+	const char *p = line;
+	uint64_t dev;
+	size_t len;
+
+	memset(v, 0, sizeof(*v));
+	if (!parse_u64(&p, 16, &v->start) || *p++ != '-' ||
+	    !parse_u64(&p, 16, &v->end) || *p++ != ' ' || v->start > v->end)
+		return -EINVAL;
+	if (strnlen(p, 5) < 5 || !valid_perms(p) || p[4] != ' ')
+		return -EINVAL;
+	memcpy(v->perms, p, 4);
+	v->perms[4] = '\0';
+	p += 5;
+	if (!parse_u64(&p, 16, &v->offset) || *p++ != ' ' ||
+	    !parse_u64(&p, 16, &dev) || *p++ != ':' || !parse_u64(&p, 16, &dev) ||
+	    *p++ != ' ' || !parse_u64(&p, 10, &v->inode))
+		return -EINVAL;
+	if (*p && *p != ' ' && *p != '\n')
+		return -EINVAL;
+	p = skip_blanks(p);
+	len = strlen(p);
+	if (len && p[len - 1] == '\n')
+		len--;
+	if (len >= sizeof(DELETED_SUFFIX) - 1 &&
+	    !memcmp(p + len - (sizeof(DELETED_SUFFIX) - 1), DELETED_SUFFIX,
+		    sizeof(DELETED_SUFFIX) - 1)) {
+		len -= sizeof(DELETED_SUFFIX) - 1;
+		v->deleted = true;
+	}
+	/* The kernel never prints more than PATH_MAX; hostile input is cut. */
+	if (len >= sizeof(v->path))
+		len = sizeof(v->path) - 1;
+	memcpy(v->path, p, len);
+	v->path[len] = '\0';
+	return 0;
+}
+
+/* A header starts with hex digits and a '-'; field lines start with "Name:". */
+static bool is_vma_header(const char *line)
+{
+	const char *p = line;
+
+	while (isxdigit((unsigned char)*p))
+		p++;
+	return p != line && *p == '-';
+}
+
+static const struct {
+	const char *key;
+	size_t off;
+} smaps_fields[] = {
+	{ "Rss",		offsetof(struct vma_info, rss) },
+	{ "Pss",		offsetof(struct vma_info, pss) },
+	{ "Shared_Clean",	offsetof(struct vma_info, shared_clean) },
+	{ "Shared_Dirty",	offsetof(struct vma_info, shared_dirty) },
+	{ "Private_Clean",	offsetof(struct vma_info, private_clean) },
+	{ "Private_Dirty",	offsetof(struct vma_info, private_dirty) },
+	{ "Anonymous",		offsetof(struct vma_info, anonymous) },
+	{ "Swap",		offsetof(struct vma_info, swap) },
+};
+
+/* "   1234 kB" -> bytes. */
+static int parse_kb(const char *p, uint64_t *bytes)
+{
+	uint64_t kb;
+
+	p = skip_blanks(p);
+	if (!parse_u64(&p, 10, &kb) || kb > UINT64_MAX / 1024)
+		return -EINVAL;
+	p = skip_blanks(p);
+	if (strncmp(p, "kB", 2))
+		return -EINVAL;
+	p = skip_blanks(p + 2);
+	if (*p && *p != '\n')
+		return -EINVAL;
+	*bytes = kb * 1024;
+	return 0;
+}
+
+/*
+ * "Key:   value..." of an smaps entry. Fields we do not use are checked only
+ * for their shape (VmFlags, THPeligible and ProtectionKey are not in kB).
+ */
+static int parse_smaps_field(const char *line, struct vma_info *v)
+{
+	const char *colon = strchr(line, ':');
+	size_t klen;
+
+	if (!colon || colon == line)
+		return -EINVAL;
+	klen = (size_t)(colon - line);
+	for (const char *p = line; p < colon; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return -EINVAL;
+	for (size_t i = 0; i < sizeof(smaps_fields) / sizeof(smaps_fields[0]); i++) {
+		if (strlen(smaps_fields[i].key) == klen &&
+		    !memcmp(smaps_fields[i].key, line, klen))
+			return parse_kb(colon + 1,
+					(uint64_t *)((char *)v + smaps_fields[i].off));
+	}
+	return 0;
+}
+
+int procfs_parse_maps(FILE *f, bool with_smaps, vma_cb cb, void *arg)
+{
+	struct vma_info *v;
+	bool pending = false;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int ret = 0;
+
+	/* struct vma_info holds PATH_MAX bytes: too big for a deep stack. */
+	v = malloc(sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (;;) {
+		errno = 0;
+		len = getline(&line, &cap, f);
+		if (len < 0)
+			break;
+		if (strlen(line) != (size_t)len) {
+			ret = -EINVAL;
+			break;
+		}
+		if (is_vma_header(line)) {
+			if (pending) {
+				ret = cb(v, arg);
+				pending = false;
+				if (ret)
+					break;
+			}
+			ret = parse_vma_header(line, v);
+			if (ret)
+				break;
+			if (!with_smaps) {
+				ret = cb(v, arg);
+				if (ret)
+					break;
+				continue;
+			}
+			pending = true;
+		} else if (with_smaps && pending) {
+			ret = parse_smaps_field(line, v);
+			if (ret)
+				break;
+		} else {
+			ret = -EINVAL;
+			break;
+		}
+	}
+	/* A read error (the process exited mid-read) is not malformed text. */
+	if (!ret && ferror(f))
+		ret = errno ? -errno : -EIO;
+	if (!ret && pending)
+		ret = cb(v, arg);
+	free(line);
+	free(v);
+	return ret;
+}
+
+int procfs_read_maps(pid_t pid, bool with_smaps, vma_cb cb, void *arg)
+{
+	int fd = open_proc(pid, with_smaps ? "smaps" : "maps");
+	FILE *f;
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	ret = procfs_parse_maps(f, with_smaps, cb, arg);
+	fclose(f);
+	return ret;
+}
+
+/* ---- small files ---- */
+
+int procfs_parse_statm(const char *text, long page_size, uint64_t *rss_bytes)
+{
+	const char *p = text;
+	uint64_t size, resident;
+
+	if (!text || page_size <= 0)
+		return -EINVAL;
+	p = skip_blanks(p);
+	if (!parse_u64(&p, 10, &size) || *p != ' ')
+		return -EINVAL;
+	p = skip_blanks(p);
+	if (!parse_u64(&p, 10, &resident) || (*p && *p != ' ' && *p != '\n'))
+		return -EINVAL;
+	if (resident > UINT64_MAX / (uint64_t)page_size)
+		return -EINVAL;
+	*rss_bytes = resident * (uint64_t)page_size;
+	return 0;
+}
+
+int procfs_read_rss(pid_t pid, uint64_t *rss_bytes)
+{
+	char buf[256];
+	int ret = read_small(pid, "statm", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	return procfs_parse_statm(buf, sysconf(_SC_PAGESIZE), rss_bytes);
+}
+
+int procfs_read_pss(pid_t pid, uint64_t *pss_bytes)
+{
+	char buf[SMALL_FILE_MAX];
+	const char *p;
+	int ret = read_small(pid, "smaps_rollup", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	/* Whole-line match: "Pss_Anon:" and friends follow "Pss:". */
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, "Pss:", 4))
+			return parse_kb(p + 4, pss_bytes) ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+/* Skip n space-separated fields, leaving p at the start of the next one. */
+static const char *skip_fields(const char *p, int n)
+{
+	while (n-- > 0) {
+		while (*p && *p != ' ')
+			p++;
+		if (*p != ' ')
+			return NULL;
+		p++;
+	}
+	return p;
+}
+
+/*
+ * "pid (comm) state ppid ... starttime ...": comm may hold anything,
+ * including ") ", so it ends at the last ')' of the text.
+ */
+int procfs_parse_stat(const char *text, struct proc_stat *st)
+{
+	const char *open, *close, *p = text;
+	uint64_t pid, ppid, start;
+	size_t clen;
+
+	if (!text)
+		return -EINVAL;
+	if (!parse_u64(&p, 10, &pid) || pid > INT_MAX || strncmp(p, " (", 2))
+		return -EINVAL;
+	open = p + 2;
+	close = strrchr(open, ')');
+	if (!close || close[1] != ' ' || !close[2] || close[3] != ' ')
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	clen = (size_t)(close - open);
+	if (clen >= sizeof(st->comm))
+		clen = sizeof(st->comm) - 1;
+	memcpy(st->comm, open, clen);
+	st->comm[clen] = '\0';
+	st->state = close[2];
+	p = close + 4;			/* field 4, ppid */
+	if (!parse_u64(&p, 10, &ppid) || ppid > INT_MAX)
+		return -EINVAL;
+	p = skip_fields(p, 18);		/* fields 5..21 and the rest of 4 */
+	if (!p || !parse_u64(&p, 10, &start) || (*p && *p != ' ' && *p != '\n'))
+		return -EINVAL;
+	st->pid = (pid_t)pid;
+	st->ppid = (pid_t)ppid;
+	st->starttime = start;
+	return 0;
+}
+
+int procfs_read_stat(pid_t pid, struct proc_stat *st)
+{
+	char buf[SMALL_FILE_MAX];
+	int ret = read_small(pid, "stat", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	return procfs_parse_stat(buf, st);
+}
+
+/*
+ * Like maps paths, " (deleted)" is removed so the result compares equal to
+ * the executable's mapping in procfs_parse_maps output.
+ */
+int procfs_read_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	size_t slen = sizeof(DELETED_SUFFIX) - 1;
+	ssize_t n;
+
+	if (!buf || !len)
+		return -EINVAL;
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, len);
+	if (n < 0) {
+		n = -errno;
+		buf[0] = '\0';
+		return (int)n;
+	}
+	if ((size_t)n >= len) {
+		buf[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	buf[n] = '\0';
+	if ((size_t)n >= slen && !strcmp(buf + n - slen, DELETED_SUFFIX))
+		buf[n - slen] = '\0';
+	return 0;
+}
+
+int64_t procfs_pagemap_resident(pid_t pid, uint64_t start, uint64_t end)
+{
+	uint64_t buf[512], page, last = end / 4096, count = 0;
+	char path[64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (page = start / 4096; page < last;) {
+		size_t want = last - page < 512 ? (size_t)(last - page) : 512;
+		ssize_t n = pread(fd, buf, want * 8, (off_t)(page * 8));
+
+		if (n <= 0 || n % 8) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		for (ssize_t i = 0; i < n / 8; i++)
+			count += buf[i] >> 63;	/* bit 63: present in RAM */
+		page += (uint64_t)n / 8;
+	}
+	close(fd);
+	return err ? err : (int64_t)(count * 4096);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Readers for /proc/PID files. The parsers take a FILE* or a buffer so unit
+ * tests can feed them fixtures; the procfs_read_* wrappers open /proc.
+ */
+#ifndef MEMATTR_PROCFS_H
+#define MEMATTR_PROCFS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* ---- /proc/PID/environ ---- */
+
+/* NUL-separated KEY=VALUE strings, as the kernel gives them. */
+struct environ_buf {
+	char *data;
+	size_t len;
+};
+
+/* Read up to max bytes of /proc/PID/environ. 0 or -errno. */
+int procfs_read_environ(pid_t pid, struct environ_buf *env, size_t max);
+void environ_free(struct environ_buf *env);
+
+/* Value of key, or NULL. Pointer into env->data. */
+const char *environ_get(const struct environ_buf *env, const char *key);
+
+/* The job ID the environment carries: the first set of the variables environ_matches_job reads. */
+const char *environ_job_id(const struct environ_buf *env);
+
+/*
+ * MPI rank from the first of OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
+ * MV2_COMM_WORLD_RANK, SLURM_PROCID, PALS_RANKID, FLUX_TASK_RANK that holds a
+ * non-negative decimal integer; -1 when none does.
+ */
+int environ_rank(const struct environ_buf *env);
+
+/*
+ * True when one of SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID,
+ * PMIX_NAMESPACE equals jobid. PBS_JOBID "1234.server" also matches "1234".
+ */
+bool environ_matches_job(const struct environ_buf *env, const char *jobid);
+
+/* ---- /proc/PID/maps and smaps ---- */
+
+struct vma_info {
+	uint64_t start, end;
+	char perms[5];
+	uint64_t offset;
+	uint64_t inode;
+	char path[PATH_MAX];	/* "" for anonymous, "[heap]", "[stack]", ... */
+	bool deleted;		/* path ended in " (deleted)" (suffix removed) */
+	/* smaps only, in bytes; 0 when read from maps */
+	uint64_t rss, pss, shared_clean, shared_dirty, private_clean,
+		 private_dirty, anonymous, swap;
+};
+
+typedef int (*vma_cb)(const struct vma_info *vma, void *arg);
+
+/*
+ * Parse maps (with_smaps=false) or smaps (true) text from f, calling cb once
+ * per mapping with every field filled. A non-zero cb return stops parsing
+ * and is returned. Malformed input returns -EINVAL.
+ */
+int procfs_parse_maps(FILE *f, bool with_smaps, vma_cb cb, void *arg);
+
+int procfs_read_maps(pid_t pid, bool with_smaps, vma_cb cb, void *arg);
+
+/*
+ * Bytes of [start, end) in memory (present in /proc/PID/pagemap): exact
+ * residency of part of a mapping, which smaps gives only per mapping.
+ * -errno on failure.
+ */
+int64_t procfs_pagemap_resident(pid_t pid, uint64_t start, uint64_t end);
+
+/* ---- small files ---- */
+
+/* Resident set (VmRSS) in bytes from /proc/PID/statm. 0 or -errno. */
+int procfs_read_rss(pid_t pid, uint64_t *rss_bytes);
+int procfs_parse_statm(const char *text, long page_size, uint64_t *rss_bytes);
+
+/* Pss in bytes from /proc/PID/smaps_rollup. */
+int procfs_read_pss(pid_t pid, uint64_t *pss_bytes);
+
+struct proc_stat {
+	pid_t pid, ppid;
+	char comm[17];
+	char state;
+	uint64_t starttime;	/* clock ticks after boot (field 22) */
+};
+
+/* Parse /proc/PID/stat text (comm may hold spaces and parentheses). */
+int procfs_parse_stat(const char *text, struct proc_stat *st);
+int procfs_read_stat(pid_t pid, struct proc_stat *st);
+
+/* Path of /proc/PID/exe, "" on failure. */
+int procfs_read_exe(pid_t pid, char *buf, size_t len);
+
+#endif
