@@ -217,7 +217,9 @@ static void warnings(FILE *f, const struct page *pg)
 			if (ev > 0) {
 				fputs(" (", f);
 				count(f, ev);
-				fprintf(f, " seen, %.2f%% lost)", 100.0 * (double)drops / (double)(ev + drops));
+				/* In double: a hostile run_info.csv can hold INT64_MAX. */
+				fprintf(f, " seen, %.2f%% lost)",
+					100.0 * (double)drops / ((double)ev + (double)drops));
 			}
 			fputs(": attribution between two smaps reads may be off (totals are not "
 			      "affected). ", f);
