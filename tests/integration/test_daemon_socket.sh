@@ -1,0 +1,125 @@
+#!/bin/bash
+# Users without sudo: while the daemon runs, an ordinary user's own
+# `memattr-bpf --job ID` is served over the daemon's unix socket. Three
+# overlapping jobs of two users. User 1's client, run as user 1, follows
+# job A to its end and exits 0; its directory holds plain rank-R.csv whose
+# bytes are exactly the spool's rank-R.csv.gz inflated, the spool's
+# summary.csv and run_info.csv, all owned by user 1, and check_csv.py
+# accepts it. User 2 asking for job A is refused ("belongs to another
+# user"), as is a job nobody runs ("no job ... is traced"), and --heap
+# (root only): each with a non-zero exit and no directory. User 2's own
+# job B with --duration stops on time with what it copied. Root's direct
+# attach to job C works next to the daemon. The socket is 0666 in a
+# root-only directory and goes with the daemon.
+# Note: the daemon traces every job on the node; other tests' jobs may show
+# up in its log, so only this test's job IDs are looked at.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
+
+it_setup
+ensure_second_user
+SPOOL=$TMPD/spool
+SOCKDIR=$TMPD/run	# root's, 0755: the daemon refuses a directory others may write
+install -d -m 0755 "$SOCKDIR"
+SOCK=$SOCKDIR/memattr.sock
+BASE=$((500000 + RANDOM * 32 + RANDOM % 32))
+A=$BASE B=$((BASE + 1)) C=$((BASE + 2)) NOJOB=$((BASE + 9))
+# The users run their own copy: the repo may sit where they cannot reach.
+install -m 0755 "$MEMATTR_BIN" "$TMPD/bin/memattr-bpf"
+U1=$TMPD/u1 U2=$TMPD/u2
+install -d -o "$TEST_USER" -m 0700 "$U1"
+install -d -o "$TEST_USER2" -m 0700 "$U2"
+as_user2() {
+	runuser -u "$TEST_USER2" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$U2" USER="$TEST_USER2" \
+		LOGNAME="$TEST_USER2" "$@"
+}
+
+start_daemon --spool "$SPOOL" --listen none --socket "$SOCK" --interval 200
+[ -S "$SOCK" ] || fail "no socket at $SOCK: $(cat "$DAEMON_ERR")"
+[ "$(stat -c '%a %U' "$SOCK")" = "666 root" ] || fail "socket is $(stat -c '%a %U' "$SOCK"), expected 666 root"
+
+user_job "$TEST_USER" 2 "$A" 8 8 "$TMPD/jobA.out"; PA=$UJOB_PID
+user_job "$TEST_USER2" 1 "$B" 4 12 "$TMPD/jobB.out"; PB=$UJOB_PID
+user_job "$TEST_USER" 1 "$C" 4 6 "$TMPD/jobC.out"; PC=$UJOB_PID
+for id in "$A" "$B" "$C"; do
+	wait_daemon_line "job $id of " 15 || fail "daemon did not pick up job $id: $(cat "$DAEMON_ERR")"
+done
+
+# Root attaches directly, as without the daemon.
+"$MEMATTR_BIN" --job "$C" --output "$TMPD/rootC" --quiet >"$TMPD/rootC.out" 2>&1 &
+ROOT_PID=$!
+track_pid "$ROOT_PID"
+
+# User 1 follows their own job A through the daemon, no sudo.
+as_user "$TMPD/bin/memattr-bpf" --job "$A" --output "$U1/A" --socket "$SOCK" \
+	>"$TMPD/clientA.out" 2>"$TMPD/clientA.err" &
+CA=$!
+track_pid "$CA"
+
+# User 2: job A is not theirs; a job nobody runs; a root-only option.
+refused() {	# WHAT EXPECTED_MESSAGE DIR ARGS...
+	local what=$1 msg=$2 dir=$3 rc=0
+	shift 3
+	as_user2 "$TMPD/bin/memattr-bpf" "$@" --output "$dir" --socket "$SOCK" >"$TMPD/r.out" 2>"$TMPD/r.err" || rc=$?
+	[ "$rc" -ne 0 ] || fail "$what: exit 0, expected a refusal"
+	grep -qF -- "$msg" "$TMPD/r.err" || fail "$what: stderr '$(cat "$TMPD/r.err")', expected '$msg'"
+	[ "$(wc -l <"$TMPD/r.err")" -eq 1 ] || fail "$what: more than one line: $(cat "$TMPD/r.err")"
+	[ ! -e "$dir" ] || fail "$what: refused, yet $dir was created"
+	log "$what: refused (exit $rc): $(cat "$TMPD/r.err")"
+}
+refused "user 2 asks for user 1's job" "memattr-bpf: job $A belongs to another user" "$U2/A" --job "$A"
+refused "user 2 asks for a job nobody runs" "memattr-bpf: no job $NOJOB is traced by the daemon on this node" \
+	"$U2/none" --job "$NOJOB"
+refused "--heap without root" "--heap needs root" "$U2/heap" --job "$B" --heap
+
+# User 2's own job, for 2 s: stops on time, exit 0, with what it copied.
+t0=$EPOCHREALTIME
+as_user2 "$TMPD/bin/memattr-bpf" --job "$B" --output "$U2/B" --socket "$SOCK" --duration 2 \
+	>"$TMPD/clientB.out" 2>"$TMPD/clientB.err" || fail "user 2's own job B: exit $?: $(cat "$TMPD/clientB.err")"
+secs=$(seconds_since "$t0")
+awk -v s="$secs" 'BEGIN { exit !(s < 6) }' || fail "--duration 2 took ${secs}s"
+grep -q ",0,[0-9]*,total," "$U2/B/rank-0.csv" || fail "user 2's copy of job B has no rows: $(head -3 "$U2/B/rank-0.csv")"
+pid_running "$PB" || fail "job B ended before --duration: the test proves nothing about it"
+log "user 2's own job B, --duration 2: exit 0 after ${secs}s, $(grep -c ',total,' "$U2/B/rank-0.csv") samples"
+
+# Job A ends: the client sees it from the daemon and exits 0 by itself.
+wait_exit "$PA" 60 || fail "job $A did not end"
+[ "$WAIT_RC" -eq 0 ] || fail "job $A exited $WAIT_RC: $(tail -5 "$TMPD/jobA.out")"
+wait_exit "$CA" 20 || fail "user 1's client still running 20 s after job $A ended: $(cat "$TMPD/clientA.err")"
+[ "$WAIT_RC" -eq 0 ] || fail "user 1's client exited $WAIT_RC: $(cat "$TMPD/clientA.err")"
+grep -q "job ended" "$TMPD/clientA.err" || fail "client did not see the job end: $(cat "$TMPD/clientA.err")"
+wait_daemon_line "job $A ended" 10 || fail "no end of job $A in the daemon's log"
+
+# The same files as the spool, plain, the user's own.
+for r in 0 1; do
+	[ -f "$U1/A/rank-$r.csv" ] || fail "no $U1/A/rank-$r.csv: $(ls "$U1/A")"
+	cmp -s <(zcat "$SPOOL/$A/rank-$r.csv.gz") "$U1/A/rank-$r.csv" ||
+		fail "rank-$r.csv differs from the spool's: $(diff <(zcat "$SPOOL/$A/rank-$r.csv.gz") "$U1/A/rank-$r.csv" | head -5)"
+done
+for f in summary.csv run_info.csv; do
+	cmp -s "$SPOOL/$A/$f" "$U1/A/$f" || fail "$f differs from the spool's"
+done
+[ "$(ls "$U1/A" | sort | tr '\n' ' ')" = "rank-0.csv rank-1.csv run_info.csv summary.csv " ] ||
+	fail "unexpected files in $U1/A: $(ls -a "$U1/A")"
+bad=$(find "$U1/A" ! -user "$TEST_USER" -o -perm /o=rwx | head -3)
+[ -z "$bad" ] || fail "not the user's own, or open to others: $bad"
+# The job ran to its end (its last samples free the hold): check its peak.
+run_checker "$U1/A" --ranks 2
+for r in 0 1; do
+	peak=$(awk -F, '$4 == "app" && $5 > m { m = $5 } END { print m + 0 }' "$U1/A/rank-$r.csv")
+	[ "$peak" -ge $((8 << 20)) ] || fail "rank $r's app peak $peak < the 8 MiB it held"
+done
+log "user 1's copy of job $A: the spool's rows exactly, $(grep -c ',total,' "$U1/A/rank-0.csv") samples of rank 0"
+
+# Root's own attach to C ran next to the daemon.
+wait_exit "$PC" 60 || fail "job $C did not end"
+wait_exit "$ROOT_PID" 20 || fail "root's direct --job $C still running after the job ended"
+[ "$WAIT_RC" -eq 0 ] || fail "root's --job $C exited $WAIT_RC: $(cat "$TMPD/rootC.out")"
+run_checker "$TMPD/rootC" --ranks 1
+log "root's direct attach to job $C next to the daemon: exit 0"
+
+wait_exit "$PB" 60 || fail "job $B did not end"
+stop_daemon
+[ ! -e "$SOCK" ] || fail "socket $SOCK left behind after the daemon stopped"
+wait_no_bpf_leftovers 10
+pass
