@@ -84,6 +84,22 @@ grep -q ",0,[0-9]*,total," "$U2/B/rank-0.csv" || fail "user 2's copy of job B ha
 pid_running "$PB" || fail "job B ended before --duration: the test proves nothing about it"
 log "user 2's own job B, --duration 2: exit 0 after ${secs}s, $(grep -c ',total,' "$U2/B/rank-0.csv") samples"
 
+# ... and Ctrl-C: what it copied is flushed, exit 0.
+as_user2 "$TMPD/bin/memattr-bpf" --job "$B" --output "$U2/B-int" --socket "$SOCK" \
+	>"$TMPD/clientBi.out" 2>"$TMPD/clientBi.err" &
+CBI=$!
+track_pid "$CBI"
+cpid=$(find_descendant "$CBI" memattr-bpf 10) || fail "user 2's client did not start: $(cat "$TMPD/clientBi.err")"
+sleep 1.5
+kill -INT "$cpid"
+wait_exit "$CBI" 10 || fail "user 2's client still running 10 s after SIGINT"
+[ "$WAIT_RC" -eq 0 ] || fail "user 2's client exited $WAIT_RC after SIGINT: $(cat "$TMPD/clientBi.err")"
+grep -q "stopped" "$TMPD/clientBi.err" || fail "client did not say it stopped: $(cat "$TMPD/clientBi.err")"
+grep -q ",0,[0-9]*,total," "$U2/B-int/rank-0.csv" || fail "nothing copied before SIGINT: $(head -3 "$U2/B-int/rank-0.csv")"
+[ -s "$U2/B-int/summary.csv" ] || fail "no summary.csv copied before SIGINT"
+pid_running "$PB" || fail "job B ended before SIGINT: the test proves nothing about it"
+log "user 2's own job B, SIGINT after 1.5 s: exit 0, $(grep -c ',total,' "$U2/B-int/rank-0.csv") samples kept"
+
 # Job A ends: the client sees it from the daemon and exits 0 by itself.
 wait_exit "$PA" 60 || fail "job $A did not end"
 [ "$WAIT_RC" -eq 0 ] || fail "job $A exited $WAIT_RC: $(tail -5 "$TMPD/jobA.out")"

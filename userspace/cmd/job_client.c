@@ -194,7 +194,7 @@ static int follow(struct client *c, const char *name, int fd)
 	}
 	c->f = nf;
 	f = &c->f[c->nf];
-	snprintf(f->name, sizeof(f->name), "%.*s", (int)sizeof(f->name) - 1, name);
+	memcpy(f->name, name, strlen(name) + 1);	/* served: shorter than JSP_NAME_MAX */
 	raw = fdopen(fd, "r");
 	if (!raw) {
 		close(fd);
