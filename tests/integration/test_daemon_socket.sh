@@ -84,7 +84,13 @@ grep -q ",0,[0-9]*,total," "$U2/B/rank-0.csv" || fail "user 2's copy of job B ha
 pid_running "$PB" || fail "job B ended before --duration: the test proves nothing about it"
 log "user 2's own job B, --duration 2: exit 0 after ${secs}s, $(grep -c ',total,' "$U2/B/rank-0.csv") samples"
 
-# ... and Ctrl-C: what it copied is flushed, exit 0.
+# ... and Ctrl-C: what it copied is flushed, exit 0. (The daemon writes a
+# job's first summary.csv 5 s in: wait for it, so the copy must have one.)
+t0=$EPOCHREALTIME
+until [ -s "$SPOOL/$B/summary.csv" ]; do
+	elapsed_since "$t0" 10 && fail "no summary.csv in the spool of job $B after 10 s"
+	sleep 0.1
+done
 as_user2 "$TMPD/bin/memattr-bpf" --job "$B" --output "$U2/B-int" --socket "$SOCK" \
 	>"$TMPD/clientBi.out" 2>"$TMPD/clientBi.err" &
 CBI=$!

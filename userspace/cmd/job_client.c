@@ -138,6 +138,7 @@ static int copy_whole(struct client *c, const char *name, int fd)
 	int which = !strcmp(name, FILE_RUN_INFO);
 	char tmp[256], buf[65536];
 	struct stat st;
+	bool bad;
 	size_t n;
 	FILE *in, *out;
 
@@ -158,9 +159,9 @@ static int copy_whole(struct client *c, const char *name, int fd)
 	}
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 		fwrite(buf, 1, n, out);
-	n = ferror(in);
+	bad = ferror(in);
 	fclose(in);
-	if (n) {
+	if (bad) {
 		fclose(out);
 		unlinkat(c->od.dirfd, tmp, 0);
 		return -1;
@@ -245,18 +246,17 @@ static enum ask_result ask(struct client *c)
 {
 	char line[JSP_LINE_MAX + 1];
 	struct jsp_reply r;
-	int s = dial(c), fd, n;
+	int s, fd, n = jsp_format_request(line, sizeof(line), c->o->job);
 	enum ask_result ret = ASK_FAILED;
 
-	if (s < 0)
-		return ASK_FAILED;
-	n = jsp_format_request(line, sizeof(line), c->o->job);
 	if (n < 0) {
 		snprintf(c->err, sizeof(c->err), "--job '%s': not a job ID the daemon can be asked for (printable, no spaces, at most %d bytes)",
 			 c->o->job, JSP_JOB_MAX);
-		close(s);
 		return ASK_REFUSED;
 	}
+	s = dial(c);
+	if (s < 0)
+		return ASK_FAILED;
 	if (send(s, line, (size_t)n, MSG_NOSIGNAL) != n) {
 		snprintf(c->err, sizeof(c->err), "the daemon at %s: %s", c->sock, strerror(errno));
 		close(s);

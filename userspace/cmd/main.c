@@ -196,8 +196,11 @@ static int without_root(const struct options *o, const char *why)
 	struct stat st;
 
 	if (o->target != TARGET_JOB || stat(sock, &st) || !S_ISSOCK(st.st_mode)) {
-		if (o->socket)
-			fprintf(stderr, "memattr-bpf: --socket %s: no daemon's socket there\n", sock);
+		if (o->target == TARGET_JOB && o->socket) {
+			snprintf(err, sizeof(err), "--socket %s: no socket there (is the daemon running?); without it, %s",
+				 sock, why);
+			return fail(err);
+		}
 		return fail(why);
 	}
 	default_output(o, 0, outdir, sizeof(outdir));
