@@ -41,7 +41,7 @@ start_daemon --spool "$SPOOL" --listen none --socket "$SOCK" --interval 200
 [ "$(stat -c '%a %U' "$SOCK")" = "666 root" ] || fail "socket is $(stat -c '%a %U' "$SOCK"), expected 666 root"
 
 user_job "$TEST_USER" 2 "$A" 8 8 "$TMPD/jobA.out"; PA=$UJOB_PID
-user_job "$TEST_USER2" 1 "$B" 4 12 "$TMPD/jobB.out"; PB=$UJOB_PID
+user_job "$TEST_USER2" 1 "$B" 4 16 "$TMPD/jobB.out"; PB=$UJOB_PID
 user_job "$TEST_USER" 1 "$C" 4 6 "$TMPD/jobC.out"; PC=$UJOB_PID
 for id in "$A" "$B" "$C"; do
 	wait_daemon_line "job $id of " 15 || fail "daemon did not pick up job $id: $(cat "$DAEMON_ERR")"
@@ -105,6 +105,55 @@ grep -q ",0,[0-9]*,total," "$U2/B-int/rank-0.csv" || fail "nothing copied before
 [ -s "$U2/B-int/summary.csv" ] || fail "no summary.csv copied before SIGINT"
 pid_running "$PB" || fail "job B ended before SIGINT: the test proves nothing about it"
 log "user 2's own job B, SIGINT after 1.5 s: exit 0, $(grep -c ',total,' "$U2/B-int/rank-0.csv") samples kept"
+
+# Hostile clients (user 2): 20 connections that say nothing, one request
+# past 512 bytes, one that is not the protocol. Meanwhile another request
+# is answered at once, and the daemon's sampling goes on.
+cat >"$TMPD/hostile.py" <<'EOP'
+import socket, sys, time
+path, hold = sys.argv[1], float(sys.argv[2])
+idle = []
+for _ in range(20):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    idle.append(s)
+def answer(data):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(path)
+    try:
+        s.sendall(data)
+        r = s.recv(512)
+    except ConnectionResetError:
+        return "closed"     # closed with the request unread
+    except OSError as e:
+        return "error " + str(e)
+    return r.decode(errors="replace").strip() or "closed"
+print("oversize:", answer(b"x" * 4096))
+print("http:", answer(b"GET / HTTP/1.0\r\n\r\n"))
+sys.stdout.flush()
+time.sleep(hold)
+EOP
+chmod 644 "$TMPD/hostile.py"
+before=$(zcat "$SPOOL/$B/rank-0.csv.gz" 2>/dev/null | grep -c ',total,' || true)
+as_user2 "$PY" "$TMPD/hostile.py" "$SOCK" 3 >"$TMPD/hostile.out" 2>&1 &
+HP=$!
+track_pid "$HP"
+until grep -q '^http:' "$TMPD/hostile.out"; do
+	pid_running "$HP" || fail "hostile client failed: $(cat "$TMPD/hostile.out")"
+	sleep 0.05
+done
+t0=$EPOCHREALTIME
+refused "a request while 20 silent connections are held" "no job $NOJOB is traced" "$U2/none" --job "$NOJOB"
+secs=$(seconds_since "$t0")
+awk -v s="$secs" 'BEGIN { exit !(s < 1.5) }' || fail "a request took ${secs}s while silent connections were held"
+wait_exit "$HP" 10 || fail "hostile client did not finish"
+after=$(zcat "$SPOOL/$B/rank-0.csv.gz" 2>/dev/null | grep -c ',total,' || true)
+grep -qx 'oversize: closed' "$TMPD/hostile.out" || fail "a 4 KiB request was not dropped: $(cat "$TMPD/hostile.out")"
+grep -q '^http: ERR bad ' "$TMPD/hostile.out" || fail "a non-protocol request got no ERR bad: $(cat "$TMPD/hostile.out")"
+[ "$after" -ge $((before + 10)) ] || fail "job B's timeline grew $before -> $after samples in ~3.5 s of hostile clients (interval 200 ms)"
+pid_running "$PB" || fail "job B ended during the hostile clients: the growth check proves nothing"
+log "hostile clients: answered in ${secs}s, oversize dropped, non-protocol 'ERR bad', sampling went on ($before -> $after samples)"
 
 # Job A ends: the client sees it from the daemon and exits 0 by itself.
 wait_exit "$PA" 60 || fail "job $A did not end"

@@ -21,7 +21,8 @@
 #include "safe_open.h"
 #include "sock_proto.h"
 
-#define BACKLOG		16	/* clients waiting while one is served */
+#define BACKLOG		16	/* connections not accepted yet */
+#define MAX_PENDING	32	/* accepted, their request not complete yet */
 #define CLIENT_TIMEOUT_S 2	/* to send the request, and for each reply to be taken */
 #define ENDED_KEEP_S	600.0	/* an ended job's final files stay served this long */
 #define ENDED_MAX	256	/* ... and at most this many ended jobs */
@@ -177,27 +178,6 @@ static int send_line(int c, const char *line, int fd)
 	return sendmsg(c, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
 }
 
-/* The request line, within CLIENT_TIMEOUT_S in all. 0, or -1. */
-static int read_request(int c, char *buf, size_t cap)
-{
-	double deadline = mono_now() + CLIENT_TIMEOUT_S;
-	size_t n = 0;
-
-	while (n + 1 < cap && mono_now() < deadline) {
-		ssize_t r = recv(c, buf + n, cap - 1 - n, 0);
-
-		if (r <= 0)
-			return -1;
-		n += (size_t)r;
-		buf[n] = '\0';
-		if (memchr(buf, '\0', n))
-			return -1;
-		if (strchr(buf, '\n'))
-			return 0;
-	}
-	return -1;
-}
-
 /* Every served file of dir, each with its descriptor. 0, or -1 when the client is gone. */
 static int send_files(int c, int dirfd)
 {
@@ -228,10 +208,11 @@ static int send_files(int c, int dirfd)
 	return ret;
 }
 
-static void serve(struct daemon_socket *ds, int c)
+/* A whole request line arrived: the answer, sent blocking with SO_SNDTIMEO. */
+static void serve(struct daemon_socket *ds, int c, const char *req)
 {
 	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
-	char req[JSP_LINE_MAX + 1], job[JSP_JOB_MAX + 1], line[JSP_LINE_MAX + 64];
+	char job[JSP_JOB_MAX + 1], line[JSP_LINE_MAX + 64];
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	char *dir = NULL;
@@ -239,9 +220,8 @@ static void serve(struct daemon_socket *ds, int c)
 	uid_t owner = 0;
 	int dirfd;
 
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || read_request(c, req, sizeof(req)))
+	if (fcntl(c, F_SETFL, 0) || setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
 		return;
 	if (jsp_parse_request(req, job, sizeof(job), line, sizeof(line))) {
 		send_line(c, line, -1);
@@ -273,30 +253,83 @@ static void serve(struct daemon_socket *ds, int c)
 	close(dirfd);
 }
 
+/*
+ * A connection whose request is still coming: read without blocking, many
+ * at once, so a client that connects and says nothing delays nobody else.
+ */
+struct pending {
+	int fd;
+	size_t n;
+	double deadline;
+	char buf[JSP_LINE_MAX + 1];
+};
+
+/* More of p's request. 1: complete (served, to close), 0: more to come, -1: drop it. */
+static int pending_read(struct daemon_socket *ds, struct pending *p)
+{
+	ssize_t r = recv(p->fd, p->buf + p->n, sizeof(p->buf) - 1 - p->n, MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (r <= 0)
+		return -1;
+	p->n += (size_t)r;
+	p->buf[p->n] = '\0';
+	if (memchr(p->buf, '\0', p->n))
+		return -1;
+	if (!strchr(p->buf, '\n'))
+		return p->n + 1 < sizeof(p->buf) ? 0 : -1;	/* longer than a request: dropped */
+	serve(ds, p->fd, p->buf);
+	return 1;
+}
+
 static void *serve_thread(void *arg)
 {
 	struct daemon_socket *ds = arg;
+	struct pending pend[MAX_PENDING];
+	size_t npend = 0;
 
 	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = ds->fd, .events = POLLIN },
-			{ .fd = ds->stop_pipe[0], .events = POLLIN },
-		};
-		int c;
+		struct pollfd p[2 + MAX_PENDING];
+		double now = mono_now(), first = now + 3600;
+		int c, nfds = 2, timeout;
 
-		if (poll(p, 2, -1) < 0) {
+		/* Full: new connections wait in the backlog until one is done. */
+		p[0] = (struct pollfd){ .fd = npend < MAX_PENDING ? ds->fd : -1, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = ds->stop_pipe[0], .events = POLLIN };
+		for (size_t i = 0; i < npend; i++) {
+			p[nfds++] = (struct pollfd){ .fd = pend[i].fd, .events = POLLIN };
+			if (pend[i].deadline < first)
+				first = pend[i].deadline;
+		}
+		timeout = npend ? (int)((first - now) * 1000) + 1 : -1;
+		if (poll(p, (nfds_t)nfds, timeout < 0 && npend ? 0 : timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[1].revents)
 			break;
-		c = accept4(ds->fd, NULL, NULL, SOCK_CLOEXEC);
+		now = mono_now();
+		/* Walk backwards: a finished one is replaced by the last. */
+		for (size_t i = npend; i-- > 0;) {
+			int ret = p[2 + i].revents ? pending_read(ds, &pend[i]) : 0;
+
+			if (!ret && now < pend[i].deadline)
+				continue;
+			close(pend[i].fd);
+			pend[i] = pend[--npend];
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
+		c = accept4(ds->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (c < 0)
 			continue;
-		serve(ds, c);
-		close(c);
+		pend[npend] = (struct pending){ .fd = c, .deadline = now + CLIENT_TIMEOUT_S };
+		npend++;
 	}
+	for (size_t i = 0; i < npend; i++)
+		close(pend[i].fd);
 	return NULL;
 }
 

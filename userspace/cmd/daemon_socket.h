@@ -8,8 +8,11 @@
  * root's; the answer is read-only descriptors of the job's spool files,
  * which the client copies into its own directory as itself.
  *
- * Bounded: one client served at a time, 16 waiting, a request of at most
- * JSP_LINE_MAX bytes, 2 s to send it and to take each reply.
+ * Bounded: requests are read from up to 32 connections at once without
+ * blocking (one that connects and says nothing delays no one), then each
+ * is answered in turn; 16 more connections wait in the backlog. A request
+ * is at most JSP_LINE_MAX bytes, sent within 2 s; each reply line must be
+ * taken within 2 s.
  */
 #ifndef MEMATTR_DAEMON_SOCKET_H
 #define MEMATTR_DAEMON_SOCKET_H
