@@ -197,9 +197,9 @@ static int without_root(const struct options *o, const char *why)
 
 	if (o->target != TARGET_JOB || stat(sock, &st) || !S_ISSOCK(st.st_mode)) {
 		if (o->target == TARGET_JOB && o->socket) {
-			snprintf(err, sizeof(err), "--socket %s: no socket there (is the daemon running?); without it, %s",
-				 sock, why);
-			return fail(err);
+			fprintf(stderr, "memattr-bpf: --socket %s: no socket there (is the daemon running?); without it, %s\n",
+				sock, why);
+			return EXIT_FAILURE;
 		}
 		return fail(why);
 	}
