@@ -104,7 +104,7 @@ static void test_replies(void **state)
 	assert_int_equal(jsp_parse_reply("FILE ../etc/passwd\n", &r), -1);
 	assert_int_equal(jsp_parse_reply("FILE rank-0.csv.gz/x\n", &r), -1);
 	assert_int_equal(jsp_parse_reply("FILE .summary.csv.tmp.12\n", &r), -1);
-	assert_int_equal(jsp_parse_reply("FILE mpi_calls.csv\n", &r), -1);
+	assert_int_equal(jsp_parse_reply("FILE heap_sites.csv\n", &r), -1);
 	assert_int_equal(jsp_parse_reply("FILE \n", &r), -1);
 }
 
@@ -115,6 +115,10 @@ static void test_file_names(void **state)
 	(void)state;
 	assert_true(jsp_file_served("summary.csv"));
 	assert_true(jsp_file_served("run_info.csv"));
+	assert_true(jsp_file_served("mpi_calls.csv"));
+	assert_int_equal(jsp_whole_file("mpi_calls.csv"), 2);
+	assert_int_equal(jsp_whole_file("rank-0.csv.gz"), -1);
+	assert_false(jsp_file_served("heap_sites.csv"));
 	assert_true(jsp_file_served("rank-0.csv.gz"));
 	assert_true(jsp_file_served("pid-48121.csv.gz"));
 	assert_false(jsp_file_served("rank-.csv.gz"));

@@ -35,7 +35,7 @@ struct client {
 	bool od_open, ended, failed;
 	struct follower *f;
 	size_t nf;
-	ino_t copied[2];		/* summary.csv, run_info.csv: the spool's file last copied */
+	ino_t copied[JSP_NWHOLE];	/* per whole file (jsp_whole_file): the spool's file last copied */
 	char err[1024];
 };
 
@@ -132,10 +132,10 @@ fail:
 	return -1;
 }
 
-/* summary.csv or run_info.csv as the daemon last rewrote it, replacing ours at once. */
+/* summary.csv, run_info.csv, mpi_calls.csv as the daemon last rewrote it, replacing ours at once. */
 static int copy_whole(struct client *c, const char *name, int fd)
 {
-	int which = !strcmp(name, FILE_RUN_INFO);
+	int which = jsp_whole_file(name);
 	char tmp[256], buf[65536];
 	struct stat st;
 	bool bad;
@@ -221,7 +221,7 @@ static int take_file(struct client *c, const char *name, int fd)
 		snprintf(c->err, sizeof(c->err), "the daemon sent %s without its descriptor", name);
 		return -1;
 	}
-	if (!strcmp(name, FILE_SUMMARY) || !strcmp(name, FILE_RUN_INFO))
+	if (jsp_whole_file(name) >= 0)
 		ret = copy_whole(c, name, fd);
 	else
 		ret = follow(c, name, fd);

@@ -123,12 +123,21 @@ static bool timeline_name(const char *name, const char *suffix)
 	return digits && digits <= 10 && !strcmp(name + digits, suffix);
 }
 
+int jsp_whole_file(const char *name)
+{
+	static const char *const whole[JSP_NWHOLE] = { FILE_SUMMARY, FILE_RUN_INFO, FILE_MPI_CALLS };
+
+	for (int i = 0; i < JSP_NWHOLE; i++)
+		if (!strcmp(name, whole[i]))
+			return i;
+	return -1;
+}
+
 bool jsp_file_served(const char *name)
 {
 	if (strlen(name) >= JSP_NAME_MAX)
 		return false;
-	return !strcmp(name, FILE_SUMMARY) || !strcmp(name, FILE_RUN_INFO) ||
-	       timeline_name(name, ".csv.gz");
+	return jsp_whole_file(name) >= 0 || timeline_name(name, ".csv.gz");
 }
 
 int jsp_local_name(const char *name, bool compress, char *out, size_t outlen)
