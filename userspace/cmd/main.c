@@ -97,16 +97,24 @@ int load_specs(const struct options *o, struct spec_set *specs, char *err, size_
 	return 0;
 }
 
-/* Refuse an output path we could not use, without creating anything yet. */
-static int check_output(const char *path, char *err, size_t errlen)
+/*
+ * Refuse an output path we could not use, without creating anything yet:
+ * everything outdir_open will refuse once BPF is attached is refused here.
+ */
+static int check_output(const char *arg, char *err, size_t errlen)
 {
-	char copy[PATH_MAX], *parent;
+	char path[PATH_MAX], copy[PATH_MAX], *parent;
+	size_t len = strlen(arg);
 	struct stat st;
 
-	if (strlen(path) >= sizeof(copy)) {
+	if (len >= sizeof(path)) {
 		snprintf(err, errlen, "--output: path too long");
 		return -1;
 	}
+	memcpy(path, arg, len + 1);
+	/* "link/" would resolve through the symlink: look at "link" itself, as outdir_open does. */
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
 	if (lstat(path, &st) == 0) {
 		if (S_ISLNK(st.st_mode))
 			snprintf(err, errlen, "output %s is a symbolic link: give a real directory", path);
@@ -116,6 +124,11 @@ static int check_output(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "output directory %s is not writable: %s", path, strerror(errno));
 		else
 			return 0;
+		return -1;
+	}
+	if (errno != ENOENT) {
+		/* A name over NAME_MAX, a file as a parent, a loop: mkdir would fail the same way. */
+		snprintf(err, errlen, "output %.200s%s: %s", path, len > 200 ? "..." : "", strerror(errno));
 		return -1;
 	}
 	strcpy(copy, path);
@@ -129,6 +142,12 @@ static int check_output(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create output %s: %s is not writable", path, parent);
 		return -1;
 	}
+	/* Root passes access() where mkdir fails (/proc, a read-only mount): try it, leave nothing. */
+	if (mkdir(path, 0700)) {
+		snprintf(err, errlen, "cannot create output %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rmdir(path);
 	return 0;
 }
 
@@ -144,6 +163,12 @@ static int resolve_targets(const struct options *o, struct pid_list *pids,
 
 			if (procfs_read_stat(o->pids[i], &st)) {
 				snprintf(err, errlen, "--pid: no process %d", o->pids[i]);
+				return -1;
+			}
+			/* No user memory: it would give all-zero files, and kthreadd's children are every kernel thread. */
+			if (st.flags & PROC_PF_KTHREAD) {
+				snprintf(err, errlen, "--pid: %d (%s) is a kernel thread, it has no user memory to trace",
+					 o->pids[i], st.comm);
 				return -1;
 			}
 			/* "and their children": those already running too (an mpirun's ranks). */
