@@ -94,7 +94,8 @@ static struct sink_job job(double now)
 	struct sink_job j = {
 		.dir = "d", .now = now, .start_realtime = 1795000000.25, .interval_ms = 100,
 		.modes = "", .version = "9.9", .cmdline = "memattr-bpf --job 'a,b'",
-		.c = { .events = 42, .procs_traced = 2, .requests = 7, .unwind_failures = 1 },
+		.c = { .events = 42, .procs_traced = 2, .requests = 7, .unwind_failures = 1,
+		       .unknown_pid_events = 11, .unplaced_events = 12, .traced_map_full = 13 },
 	};
 
 	return j;
@@ -181,6 +182,10 @@ static void test_run_info(void **state)
 	assert_non_null(strstr(text, "\nevents,42\n"));
 	assert_non_null(strstr(text, "\nmemory_requests,7\nunwind_failures,1\n"));
 	assert_non_null(strstr(text, "\nprocesses_traced,2\n"));
+	/* What makes figures less exact is never hidden (issue 13). */
+	assert_non_null(strstr(text, "\nevents_unknown_pid,11\n"));
+	assert_non_null(strstr(text, "\nevents_unplaced,12\n"));
+	assert_non_null(strstr(text, "\nprocesses_refused_map_full,13\n"));
 	assert_non_null(strstr(text, "\nstart_time_unix_s,1795000000.250000\n"));
 	assert_non_null(strstr(text, "\nversion,9.9\n"));
 	/* A field with a comma is quoted (RFC 4180). */

@@ -278,7 +278,7 @@ static void fill_self(struct daemon *d, struct mx_self *x)
 	x->jobs = njobs;
 	for (int i = 0; i < MX_REFUSED_NR; i++)
 		x->refused[i] += d->refused[i];
-	x->refused[MX_REFUSED_MAP_FULL] += d->t.kstats[STAT_TRACED_FULL];
+	x->refused[MX_REFUSED_MAP_FULL] += d->t.kstats[STAT_TRACED_FULL] + d->t.map_full;
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && x->nmaps < MX_MAPS; i++) {
 		x->maps[x->nmaps].name = maps[i];
 		if (!tracer_map_fill(&d->t.bpf, maps[i], &x->maps[x->nmaps].entries,

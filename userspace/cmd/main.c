@@ -347,6 +347,12 @@ int main(int argc, char **argv)
 
 	ret = tracker_run(&t, &stop_requested);
 	tracker_finish(&t);
+	/* A result that could not be written is an error, never a quiet exit 0. */
+	if (t.output_errors) {
+		fprintf(stderr, "memattr-bpf: %llu file%s in %s could not be written whole (above): the results are incomplete\n",
+			(unsigned long long)t.output_errors, t.output_errors == 1 ? "" : "s", outdir);
+		ret = -1;
+	}
 	launch_reap(&child, &status);
 	pid_list_free(&pids);
 	spec_free(&specs);

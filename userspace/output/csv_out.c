@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,6 +69,8 @@ int outdir_open(struct output_dir *od, const char *path, uid_t uid, gid_t gid,
 	int fd, saved;
 
 	od->dirfd = -1;
+	od->failed = NULL;
+	od->nfailed = 0;
 	od->uid = uid;
 	od->gid = gid;
 	od->path[0] = '\0';
@@ -124,6 +127,30 @@ void outdir_close(struct output_dir *od)
 	if (od->dirfd >= 0)
 		close(od->dirfd);
 	od->dirfd = -1;
+	for (size_t i = 0; i < od->nfailed; i++)
+		free(od->failed[i]);
+	free(od->failed);
+	od->failed = NULL;
+	od->nfailed = 0;
+}
+
+void outdir_write_failed(struct output_dir *od, const char *name, int err, const char *detail)
+{
+	char **v;
+
+	for (size_t i = 0; i < od->nfailed; i++)
+		if (!strcmp(od->failed[i], name))
+			return;		/* said once: a full disk would repeat it every sample */
+	fprintf(stderr, "memattr-bpf: cannot write %s/%s: %s%s%s\n", od->path, name,
+		strerror(err), detail ? ": " : "", detail ? detail : "");
+	v = realloc(od->failed, (od->nfailed + 1) * sizeof(*v));
+	if (!v)
+		return;
+	od->failed = v;
+	/* Counted even when the name cannot be kept: a failure is never lost. */
+	od->failed[od->nfailed] = strdup(name);
+	if (od->failed[od->nfailed])
+		od->nfailed++;
 }
 
 /* A plain file name: no directory part, nothing that walks out. */
@@ -183,7 +210,8 @@ FILE *outdir_create(struct output_dir *od, const char *name)
 
 FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpname, size_t tmplen)
 {
-	int n, fd;
+	int n, fd, saved;
+	FILE *f;
 
 	if (od->dirfd < 0 || !name_ok(name) || !tmpname) {
 		errno = EINVAL;
@@ -201,7 +229,24 @@ FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpnam
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);
 	if (fd < 0)
 		return NULL;
-	return adopt(od, fd);
+	f = adopt(od, fd);
+	if (!f) {
+		saved = errno;
+		unlinkat(od->dirfd, tmpname, 0);	/* ours: O_EXCL made it */
+		errno = saved;
+	}
+	return f;
+}
+
+void outdir_abort(struct output_dir *od, FILE *f, const char *tmpname)
+{
+	int saved = errno;
+
+	if (f)
+		fclose(f);
+	if (od->dirfd >= 0 && tmpname)
+		unlinkat(od->dirfd, tmpname, 0);
+	errno = saved;
 }
 
 int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const char *name)

@@ -9,17 +9,27 @@
 
 #define GZ_BUF		(64 << 10)	/* a sample's rows fit: one sync flush per sample */
 
+/* The write's own reason (ENOSPC) when zlib failed writing, else EIO. */
+static void set_errno(gzFile gz)
+{
+	int zerr = Z_OK, saved = errno;
+
+	gzerror(gz, &zerr);
+	errno = zerr == Z_ERRNO && saved ? saved : EIO;
+}
+
 static ssize_t gz_write_cookie(void *cookie, const char *buf, size_t n)
 {
 	gzFile gz = cookie;
 
+	errno = 0;
 	if (n && gzwrite(gz, buf, (unsigned int)n) != (int)n) {
-		errno = EIO;
+		set_errno(gz);
 		return -1;
 	}
 	/* Whole deflate blocks on disk: readable now, and after a crash. */
 	if (gzflush(gz, Z_SYNC_FLUSH) != Z_OK) {
-		errno = EIO;
+		set_errno(gz);
 		return -1;
 	}
 	return (ssize_t)n;
@@ -27,7 +37,14 @@ static ssize_t gz_write_cookie(void *cookie, const char *buf, size_t n)
 
 static int gz_close_cookie(void *cookie)
 {
-	return gzclose(cookie) == Z_OK ? 0 : EOF;
+	int ret;
+
+	errno = 0;
+	ret = gzclose(cookie);
+	if (ret == Z_OK)
+		return 0;
+	errno = ret == Z_ERRNO && errno ? errno : EIO;
+	return EOF;
 }
 
 FILE *gz_wrap(FILE *plain)
