@@ -208,6 +208,74 @@ FILE *outdir_create(struct output_dir *od, const char *name)
 	return adopt(od, fd);
 }
 
+/* What sits on name that we will not write, in words; NULL: nothing there. */
+static const char *planted(struct output_dir *od, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(od->dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return NULL;
+	if (S_ISLNK(st.st_mode))
+		return "a symlink";
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO";
+	if (S_ISDIR(st.st_mode))
+		return "a directory";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	if (st.st_nlink != 1)
+		return "a hard link";
+	return "another user's file";
+}
+
+#define BESIDE_MAX	100	/* rank-3.1.csv ... rank-3.99.csv */
+
+FILE *outdir_create_beside(struct output_dir *od, const char *name, char *used, size_t usedlen,
+			   const char **why)
+{
+	const char *ext;
+	FILE *f;
+	int fd, n, saved;
+
+	*why = NULL;
+	snprintf(used, usedlen, "%s", name);
+	f = outdir_create(od, name);
+	if (f || od->dirfd < 0 || !name_ok(name))
+		return f;
+	saved = errno;
+	*why = planted(od, name);
+	if (!*why) {
+		errno = saved;		/* nothing planted: a real failure (no space, ...) */
+		return NULL;
+	}
+	/* "rank-3" + ".1" + ".csv.gz": the number goes before the first extension. */
+	ext = strchr(name, '.');
+	if (!ext)
+		ext = name + strlen(name);
+	for (int i = 1; i < BESIDE_MAX; i++) {
+		n = snprintf(used, usedlen, "%.*s.%d%s", (int)(ext - name), name, i, ext);
+		if (n < 0 || (size_t)n >= usedlen) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		fd = openat(od->dirfd, used,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return NULL;
+		f = adopt(od, fd);
+		if (!f) {
+			saved = errno;
+			unlinkat(od->dirfd, used, 0);	/* ours: O_EXCL made it */
+			errno = saved;
+		}
+		return f;
+	}
+	errno = EEXIST;
+	return NULL;
+}
+
 FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpname, size_t tmplen)
 {
 	int n, fd, saved;

@@ -42,6 +42,18 @@ void outdir_write_failed(struct output_dir *od, const char *name, int err, const
 FILE *outdir_create(struct output_dir *od, const char *name);
 
 /*
+ * Like outdir_create, but when something not ours to write sits on name (a
+ * FIFO, a symlink, a hard link, a directory, another user's file: planted
+ * where a rank file goes), the file is created beside it instead, as
+ * "rank-3.1.csv" ("rank-3.2.csv", ...: the first free one, made with
+ * O_EXCL | O_NOFOLLOW, so nothing is written through what was planted).
+ * used gets the name written; *why what was on name (NULL when name itself
+ * was used). NULL on failure, errno set.
+ */
+FILE *outdir_create_beside(struct output_dir *od, const char *name, char *used, size_t usedlen,
+			   const char **why);
+
+/*
  * Write name atomically: the caller fills a temporary file through the
  * returned FILE*, outdir_commit renames it over name.
  */

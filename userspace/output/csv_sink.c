@@ -25,6 +25,7 @@ struct csv_sink {
 	struct output_dir *dir;
 	FILE *ended;		/* summary rows of the processes that ended */
 	int ended_err;		/* errno when a row could not be spooled, 0: all kept */
+	unsigned int aside;	/* timelines written beside a file planted on their name */
 	bool compress;		/* timelines as rank-<R>.csv.gz */
 };
 
@@ -41,6 +42,8 @@ struct csv_proc {
 static struct csv_proc *proc_file(struct csv_sink *cs, const struct sink_proc *p)
 {
 	struct csv_proc *cp = *p->state;
+	char name[sizeof(cp->name)];
+	const char *why;
 
 	if (cp)
 		return cp;
@@ -49,10 +52,16 @@ static struct csv_proc *proc_file(struct csv_sink *cs, const struct sink_proc *p
 		return NULL;
 	*p->state = cp;
 	cp->last_row_ms = -1;
-	csv_file_name(p->rank, p->pid, cp->name, sizeof(cp->name));
+	csv_file_name(p->rank, p->pid, name, sizeof(name));
 	if (cs->compress)
-		strcat(cp->name, ".gz");
-	cp->f = outdir_create(cs->dir, cp->name);
+		strcat(name, ".gz");
+	/* Never through what someone planted on the name, and never silently lost either. */
+	cp->f = outdir_create_beside(cs->dir, name, cp->name, sizeof(cp->name), &why);
+	if (cp->f && why) {
+		fprintf(stderr, "memattr-bpf: %s/%s is %s, not written through: this timeline is in %s\n",
+			cs->dir->path, name, why, cp->name);
+		cs->aside++;
+	}
 	if (cp->f && cs->compress)
 		cp->f = gz_wrap(cp->f);
 	if (!cp->f) {
@@ -209,6 +218,7 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "processes_refused_map_full,%llu\n", (unsigned long long)c->traced_map_full);
 	/* Files of this run that could not be written whole (a full disk): said on stderr too. */
 	fprintf(f, "output_errors,%zu\n", cs->dir->nfailed);
+	fprintf(f, "timelines_renamed,%u\n", cs->aside);
 	fprintf(f, "events_unknown_pid,%llu\n", (unsigned long long)c->unknown_pid_events);
 	fprintf(f, "events_unplaced,%llu\n", (unsigned long long)c->unplaced_events);
 	if (c->probing)
