@@ -9,7 +9,9 @@
 # - the tool keeps tracing to --duration, then exits non-zero saying the
 #   results are incomplete, and the terminal summary says INCOMPLETE;
 # - no rank file holds a cut row (each ends in a newline, each row has its
-#   6 fields) and no temporary file is left in the output directory.
+#   6 fields) and no temporary file is left in the output directory;
+# - with --compress, each rank-R.csv.gz is cut back to its last sync flush:
+#   zcat reads whole rows only.
 source "$(dirname "$0")/lib.sh"
 
 NP=4
@@ -86,6 +88,35 @@ for f in "$OUT"/rank-*.csv "$OUT"/pid-*.csv; do
 done
 [ "$n" -gt 0 ] || fail "no rank file at all"
 log "$n rank files, whole rows only; in $OUT: $(ls -A "$OUT" | tr '\n' ' ')"
+check_no_bpf_leftovers
+
+# The same with --compress: a gzip stream cannot be cut back and go on, so
+# it is cut back to its last sync flush and ends there: zcat reads whole
+# rows up to the failure ("unexpected end of file" after them).
+rm -rf "$OUT"
+# gzip'ed rows are ~10 times smaller: leave 24 KiB free so they fill it too.
+avail=$(df -k --output=avail "$FULL" | tail -1 | tr -d ' ')
+[ "$avail" -gt 24 ] && head -c $(((avail - 24) * 1024)) /dev/zero >"$FULL/filler" 2>/dev/null || true
+start_tool --job "$MPIRUN_PID" --output "$OUT" --compress --heap --interval "$INTERVAL" --duration 4
+wait_tool_ready 30
+wait_exit "$TOOL_PID" 40 || fail "--compress: tool still running 40s after start"
+log "--compress: exit $WAIT_RC; stderr: $(tr '\n' '|' <"$TOOL_ERR" | head -c 600)"
+[ "$WAIT_RC" -ne 0 ] && [ "$WAIT_RC" -ne 137 ] || fail "--compress: exit status $WAIT_RC"
+grep -q "^memattr-bpf: cannot write $OUT/rank-[0-9]*\.csv\.gz: No space left on device" "$TOOL_ERR" ||
+	fail "--compress: no 'cannot write rank-R.csv.gz: No space left on device' line: $(cat "$TOOL_ERR")"
+# zcat fails on a stream without its end: what it read is what is checked.
+unz() { zcat "$1" 2>/dev/null || true; }
+for f in "$OUT"/rank-*.csv.gz; do
+	[ -s "$f" ] || continue
+	rows=$(unz "$f" | wc -l)
+	unz "$f" | awk -F, 'NF != 6 { bad = 1 } END { exit bad }' ||
+		fail "--compress: $(basename "$f") holds a cut row: $(unz "$f" | tail -c 80)"
+	[ "$(unz "$f" | tail -c 1 | od -An -c | tr -d ' ')" = '\n' ] ||
+		fail "--compress: $(basename "$f") ends in a cut row"
+	log "--compress: $(basename "$f"): $rows whole rows"
+done
+left=$(find "$OUT" -name '.*tmp*' | head)
+[ -z "$left" ] || fail "--compress: temporary files left: $left"
 check_no_bpf_leftovers
 
 touch "$STOP_FILE"
