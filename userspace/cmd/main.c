@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	enum job_match match = JOB_MATCH_NONE;
 	struct tracker t;
 	struct session *s;
-	char *cmdline;
+	char *cmdline = NULL;
 	int ret, status;
 
 	/* Reading a run's CSVs needs no root and no BPF: dispatch before anything else. */
@@ -301,37 +301,34 @@ int main(int argc, char **argv)
 		return 0;
 	if (ret < 0) {
 		fprintf(stderr, "memattr-bpf: %s\n", err);
+		cli_free(&opt);		/* --pid's list may be there already */
 		return EXIT_USAGE;
 	}
 	install_signals();
+	spec_init(&specs);
 	if (caps_check(err, sizeof(err)))
-		return fail(err);
+		goto refuse;
 	if (opt.mpi_calls || opt.heap)
 		raise_fd_limit();
-	spec_init(&specs);
 	if (load_specs(&opt, &specs, err, sizeof(err)))
-		return fail(err);
+		goto refuse;
 	if (opt.output && check_output(opt.output, err, sizeof(err)))
-		return fail(err);
+		goto refuse;
 
 	if (opt.target == TARGET_LAUNCH) {
 		if (launch_prepare(&child, opt.cmd, err, sizeof(err)))
-			return fail(err);
+			goto refuse;
 		pid_list_add(&pids, child.pid);
 	} else if (resolve_targets(&opt, &pids, &match, err, sizeof(err))) {
-		return fail(err);
+		goto refuse;
 	}
 	default_output(&opt, pids.pids[0], outdir, sizeof(outdir));
-	if (!opt.output && check_output(outdir, err, sizeof(err))) {
-		launch_abort(&child);
-		return fail(err);
-	}
+	if (!opt.output && check_output(outdir, err, sizeof(err)))
+		goto refuse;
 
 	cmdline = join_args(argc, argv);
-	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err))) {
-		launch_abort(&child);
-		return fail(err);
-	}
+	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err)))
+		goto refuse;
 	s = tracker_new_session(&t, opt.job, match);
 	if (!s || start_tracing(&t, s, &pids, match) ||
 	    tracker_open_output(&t, s, outdir, err, sizeof(err))) {
@@ -359,4 +356,13 @@ int main(int argc, char **argv)
 	cli_free(&opt);
 	free(cmdline);
 	return ret ? EXIT_FAILURE : 0;
+
+refuse:
+	/* Nothing attached or created yet; what was read is freed (the sanitizers' leak check). */
+	launch_abort(&child);
+	pid_list_free(&pids);
+	spec_free(&specs);
+	cli_free(&opt);
+	free(cmdline);
+	return fail(err);
 }
