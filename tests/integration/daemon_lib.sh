@@ -16,9 +16,12 @@ free_port() {
 }
 
 # start_daemon ARGS...: memattr-bpf daemon as root; DAEMON_PID, DAEMON_ERR.
-# Waits for its "watching" line.
+# Waits for its "watching" line. Without --socket in ARGS, its user socket
+# goes under $TMPD: tests never take the node's /run/memattr-bpf, and two
+# tests' daemons never contend for one socket.
 start_daemon() {
 	DAEMON_ERR=$TMPD/daemon.err.$RANDOM
+	[[ " $* " == *" --socket "* ]] || set -- "$@" --socket "$TMPD/run.$RANDOM/memattr.sock"
 	log "starting: memattr-bpf daemon $*"
 	local t0=$EPOCHREALTIME
 	env --default-signal=INT,QUIT "$MEMATTR_BIN" daemon "$@" >"$TMPD/daemon.out" 2>"$DAEMON_ERR" &

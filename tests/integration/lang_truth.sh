@@ -114,19 +114,19 @@ truth_launched() {
 	shift 3
 	fresh_logs launched
 	expand_args "$@"
-	local out=$TMPD/out.launched
+	local out=$TMPD/out.launched extra
 	set_sudo_env
 	TOOL_ERR=$TMPD/tool.err.launched
-	log "starting: memattr-bpf --output $out -- mpirun -np $np ${EXPANDED[*]}"
+	log "starting: memattr-bpf --output $out -- ${IT_MPIRUN[*]} -np $np ${EXPANDED[*]}"
 	TOOL_START=$EPOCHREALTIME
-	"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$out" -- mpirun --oversubscribe -np "$np" \
+	"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$out" -- "${IT_MPIRUN[@]}" -np "$np" \
 		"${EXPANDED[@]}" >"$TMPD/tool.out" 2>"$TOOL_ERR" &
 	TOOL_PID=$!
 	track_pid "$TOOL_PID"
 	JOB_OUT=$TMPD/tool.out
 	wait_tool_ready 30
-	MPIRUN_PID=$(find_descendant "$TOOL_PID" mpirun 15) ||
-		fail "no mpirun below the tool; tool stderr: $(cat "$TOOL_ERR")"
+	MPIRUN_PID=$(find_descendant "$TOOL_PID" "$MPIRUN_COMM" 15) ||
+		fail "no $MPIRUN_COMM below the tool; tool stderr: $(cat "$TOOL_ERR")"
 	track_pid "$MPIRUN_PID"
 	wait_ranks "$np" 30
 	wait_events "$prefix" ready "$np" 30
@@ -135,5 +135,7 @@ truth_launched() {
 	wait_tool_ok 90 "the launched job ended"
 	stop_sampler
 	check_no_bpf_leftovers
+	extra=$(cd "$out" && ls pid-*.csv 2>/dev/null || true)
+	[ -z "$extra" ] || fail "processes that are not ranks were accounted: $extra"
 	truth_check "$np" "$prefix" "$tol" "$out"
 }

@@ -45,10 +45,13 @@ static void test_defaults_and_options(void **state)
 	assert_string_equal(c.spool, "/var/lib/memattr-bpf");
 	assert_string_equal(c.listen, "127.0.0.1:9466");
 	assert_string_equal(c.textfile, "");
+	assert_string_equal(c.socket, "/run/memattr-bpf/memattr.sock");
 	assert_int_equal(c.max_jobs, 64);
 	assert_int_equal(args(&c, "--spool", "/s", "--listen=none", "--textfile", "/t",
 			      "--interval", "250", "--pss-interval", "5000", "--retain", "7",
-			      "--max-jobs", "3", "--max-procs", "100", "--config", "/etc/m.conf", NULL), 0);
+			      "--max-jobs", "3", "--max-procs", "100", "--config", "/etc/m.conf",
+			      "--socket", "/run/x/m.sock", NULL), 0);
+	assert_string_equal(c.socket, "/run/x/m.sock");
 	assert_string_equal(c.spool, "/s");
 	assert_string_equal(c.listen, "none");
 	assert_string_equal(c.textfile, "/t");
@@ -72,6 +75,11 @@ static void test_refusals(void **state)
 	expect_error("interval", args(&c, "--interval", "-5", NULL));
 	expect_error("retain", args(&c, "--retain", "x", NULL));
 	expect_error("unexpected argument", args(&c, "stray", NULL));
+	expect_error("socket", args(&c, "--socket", "rel.sock", NULL));
+	/* Longer than a unix socket's sun_path. */
+	expect_error("socket", args(&c, "--socket", "/run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock", NULL));
+	assert_int_equal(args(&c, "--socket", "none", NULL), 0);
+	assert_string_equal(c.socket, "none");
 }
 
 /* The command line's number syntax (num_arg.h), on the options and in the file. */
@@ -157,6 +165,7 @@ static void test_example_config(void **state)
 	assert_string_equal(c.spool, "/var/lib/memattr-bpf");
 	assert_string_equal(c.listen, "127.0.0.1:9466");
 	assert_int_equal(c.retain_days, 30);
+	assert_string_equal(c.socket, "/run/memattr-bpf/memattr.sock");
 }
 
 int main(void)

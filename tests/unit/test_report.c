@@ -128,9 +128,13 @@ static void test_load_good(void **state)
 	assert_int_equal(run.summary[2].peak_pss, 2600);
 	assert_int_equal(run.summary[3].rank, -1);
 
-	/* mpi_calls.csv: an unknown trailing column, an empty growth time. */
+	/* mpi_calls.csv: an unknown trailing column, an empty growth time, and
+	 * a row of a run without --mpi-calls (growth, calls not counted). */
 	assert_true(run.has_calls);
-	assert_int_equal(run.ncalls, 3);
+	assert_int_equal(run.ncalls, 4);
+	assert_int_equal(run.calls[0].calls, 1);
+	assert_int_equal(run.calls[3].calls, -1);
+	assert_int_equal(run.calls[3].gained, 4096);
 	assert_string_equal(run.calls[2].function, "MPI_Alltoall");
 	assert_int_equal(run.calls[2].net, -200);
 	assert_int_equal(run.calls[2].released, 500);

@@ -245,11 +245,26 @@ static void expect_plateau(const char *name, const char *first, const char *last
 	fflush(expect_log);
 }
 
+/* The kernel's resident set of this process (VmRSS), bytes. */
+static long long rss_now(void)
+{
+	long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%*s %lld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages * sysconf(_SC_PAGESIZE);
+}
+
 int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE");
 	long unit_mib = 1, plateau_ms = 600;
 	char first[64], last[64];
+	long long rss_before_init, init_growth;
 	int rank;
 
 	/* Fixed: blocks of 128 KiB and more are mmapped whatever was freed before. */
@@ -257,7 +272,11 @@ int main(int argc, char **argv)
 	for (int i = 1; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "--setup-ms"))
 			sleep_ms(strtol(argv[i + 1], NULL, 10));
+	/* What MPI_Init added to the process, as the kernel counts it: an upper
+	 * bound for the growth the tool charges to MPI_Init. */
+	rss_before_init = rss_now();
 	MPI_Init(&argc, &argv);
+	init_growth = rss_now() - rss_before_init;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -284,6 +303,7 @@ int main(int argc, char **argv)
 
 	log_open(log_dir, "truth", rank);
 	expect_open(log_dir, rank);
+	log_event("mpi_init_rss_growth", init_growth > 0 ? (size_t)init_growth : 0);
 	log_event("ready", 0);
 	wait_for_go(rank, go_file, 60);
 	log_event("start", 0);

@@ -383,7 +383,7 @@ run_one() {
 	args=$(app_args "$app" "$np" "$d/work")
 	local -a cmd
 	read -r -a cmd <<<"$(launcher "$m" "$np") $exe $args"
-	local t0=$EPOCHREALTIME tool_pid job_pid="" sampler_pid rc_tool=0 rc_job=0 status=ok why=""
+	local t0=$EPOCHREALTIME tool_pid="" job_pid="" sampler_pid rc_tool=0 rc_job=0 status=ok why=""
 	{
 		echo "app=$app"; echo "mpi=$m"; echo "np=$np"; echo "mode=$mode"; echo "exe=$exe"
 	} >"$d/meta.txt"

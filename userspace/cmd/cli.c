@@ -31,6 +31,7 @@ void cli_usage(FILE *f)
 	      "  --compress          rank timelines gzip'ed (rank-<R>.csv.gz, readable while written)\n"
 	      "  --quiet             no end-of-run summary on stdout\n"
 	      "  --verbose           libbpf and attribution diagnostics on stderr\n"
+	      "  --socket PATH       without root, --job asks the daemon here (default /run/memattr-bpf/memattr.sock)\n"
 	      "  --help, --version\n", f);
 }
 
@@ -69,6 +70,7 @@ enum {
 	OPT_JOB = 256, OPT_PID, OPT_OUTPUT, OPT_INTERVAL, OPT_PSS_INTERVAL,
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
 	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
+	OPT_SOCKET,
 };
 
 static const struct option long_opts[] = {
@@ -89,6 +91,7 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -165,6 +168,9 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		return 0;
 	case OPT_VERBOSE:
 		o->verbose = true;
+		return 0;
+	case OPT_SOCKET:
+		o->socket = arg;
 		return 0;
 	}
 	return -1;

@@ -10,6 +10,8 @@
  * writes SPOOL/<job>/ (gzip'ed timelines, files 0640, group of the job's
  * owner) and feeds the node's metrics, which the listener thread serves
  * from a snapshot the loop publishes: a scraper never stalls the loop.
+ * Users ask for their own job's files on a unix socket (daemon_socket.c),
+ * served by a thread from the table of jobs the loop keeps there.
  *
  * Bounded: past --max-jobs or --max-procs a new job is refused as a whole
  * and counted (memattr_refused_total), never traced in part.
@@ -29,6 +31,7 @@
 #include "caps.h"
 #include "daemon.h"
 #include "daemon_cfg.h"
+#include "daemon_socket.h"
 #include "http_listen.h"
 #include "metrics.h"
 #include "procfs.h"
@@ -50,6 +53,7 @@ struct daemon {
 	struct tracker t;
 	struct metrics m;
 	struct http_listen *http;
+	struct daemon_socket *sock;	/* NULL: --socket none */
 	uint64_t refused[MX_REFUSED_NR];
 	uint64_t ended_unwind_failures;
 	uint64_t execs_examined;
@@ -136,7 +140,7 @@ static void refuse(struct daemon *d, const char *id, enum mx_refusal why)
 }
 
 /* The job's owner: the user its first process runs as. */
-static void owner_of(pid_t pid, char *user, size_t len, gid_t *gid)
+static void owner_of(pid_t pid, char *user, size_t len, uid_t *uid, gid_t *gid)
 {
 	char path[64];
 	struct passwd *pw;
@@ -145,9 +149,11 @@ static void owner_of(pid_t pid, char *user, size_t len, gid_t *gid)
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	if (stat(path, &st)) {
 		snprintf(user, len, "unknown");
+		*uid = (uid_t)-1;
 		*gid = (gid_t)-1;
 		return;
 	}
+	*uid = st.st_uid;
 	*gid = st.st_gid;
 	pw = getpwuid(st.st_uid);
 	if (pw)
@@ -160,6 +166,7 @@ static struct session *start_job(struct daemon *d, const char *id, pid_t pid)
 {
 	char user[256], dir[4096], err[512];
 	struct session *s;
+	uid_t uid;
 	gid_t gid;
 	size_t njobs, nprocs = count_procs(&d->t, &njobs);
 
@@ -171,7 +178,7 @@ static struct session *start_job(struct daemon *d, const char *id, pid_t pid)
 		refuse(d, id, MX_REFUSED_MAX_PROCS);
 		return NULL;
 	}
-	owner_of(pid, user, sizeof(user), &gid);
+	owner_of(pid, user, sizeof(user), &uid, &gid);
 	s = tracker_new_session(&d->t, id, JOB_MATCH_NONE);
 	if (!s)
 		return NULL;
@@ -184,8 +191,11 @@ static struct session *start_job(struct daemon *d, const char *id, pid_t pid)
 	    tracker_open_output_as(&d->t, s, dir, (uid_t)-1, gid, err, sizeof(err)))
 		fprintf(stderr, "memattr-bpf: job %s: no spool files: %s\n", id,
 			err[0] ? err : "no free directory name");
-	else
+	else {
 		fprintf(stderr, "memattr-bpf: job %s of %s: tracing, writing %s\n", id, user, dir);
+		/* Its owner may now ask for it (an unknown owner: only root). */
+		daemon_socket_job_started(d->sock, id, dir, uid == (uid_t)-1 ? 0 : uid);
+	}
 	return s;
 }
 
@@ -250,6 +260,9 @@ static void on_session_ended(void *ctx, struct tracker *t, struct session *s)
 	(void)t;
 	session_counters(s, &c);
 	d->ended_unwind_failures += c.unwind_failures;
+	/* Its sinks have finished: the files a client is told are final are. */
+	if (s->out_open)
+		daemon_socket_job_ended(d->sock, s->out.path);
 	if (s->job)
 		fprintf(stderr, "memattr-bpf: job %s ended (%llu processes traced)\n", s->job,
 			(unsigned long long)c.procs_traced);
@@ -424,6 +437,8 @@ static void reload(struct daemon *d)
 	fprintf(stderr, "memattr-bpf: SIGHUP: settings re-read%s\n",
 		c.interval_ms != d->cfg.interval_ms || c.pss_interval_ms != d->cfg.pss_interval_ms ?
 		" (interval and pss-interval take effect at the next start)" : "");
+	if (strcmp(c.socket, d->cfg.socket))
+		fprintf(stderr, "memattr-bpf: SIGHUP: socket takes effect at the next start\n");
 }
 
 static void on_tick(void *ctx, struct tracker *t, double now)
@@ -475,10 +490,20 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	return 0;
 }
 
+static int start_socket(struct daemon *d, char *err, size_t errlen)
+{
+	if (!strcmp(d->cfg.socket, "none"))
+		return 0;
+	d->sock = daemon_socket_start(d->cfg.socket, err, errlen);
+	return d->sock ? 0 : -1;
+}
+
 static void cleanup(struct daemon *d)
 {
 	http_listen_stop(d->http);
 	d->http = NULL;
+	daemon_socket_stop(d->sock);
+	d->sock = NULL;
 	if (d->cfg.textfile[0]) {
 		char path[4200];
 
@@ -517,7 +542,8 @@ int daemon_main(int argc, char **argv)
 		goto fail;
 	}
 	spec_init(&d.specs);
-	if (load_specs(&d.opt, &d.specs, err, sizeof(err)) || start_listener(&d, err, sizeof(err)))
+	if (load_specs(&d.opt, &d.specs, err, sizeof(err)) || start_listener(&d, err, sizeof(err)) ||
+	    start_socket(&d, err, sizeof(err)))
 		goto fail;
 	if (tracker_init(&d.t, &d.opt, &d.specs, "memattr-bpf daemon", err, sizeof(err)))
 		goto fail;
@@ -528,9 +554,9 @@ int daemon_main(int argc, char **argv)
 	d.last_scan = tracker_now(&d.t);
 	d.last_retain = -RETAIN_PERIOD_S;
 	publish(&d);
-	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s\n",
+	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s\n",
 		d.cfg.spool, strcmp(d.cfg.listen, "none") ? "http://" : "", d.cfg.listen,
-		strcmp(d.cfg.listen, "none") ? "/metrics" : "");
+		strcmp(d.cfg.listen, "none") ? "/metrics" : "", d.cfg.socket);
 
 	ret = tracker_run(&d.t, &stop_requested);
 	tracker_finish(&d.t);

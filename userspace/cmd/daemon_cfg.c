@@ -15,7 +15,7 @@
 static const char *const keys[DK_NR] = {
 	[DK_SPOOL] = "spool", [DK_LISTEN] = "listen", [DK_TEXTFILE] = "textfile",
 	[DK_INTERVAL] = "interval", [DK_PSS_INTERVAL] = "pss-interval", [DK_RETAIN] = "retain",
-	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs",
+	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs", [DK_SOCKET] = "socket",
 };
 
 void daemon_usage(FILE *f)
@@ -24,6 +24,7 @@ void daemon_usage(FILE *f)
 	      "  --config FILE       settings file, same keys as the options (key = value); SIGHUP re-reads it\n"
 	      "  --spool DIR         per-job output: DIR/<job>/ (default " DAEMON_DEFAULT_SPOOL ")\n"
 	      "  --listen ADDR:PORT  metrics endpoint (default " DAEMON_DEFAULT_LISTEN "; \"none\": off)\n"
+	      "  --socket PATH       where users' own --job ID asks (default " DAEMON_DEFAULT_SOCKET "; \"none\": off)\n"
 	      "  --textfile DIR      also write DIR/memattr.prom (node_exporter's textfile collector)\n"
 	      "  --interval MS       sample period (default 1000)\n"
 	      "  --pss-interval MS   shortest period between smaps reads (default 10000)\n"
@@ -38,6 +39,7 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->spool, sizeof(c->spool), "%s", DAEMON_DEFAULT_SPOOL);
 	snprintf(c->listen, sizeof(c->listen), "%s", DAEMON_DEFAULT_LISTEN);
+	snprintf(c->socket, sizeof(c->socket), "%s", DAEMON_DEFAULT_SOCKET);
 	c->interval_ms = 1000;
 	c->pss_interval_ms = 10000;
 	c->max_jobs = 64;
@@ -85,6 +87,12 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		return set_path(c->spool, sizeof(c->spool), key, v, err, errlen);
 	case DK_TEXTFILE:
 		return set_path(c->textfile, sizeof(c->textfile), key, v, err, errlen);
+	case DK_SOCKET:
+		if (!strcmp(v, "none")) {
+			snprintf(c->socket, sizeof(c->socket), "none");
+			return 0;
+		}
+		return set_path(c->socket, sizeof(c->socket), key, v, err, errlen);
 	case DK_LISTEN:
 		if (!v[0] || strlen(v) >= sizeof(c->listen) || strpbrk(v, " \t")) {
 			snprintf(err, errlen, "listen: '%s' is not ADDR:PORT or none", v);

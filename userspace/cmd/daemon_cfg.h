@@ -14,16 +14,18 @@
 
 #define DAEMON_DEFAULT_SPOOL	"/var/lib/memattr-bpf"
 #define DAEMON_DEFAULT_LISTEN	"127.0.0.1:9466"
+#define DAEMON_DEFAULT_SOCKET	"/run/memattr-bpf/memattr.sock"
 
 enum daemon_key {
 	DK_SPOOL, DK_LISTEN, DK_TEXTFILE, DK_INTERVAL, DK_PSS_INTERVAL, DK_RETAIN,
-	DK_MAX_JOBS, DK_MAX_PROCS, DK_NR,
+	DK_MAX_JOBS, DK_MAX_PROCS, DK_SOCKET, DK_NR,
 };
 
 struct daemon_cfg {
 	char spool[4096];
 	char listen[256];		/* "none": no endpoint */
 	char textfile[4096];		/* "": none */
+	char socket[108];		/* the user socket (sun_path), "none": off */
 	unsigned int interval_ms, pss_interval_ms;
 	unsigned int retain_days;	/* 0: keep forever */
 	unsigned int max_jobs, max_procs;

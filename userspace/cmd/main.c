@@ -21,7 +21,9 @@
 #include "caps.h"
 #include "cli.h"
 #include "daemon.h"
+#include "daemon_cfg.h"
 #include "discovery.h"
+#include "job_client.h"
 #include "launch.h"
 #include "procfs.h"
 #include "report.h"
@@ -208,6 +210,30 @@ static void default_output(const struct options *o, pid_t first, char *buf, size
 		snprintf(buf, len, "memattr-%d", first);
 }
 
+/*
+ * Not root: a job the node's daemon traces is copied from it through its
+ * socket, as this user (job_client.c); anything else stays refused (why).
+ */
+static int without_root(const struct options *o, const char *why)
+{
+	const char *sock = o->socket ? o->socket : DAEMON_DEFAULT_SOCKET;
+	char outdir[PATH_MAX], err[1024];
+	struct stat st;
+
+	if (o->target != TARGET_JOB || stat(sock, &st) || !S_ISSOCK(st.st_mode)) {
+		if (o->target == TARGET_JOB && o->socket) {
+			fprintf(stderr, "memattr-bpf: --socket %s: no socket there (is the daemon running?); without it, %s\n",
+				sock, why);
+			return EXIT_FAILURE;
+		}
+		return fail(why);
+	}
+	default_output(o, 0, outdir, sizeof(outdir));
+	if (check_output(outdir, err, sizeof(err)))
+		return fail(err);
+	return job_client_run(o, sock, outdir, &stop_requested);
+}
+
 static int start_tracing(struct tracker *t, struct session *s, const struct pid_list *pids,
 			 enum job_match match)
 {
@@ -305,9 +331,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	install_signals();
+	if (caps_check(err, sizeof(err))) {
+		ret = without_root(&opt, err);
+		cli_free(&opt);
+		return ret;
+	}
 	spec_init(&specs);
-	if (caps_check(err, sizeof(err)))
-		goto refuse;
 	if (opt.mpi_calls || opt.heap)
 		raise_fd_limit();
 	if (load_specs(&opt, &specs, err, sizeof(err)))

@@ -4,6 +4,35 @@
 #include <string.h>
 
 #include "mpi_fn.h"
+#include "spec.h"
+
+void mpi_catalog_init(struct mpi_catalog *c, const struct spec_set *specs)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < specs->n && c->n < MPI_FN_MAX; i++) {
+		const struct spec_rule *r = &specs->rules[i];
+
+		if (r->kind != SPEC_FUNCTION || strcmp(r->component, "mpi") ||
+		    mpi_catalog_id(c, r->pattern))
+			continue;
+		c->names[c->n++] = r->pattern;
+	}
+}
+
+uint32_t mpi_catalog_id(const struct mpi_catalog *c, const char *symbol)
+{
+	if (!strncmp(symbol, "PMPI_", 5))
+		symbol++;
+	for (uint32_t i = 0; i < c->n; i++)
+		if (!strcmp(c->names[i], symbol))
+			return i + 1;
+	return 0;
+}
+
+const char *mpi_catalog_name(const struct mpi_catalog *c, uint32_t id)
+{
+	return id && id <= c->n ? c->names[id - 1] : "?";
+}
 
 struct mpi_fn_stats *mpi_fn_get(struct mpi_fn_table *t, uint32_t fn, bool create)
 {

@@ -17,10 +17,15 @@ static int write_mpi_calls(FILE *f, struct tracker *t, const struct session *s,
 		if (!s->calls && !s->gained && !s->released)
 			continue;
 		if (csv_put_rank_pid(f, p->rank, p->pid) ||
-		    csv_put_field(f, probes_mpi_name(&t->probes, (uint32_t)i + 1)))
+		    csv_put_field(f, mpi_catalog_name(&t->mpi_names, (uint32_t)i + 1)))
 			return -1;
-		fprintf(f, ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
-			s->calls, s->gained, s->released, s->gained - s->released, s->peak);
+		/* Calls are counted by --mpi-calls' probes only: unknown is empty, not 0. */
+		if (t->opt->mpi_calls)
+			fprintf(f, ",%" PRIu64, s->calls);
+		else
+			fputc(',', f);
+		fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
+			s->gained, s->released, s->gained - s->released, s->peak);
 		/* No growth, no growth times: empty fields rather than a made-up 0. */
 		if (s->gained)
 			fprintf(f, "%.3f,%.3f\n", s->first_growth, s->last_growth);
@@ -101,8 +106,8 @@ void modes_proc_end(struct tracker *t, struct session *s, const struct proc *p)
 {
 	if (!s->out_open || !has_rows(p))
 		return;
-	if (t->opt->mpi_calls)
-		spool_rows(t, s, p, &s->ended_calls, &s->ended_calls_err, write_mpi_calls);
+	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
+	spool_rows(t, s, p, &s->ended_calls, &s->ended_calls_err, write_mpi_calls);
 	if (t->opt->heap)
 		spool_rows(t, s, p, &s->ended_sites, &s->ended_sites_err, write_heap_sites);
 }
@@ -160,9 +165,9 @@ void modes_write_csv(struct tracker *t, struct session *s)
 {
 	if (!s->out_open)
 		return;
-	if (t->opt->mpi_calls)
-		write_one(t, s, FILE_MPI_CALLS, MPI_CALLS_HEADER, s->ended_calls,
-			  s->ended_calls_err, write_mpi_calls);
+	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
+	write_one(t, s, FILE_MPI_CALLS, MPI_CALLS_HEADER, s->ended_calls,
+		  s->ended_calls_err, write_mpi_calls);
 	if (t->opt->heap)
 		write_one(t, s, FILE_HEAP_SITES, HEAP_SITES_HEADER, s->ended_sites,
 			  s->ended_sites_err, write_heap_sites);

@@ -33,6 +33,7 @@ struct options {
 	const char *specs[CLI_MAX_SPECS];
 	size_t nspecs;
 	const char *spec_dir;		/* --spec-dir: replaces the built-in specs */
+	const char *socket;		/* --socket: the daemon's user socket, NULL: the default */
 	size_t ringbuf_mb;
 	bool wait;			/* --wait: job may not exist yet */
 	bool mpi_calls;			/* --mpi-calls: probe the spec's MPI entry points */

@@ -47,8 +47,8 @@ static int add_target(struct probes *pr, const struct spec_rule *r, bool mpi, ui
 	return 0;
 }
 
-int probes_init(struct probes *pr, const struct spec_set *specs, bool mpi_calls, bool heap,
-		bool verbose, char *err, size_t errlen)
+int probes_init(struct probes *pr, const struct spec_set *specs, const struct mpi_catalog *mpi,
+		bool mpi_calls, bool heap, bool verbose, char *err, size_t errlen)
 {
 	uint32_t nmpi = 0, nheap = 0;
 
@@ -63,10 +63,14 @@ int probes_init(struct probes *pr, const struct spec_set *specs, bool mpi_calls,
 		if (r->kind != SPEC_FUNCTION)
 			continue;
 		if (mpi_calls && !strcmp(r->component, "mpi")) {
-			if (nmpi >= MPI_FN_MAX)
-				continue;
-			if (add_target(pr, r, true, ++nmpi))
+			/* The catalogue's number: the growth tables are indexed by it. */
+			uint32_t id = mpi_catalog_id(mpi, r->pattern);
+
+			if (!id)
+				continue;	/* past MPI_FN_MAX */
+			if (add_target(pr, r, true, id))
 				goto nomem;
+			nmpi++;
 		} else if (heap && !strcmp(r->component, "libc")) {
 			kind = heap_kind_of(r->pattern);
 			if (kind == HEAP_NONE) {
@@ -112,25 +116,6 @@ void probes_free(struct probes *pr)
 		elfsym_free(&pr->files[i]);
 	free(pr->targets);
 	memset(pr, 0, sizeof(*pr));
-}
-
-const char *probes_mpi_name(const struct probes *pr, uint32_t fn)
-{
-	for (size_t i = 0; i < pr->ntargets; i++)
-		if (pr->targets[i].mpi && pr->targets[i].cookie == fn)
-			return pr->targets[i].rule->pattern;
-	return "?";
-}
-
-uint32_t probes_mpi_fn(const struct probes *pr, const char *name)
-{
-	/* MPI_X and PMPI_X are one function. */
-	if (!strncmp(name, "PMPI_", 5))
-		name++;
-	for (size_t i = 0; i < pr->ntargets; i++)
-		if (pr->targets[i].mpi && !strcmp(pr->targets[i].rule->pattern, name))
-			return pr->targets[i].cookie;
-	return 0;
 }
 
 const struct elfsym_table *probes_symbols(struct probes *pr, const char *path)

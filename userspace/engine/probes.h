@@ -47,8 +47,8 @@ struct probes {
 };
 
 /* Collect what the enabled modes probe. -1 with err when the specs list nothing for a mode. */
-int probes_init(struct probes *pr, const struct spec_set *specs, bool mpi_calls, bool heap,
-		bool verbose, char *err, size_t errlen);
+int probes_init(struct probes *pr, const struct spec_set *specs, const struct mpi_catalog *mpi,
+		bool mpi_calls, bool heap, bool verbose, char *err, size_t errlen);
 void probes_free(struct probes *pr);
 
 /*
@@ -87,12 +87,6 @@ bool probes_waiting(const struct probes *pr, const struct proc *p);
 
 /* Remove p's probes (it exited, or tracing ends). */
 void probes_detach(struct proc *p);
-
-/* Name of MPI function fn (its cookie), "?" when unknown. */
-const char *probes_mpi_name(const struct probes *pr, uint32_t fn);
-
-/* Cookie of the spec's MPI function called name (PMPI_X too), 0 when not listed. */
-uint32_t probes_mpi_fn(const struct probes *pr, const char *name);
 
 /* The symbol table of path, loaded on first use; NULL when unreadable. */
 const struct elfsym_table *probes_symbols(struct probes *pr, const char *path);

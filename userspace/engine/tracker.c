@@ -419,7 +419,7 @@ static bool maps_new_code(const struct ev_syscall *e)
 	return e->nr == NR_MMAP && e->ret > 0 && (e->args[2] & PROT_EXEC) && !(e->args[3] & MAP_ANONYMOUS);
 }
 
-/* --mpi-calls: the spec MPI function whose code holds addr in p (its cookie), 0: none. */
+/* The spec MPI function whose code holds addr in p (its catalogue number), 0: none. */
 static uint32_t mpi_fn_at(void *ctx, const struct proc *p, uint64_t addr)
 {
 	struct tracker *t = ctx;
@@ -435,7 +435,7 @@ static uint32_t mpi_fn_at(void *ctx, const struct proc *p, uint64_t addr)
 	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
 	syms = probes_symbols(&t->probes, path);
 	name = syms ? elfsym_name_at(syms, addr - m->start + m->pgoff, &delta) : NULL;
-	return name ? probes_mpi_fn(&t->probes, name) : 0;
+	return name ? mpi_catalog_id(&t->mpi_names, name) : 0;
 }
 
 /* The session an event belongs to: its job slot, else its process. */
@@ -522,12 +522,12 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	t->probing = opt->mpi_calls || opt->heap;
 	if (opt->nspecs)
 		t->spec_mapped = calloc(specs->n ? specs->n : 1, sizeof(*t->spec_mapped));
-	if (t->probing && probes_init(&t->probes, specs, opt->mpi_calls, opt->heap,
+	mpi_catalog_init(&t->mpi_names, specs);
+	if (t->probing && probes_init(&t->probes, specs, &t->mpi_names, opt->mpi_calls, opt->heap,
 				      opt->verbose, err, errlen)) {
 		t->probing = false;
 		return -1;
 	}
-	t->probes_ready = t->probing;
 	t->start_mono = mono_now();
 	t->start_realtime = clock_s(CLOCK_REALTIME);
 	t->start_boot_ns = boot_clock_ns();
@@ -535,7 +535,7 @@ int tracker_init(struct tracker *t, const struct options *opt,
 			opt->verbose, err, errlen)) {
 		if (t->probing)
 			probes_free(&t->probes);
-		t->probing = t->probes_ready = false;
+		t->probing = false;
 		return -1;
 	}
 	if (t->probing)
@@ -551,10 +551,13 @@ struct session *tracker_new_session(struct tracker *t, const char *job, enum job
 		return NULL;
 	t->next_id++;
 	s->match = match;
-	if (t->opt->mpi_calls) {
-		s->cls.mpi_fn_at = mpi_fn_at;
-		s->cls.mpi_fn_ctx = t;
-	}
+	/*
+	 * Every mode: a memory request made inside the MPI library is tagged
+	 * with the outermost MPI function on its stack, so mpi_calls.csv has
+	 * each function's growth without a probe (--mpi-calls adds the calls).
+	 */
+	s->cls.mpi_fn_at = mpi_fn_at;
+	s->cls.mpi_fn_ctx = t;
 	/* The status line first: it must be erased before the summary prints. */
 	if (!t->opt->quiet) {
 		session_add_sink(s, status_sink_new());
@@ -815,7 +818,6 @@ void tracker_finish(struct tracker *t)
 	warn_unused_user_specs(t);
 	free(t->spec_mapped);
 	t->spec_mapped = NULL;
-	if (t->probes_ready)
-		probes_free(&t->probes);
-	t->probes_ready = false;
+	/* Also without probes: mpi_fn_at's symbol tables are cached there. */
+	probes_free(&t->probes);
 }

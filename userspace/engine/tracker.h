@@ -40,9 +40,9 @@ struct tracker_hooks {
 struct tracker {
 	const struct options *opt;
 	struct bpf_tracer bpf;
-	struct probes probes;		/* --mpi-calls, --heap */
+	struct probes probes;		/* --mpi-calls, --heap; symbol tables in every mode */
+	struct mpi_catalog mpi_names;	/* the specs' MPI functions, numbered */
 	bool probing;			/* probes in place (false once tracing ends) */
-	bool probes_ready;		/* probes set up: freed at the end */
 	const struct spec_set *specs;
 	bool *spec_mapped;		/* per spec rule: a traced process mapped it (--spec files) */
 	struct session *sessions;

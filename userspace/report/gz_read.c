@@ -25,14 +25,23 @@ static ssize_t gz_read_cookie(void *cookie, char *buf, size_t n)
 	if (n > (1u << 30))
 		n = 1u << 30;
 	got = gzread(in->gz, buf, (unsigned int)n);
+	/*
+	 * At the end of what is written so far zlib stops reading the file:
+	 * clear that, so a reader that clearerr()s its stream later reads
+	 * what was written since (a follower of the spool: `tail -f`).
+	 */
+	if (got == 0)
+		gzclearerr(in->gz);
 	if (got >= 0) {
 		in->left -= (uint64_t)got;
 		return got;
 	}
 	gzerror(in->gz, &err);
 	/* The input ended inside the stream: a file still being written. */
-	if (err == Z_BUF_ERROR)
+	if (err == Z_BUF_ERROR) {
+		gzclearerr(in->gz);
 		return 0;
+	}
 	errno = EIO;
 	return -1;
 }

@@ -2,7 +2,8 @@
 /*
  * Reading rank-<R>.csv.gz: a FILE * that inflates. A stream still being
  * written (the node service's spool) reads up to its last sync flush and
- * then ends, as a plain file being written would; what it inflates to is
+ * then ends, as a plain file being written would (clearerr() and read
+ * again for what was written since); what it inflates to is
  * capped, so a small hostile file cannot make the report read forever.
  */
 #ifndef MEMATTR_GZ_READ_H

@@ -67,7 +67,7 @@ struct rp_call_row {
 	int rank;
 	int pid;
 	char function[96];
-	int64_t calls;
+	int64_t calls;		/* -1: not counted (no --mpi-calls probes: empty field) */
 	int64_t gained;
 	int64_t released;	/* -1: column absent */
 	int64_t net;

@@ -608,7 +608,9 @@ static int parse_call_row(struct reader *rd, char **fld, const int *col,
 	if (!fld[col[K_FUNC]][0])
 		return bad_field(rd, "function", "", err, errlen);
 	snprintf(row->function, sizeof(row->function), "%s", fld[col[K_FUNC]]);
-	if (parse_i64(fld[col[K_CALLS]], 0, &row->calls))
+	/* Empty: a run without --mpi-calls has growth per function, not calls. */
+	row->calls = -1;
+	if (fld[col[K_CALLS]][0] && parse_i64(fld[col[K_CALLS]], 0, &row->calls))
 		return bad_field(rd, "calls", fld[col[K_CALLS]], err, errlen);
 	if (parse_i64(fld[col[K_GAIN]], 0, &row->gained))
 		return bad_field(rd, "gained_bytes", fld[col[K_GAIN]], err, errlen);

@@ -217,7 +217,9 @@ static void warnings(FILE *f, const struct page *pg)
 			if (ev > 0) {
 				fputs(" (", f);
 				count(f, ev);
-				fprintf(f, " seen, %.2f%% lost)", 100.0 * (double)drops / (double)(ev + drops));
+				/* In double: a hostile run_info.csv can hold INT64_MAX. */
+				fprintf(f, " seen, %.2f%% lost)",
+					100.0 * (double)drops / ((double)ev + (double)drops));
 			}
 			fputs(": attribution between two smaps reads may be off (totals are not "
 			      "affected). ", f);
@@ -552,7 +554,7 @@ struct call_sum {
 	size_t ranks;
 	int64_t calls, gained, released, net, peak;
 	double first, last;
-	bool has_released, has_peak;
+	bool has_released, has_peak, has_calls;
 };
 
 static int cmp_call(const void *a, const void *b)
@@ -603,7 +605,10 @@ static void call_table(FILE *f, const struct page *pg)
 			n++;
 		}
 		cs[k].ranks++;
-		cs[k].calls = rp_sat_add(cs[k].calls, r->calls);
+		if (r->calls >= 0) {
+			cs[k].calls = rp_sat_add(cs[k].calls, r->calls);
+			cs[k].has_calls = true;
+		}
 		cs[k].gained = rp_sat_add(cs[k].gained, r->gained);
 		cs[k].net = rp_sat_add(cs[k].net, r->net);
 		if (r->released >= 0) {
@@ -624,8 +629,9 @@ static void call_table(FILE *f, const struct page *pg)
 		top = cs[k].gained > top ? cs[k].gained : top;
 	fputs("<h2>Which MPI calls made the library grow</h2>\n<p class=\"note\">From "
 	      "<code>mpi_calls.csv</code>, summed over ranks, largest growth first. <i>gained</i> is "
-	      "memory the MPI library took during calls of that function, <i>net</i> what it still "
-	      "held after them; <i>peak</i> the largest on one rank.</p>\n", f);
+	      "memory the MPI library took during calls of that function or asked for in them, "
+	      "<i>net</i> what it still held after them; <i>peak</i> the largest on one rank. "
+	      "<i>calls</i> are counted only in runs traced with --mpi-calls.</p>\n", f);
 	if (!n) {
 		fputs("<p class=\"note\">No MPI function made the library grow.</p>\n", f);
 		free(cs);
@@ -638,7 +644,10 @@ static void call_table(FILE *f, const struct page *pg)
 		fputs("<tr><td class=\"l\"><code>", f);
 		text(f, cs[k].function);
 		fprintf(f, "</code></td><td>%zu</td><td>", cs[k].ranks);
-		count(f, cs[k].calls);
+		if (cs[k].has_calls)
+			count(f, cs[k].calls);
+		else
+			fputs("&ndash;", f);
 		fputs("</td><td class=\"l\">", f);
 		bytes(f, (double)cs[k].gained);
 		fprintf(f, "<span class=\"bar\" style=\"width:%.0fpx\"></span></td>",

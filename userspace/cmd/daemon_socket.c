@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon_socket.h"
+#include "safe_open.h"
+#include "sock_proto.h"
+
+#define BACKLOG		16	/* connections not accepted yet */
+#define MAX_PENDING	32	/* accepted, their request not complete yet */
+#define CLIENT_TIMEOUT_S 2	/* to send the request, and for each reply to be taken */
+#define ENDED_KEEP_S	600.0	/* an ended job's final files stay served this long */
+#define ENDED_MAX	256	/* ... and at most this many ended jobs */
+
+struct ds_job {
+	char *id, *dir;
+	uid_t uid;
+	bool ended;
+	double ended_at;
+};
+
+struct daemon_socket {
+	int fd;
+	int stop_pipe[2];
+	pthread_t thread;
+	pthread_mutex_t lock;		/* guards jobs: the loop writes, the thread reads */
+	struct ds_job *jobs;
+	size_t njobs, cap;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t dev;			/* the socket file we made: removed only if still it */
+	ino_t ino;
+};
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void job_free(struct ds_job *j)
+{
+	free(j->id);
+	free(j->dir);
+}
+
+/* Under the lock: ended jobs past their time, and the oldest past ENDED_MAX. */
+static void prune(struct daemon_socket *ds, double now)
+{
+	size_t nended = 0, oldest;
+
+	for (size_t i = 0; i < ds->njobs;) {
+		if (ds->jobs[i].ended && now - ds->jobs[i].ended_at > ENDED_KEEP_S) {
+			job_free(&ds->jobs[i]);
+			ds->jobs[i] = ds->jobs[--ds->njobs];
+			continue;
+		}
+		nended += ds->jobs[i++].ended;
+	}
+	while (nended-- > ENDED_MAX) {
+		oldest = SIZE_MAX;
+		for (size_t i = 0; i < ds->njobs; i++)
+			if (ds->jobs[i].ended && (oldest == SIZE_MAX ||
+						  ds->jobs[i].ended_at < ds->jobs[oldest].ended_at))
+				oldest = i;
+		job_free(&ds->jobs[oldest]);
+		ds->jobs[oldest] = ds->jobs[--ds->njobs];
+	}
+}
+
+void daemon_socket_job_started(struct daemon_socket *ds, const char *id, const char *dir, uid_t uid)
+{
+	struct ds_job j = { .id = strdup(id), .dir = strdup(dir), .uid = uid };
+
+	if (!ds)
+		return;
+	pthread_mutex_lock(&ds->lock);
+	prune(ds, mono_now());
+	if (ds->njobs == ds->cap) {
+		size_t cap = ds->cap ? ds->cap * 2 : 16;
+		struct ds_job *n = realloc(ds->jobs, cap * sizeof(*n));
+
+		if (n) {
+			ds->jobs = n;
+			ds->cap = cap;
+		}
+	}
+	if (j.id && j.dir && ds->njobs < ds->cap) {
+		ds->jobs[ds->njobs++] = j;
+		j.id = j.dir = NULL;
+	}
+	pthread_mutex_unlock(&ds->lock);
+	if (j.id && j.dir)
+		fprintf(stderr, "memattr-bpf: job %s: not served on the user socket (out of memory)\n", id);
+	job_free(&j);
+}
+
+void daemon_socket_job_ended(struct daemon_socket *ds, const char *dir)
+{
+	double now = mono_now();
+
+	if (!ds)
+		return;
+	pthread_mutex_lock(&ds->lock);
+	for (size_t i = 0; i < ds->njobs; i++)
+		if (!ds->jobs[i].ended && !strcmp(ds->jobs[i].dir, dir)) {
+			ds->jobs[i].ended = true;
+			ds->jobs[i].ended_at = now;
+		}
+	prune(ds, now);
+	pthread_mutex_unlock(&ds->lock);
+}
+
+/*
+ * Job id as the table has it: the running one, else the one that ended
+ * last (a reused ID: the latest run). dir is malloc'ed; false: none.
+ */
+static bool lookup(struct daemon_socket *ds, const char *id, char **dir, uid_t *uid, bool *ended)
+{
+	const struct ds_job *best = NULL;
+
+	pthread_mutex_lock(&ds->lock);
+	for (size_t i = 0; i < ds->njobs; i++) {
+		const struct ds_job *j = &ds->jobs[i];
+
+		if (strcmp(j->id, id))
+			continue;
+		if (!best || (best->ended && (!j->ended || j->ended_at > best->ended_at)))
+			best = j;
+	}
+	if (best) {
+		*dir = strdup(best->dir);
+		*uid = best->uid;
+		*ended = best->ended;
+	}
+	pthread_mutex_unlock(&ds->lock);
+	return best && *dir;
+}
+
+/* One reply line, with fd attached when fd >= 0. 0, or -1 (the client is given up). */
+static int send_line(int c, const char *line, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = (void *)line, .iov_len = strlen(line) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	/* SO_SNDTIMEO bounds the wait; a partial line is a failure too. */
+	return sendmsg(c, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+/* Every served file of dir, each with its descriptor. 0, or -1 when the client is gone. */
+static int send_files(int c, int dirfd)
+{
+	char line[JSP_LINE_MAX];
+	struct dirent *de;
+	int dfd = dup(dirfd), ret = 0;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
+	while (!ret && (de = readdir(d))) {
+		int fd;
+
+		if (!jsp_file_served(de->d_name))
+			continue;
+		/* The spool is root's: still, a regular file only, never through a link. */
+		fd = safe_openat(dirfd, de->d_name, 0, UINT64_MAX, NULL);
+		if (fd < 0)
+			continue;	/* summary.csv between renames, say: the next poll has it */
+		snprintf(line, sizeof(line), "FILE %s\n", de->d_name);
+		ret = send_line(c, line, fd);
+		close(fd);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* A whole request line arrived: the answer, sent blocking with SO_SNDTIMEO. */
+static void serve(struct daemon_socket *ds, int c, const char *req)
+{
+	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
+	char job[JSP_JOB_MAX + 1], line[JSP_LINE_MAX + 64];
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char *dir = NULL;
+	bool ended = false;
+	uid_t owner = 0;
+	int dirfd;
+
+	if (fcntl(c, F_SETFL, 0) || setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		return;
+	if (jsp_parse_request(req, job, sizeof(job), line, sizeof(line))) {
+		send_line(c, line, -1);
+		return;
+	}
+	if (!lookup(ds, job, &dir, &owner, &ended)) {
+		jsp_format_nojob(line, sizeof(line), job);
+		send_line(c, line, -1);
+		return;
+	}
+	/* The job's owner, or root; nobody else learns more than that it is not theirs. */
+	if (cred.uid != 0 && cred.uid != owner) {
+		free(dir);
+		jsp_format_denied(line, sizeof(line), job);
+		send_line(c, line, -1);
+		return;
+	}
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	free(dir);
+	if (dirfd < 0) {
+		/* Removed (--retain) since: as good as untraced. */
+		jsp_format_nojob(line, sizeof(line), job);
+		send_line(c, line, -1);
+		return;
+	}
+	/* The state first: "ended" means every file listed after it is final. */
+	if (!send_line(c, ended ? "JOB ended\n" : "JOB running\n", -1) && !send_files(c, dirfd))
+		send_line(c, "END\n", -1);
+	close(dirfd);
+}
+
+/*
+ * A connection whose request is still coming: read without blocking, many
+ * at once, so a client that connects and says nothing delays nobody else.
+ */
+struct pending {
+	int fd;
+	size_t n;
+	double deadline;
+	char buf[JSP_LINE_MAX + 1];
+};
+
+/* More of p's request. 1: complete (served, to close), 0: more to come, -1: drop it. */
+static int pending_read(struct daemon_socket *ds, struct pending *p)
+{
+	ssize_t r = recv(p->fd, p->buf + p->n, sizeof(p->buf) - 1 - p->n, MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (r <= 0)
+		return -1;
+	p->n += (size_t)r;
+	p->buf[p->n] = '\0';
+	if (memchr(p->buf, '\0', p->n))
+		return -1;
+	if (!strchr(p->buf, '\n'))
+		return p->n + 1 < sizeof(p->buf) ? 0 : -1;	/* longer than a request: dropped */
+	serve(ds, p->fd, p->buf);
+	return 1;
+}
+
+static void *serve_thread(void *arg)
+{
+	struct daemon_socket *ds = arg;
+	struct pending pend[MAX_PENDING];
+	size_t npend = 0;
+
+	for (;;) {
+		struct pollfd p[2 + MAX_PENDING];
+		double now = mono_now(), first = now + 3600;
+		int c, nfds = 2, timeout;
+
+		/* Full: new connections wait in the backlog until one is done. */
+		p[0] = (struct pollfd){ .fd = npend < MAX_PENDING ? ds->fd : -1, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = ds->stop_pipe[0], .events = POLLIN };
+		for (size_t i = 0; i < npend; i++) {
+			p[nfds++] = (struct pollfd){ .fd = pend[i].fd, .events = POLLIN };
+			if (pend[i].deadline < first)
+				first = pend[i].deadline;
+		}
+		timeout = npend ? (int)((first - now) * 1000) + 1 : -1;
+		if (poll(p, (nfds_t)nfds, timeout < 0 && npend ? 0 : timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		now = mono_now();
+		/* Walk backwards: a finished one is replaced by the last. */
+		for (size_t i = npend; i-- > 0;) {
+			int ret = p[2 + i].revents ? pending_read(ds, &pend[i]) : 0;
+
+			if (!ret && now < pend[i].deadline)
+				continue;
+			close(pend[i].fd);
+			pend[i] = pend[--npend];
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
+		c = accept4(ds->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (c < 0)
+			continue;
+		pend[npend] = (struct pending){ .fd = c, .deadline = now + CLIENT_TIMEOUT_S };
+		npend++;
+	}
+	for (size_t i = 0; i < npend; i++)
+		close(pend[i].fd);
+	return NULL;
+}
+
+/* The socket's directory: made if missing; root's, not writable by others, not a link. */
+static int prepare_dir(const char *path, char *err, size_t errlen)
+{
+	char copy[PATH_MAX], *dir;
+	struct stat st;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	dir = dirname(copy);
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		snprintf(err, errlen, "--socket %s: cannot create %s: %s", path, dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "--socket %s: %s is not a directory (a symlink?)", path, dir);
+		return -1;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
+		snprintf(err, errlen, "--socket %s: %s must be root's and writable by root only (it is %o, uid %u)",
+			 path, dir, st.st_mode & 07777, (unsigned int)st.st_uid);
+		return -1;
+	}
+	return 0;
+}
+
+/* Nothing at path, or a socket nobody answers on (a daemon that was killed): removed. */
+static int clear_stale(const char *path, const struct sockaddr_un *sa, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, live;
+
+	if (lstat(path, &st))
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "--socket %s: exists and is not a socket", path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	live = fd >= 0 && !connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	if (fd >= 0)
+		close(fd);
+	if (live) {
+		snprintf(err, errlen, "--socket %s: another memattr-bpf daemon serves it (give another path, or none)", path);
+		return -1;
+	}
+	unlink(path);
+	return 0;
+}
+
+static int bind_socket(struct daemon_socket *ds, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+
+	memcpy(sa.sun_path, ds->path, sizeof(ds->path));
+	if (prepare_dir(ds->path, err, errlen) || clear_stale(ds->path, &sa, err, errlen))
+		return -1;
+	ds->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ds->fd < 0 || bind(ds->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		snprintf(err, errlen, "--socket %s: %s", ds->path, strerror(errno));
+		return -1;
+	}
+	/* Every user may ask; the daemon decides who gets what. */
+	if (chmod(ds->path, 0666) || lstat(ds->path, &st) || listen(ds->fd, BACKLOG)) {
+		snprintf(err, errlen, "--socket %s: %s", ds->path, strerror(errno));
+		unlink(ds->path);
+		return -1;
+	}
+	ds->dev = st.st_dev;
+	ds->ino = st.st_ino;
+	return 0;
+}
+
+struct daemon_socket *daemon_socket_start(const char *path, char *err, size_t errlen)
+{
+	struct daemon_socket *ds = calloc(1, sizeof(*ds));
+
+	if (!ds) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ds->fd = ds->stop_pipe[0] = ds->stop_pipe[1] = -1;
+	if (path[0] != '/' || strlen(path) >= sizeof(ds->path)) {
+		snprintf(err, errlen, "--socket %s: must be an absolute path shorter than %zu bytes",
+			 path, sizeof(ds->path));
+		goto fail;
+	}
+	snprintf(ds->path, sizeof(ds->path), "%s", path);
+	if (bind_socket(ds, err, errlen))
+		goto fail;
+	pthread_mutex_init(&ds->lock, NULL);
+	if (pipe2(ds->stop_pipe, O_CLOEXEC) || pthread_create(&ds->thread, NULL, serve_thread, ds)) {
+		snprintf(err, errlen, "user socket: %s", strerror(errno));
+		pthread_mutex_destroy(&ds->lock);
+		unlink(ds->path);
+		goto fail;
+	}
+	return ds;
+fail:
+	if (ds->fd >= 0)
+		close(ds->fd);
+	if (ds->stop_pipe[0] >= 0) {
+		close(ds->stop_pipe[0]);
+		close(ds->stop_pipe[1]);
+	}
+	free(ds);
+	return NULL;
+}
+
+void daemon_socket_stop(struct daemon_socket *ds)
+{
+	struct stat st;
+
+	if (!ds)
+		return;
+	if (write(ds->stop_pipe[1], "x", 1) == 1)
+		pthread_join(ds->thread, NULL);
+	close(ds->stop_pipe[0]);
+	close(ds->stop_pipe[1]);
+	close(ds->fd);
+	/* Not one a later daemon put there. */
+	if (!lstat(ds->path, &st) && st.st_dev == ds->dev && st.st_ino == ds->ino)
+		unlink(ds->path);
+	pthread_mutex_destroy(&ds->lock);
+	for (size_t i = 0; i < ds->njobs; i++)
+		job_free(&ds->jobs[i]);
+	free(ds->jobs);
+	free(ds);
+}

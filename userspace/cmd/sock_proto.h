@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The user socket's protocol (cmd/daemon_socket.c serves it, cmd/job_client.c
+ * asks): one request line, reply lines, each reply line one message.
+ *
+ *   client: "MEMATTR/1 JOB <id>\n"
+ *   daemon: "ERR <code> <text>\n"                      then closes; or
+ *           "JOB running\n" | "JOB ended\n"
+ *           "FILE <name>\n" (one read-only descriptor attached, SCM_RIGHTS)
+ *           ...
+ *           "END\n"
+ *
+ * <code> is denied (another user's job), nojob (none of that ID traced),
+ * or bad (a malformed request, another version). A job ID is 1 to
+ * JSP_JOB_MAX bytes of printable ASCII without spaces. The version is in
+ * the request: a later daemon can answer version 1 clients as they expect.
+ * Pure: unit-tested.
+ */
+#ifndef MEMATTR_SOCK_PROTO_H
+#define MEMATTR_SOCK_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define JSP_VERSION	"MEMATTR/1"
+#define JSP_JOB_MAX	255
+#define JSP_LINE_MAX	512	/* longest line either side sends, '\n' included */
+#define JSP_NAME_MAX	64	/* longest file name served */
+
+enum jsp_kind { JSP_ERR, JSP_JOB, JSP_FILE, JSP_END };
+
+struct jsp_reply {
+	enum jsp_kind kind;
+	bool ended;				/* JSP_JOB */
+	char code[16];				/* JSP_ERR */
+	char text[JSP_LINE_MAX];		/* JSP_ERR: the message; JSP_FILE: the name */
+};
+
+/* The request line for job into buf. Its length, or -1 when job is not a valid ID. */
+int jsp_format_request(char *buf, size_t len, const char *job);
+
+/*
+ * A request line (without or with its '\n'): the job ID into job. 0, or -1
+ * with the reply to send (an "ERR bad ..." line) in err.
+ */
+int jsp_parse_request(const char *line, char *job, size_t joblen, char *err, size_t errlen);
+
+/* A reply line (without or with its '\n'). 0, or -1 when malformed. */
+int jsp_parse_reply(const char *line, struct jsp_reply *r);
+
+/* The refusals, worded once for the daemon to send and the client to print. */
+int jsp_format_denied(char *buf, size_t len, const char *job);
+int jsp_format_nojob(char *buf, size_t len, const char *job);
+
+/*
+ * A file of a job's spool the daemon serves and the client accepts:
+ * summary.csv, run_info.csv, mpi_calls.csv, rank-<R>.csv.gz,
+ * pid-<P>.csv.gz. Anything else (temporary files, a name with '/') is
+ * neither sent nor written.
+ */
+bool jsp_file_served(const char *name);
+
+/*
+ * The files the daemon rewrites whole (by rename): their index among them,
+ * 0..JSP_NWHOLE-1, or -1 for a timeline (appended to) or a file not served.
+ */
+#define JSP_NWHOLE	3
+int jsp_whole_file(const char *name);
+
+/*
+ * The name the client writes a served file as: the timelines inflated
+ * (rank-0.csv.gz -> rank-0.csv) unless compress. -1 when not served.
+ */
+int jsp_local_name(const char *name, bool compress, char *out, size_t outlen);
+
+#endif
