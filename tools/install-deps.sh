@@ -16,6 +16,7 @@ PACKAGES=(
 	python3						# integration test checkers (stdlib only)
 	chromium					# report test: renders report.html headless
 	procps util-linux coreutils passwd		# ps, runuser, timeout/env, useradd
+	strace						# bad-input test: refusals come before any bpf() call
 	prometheus prometheus-node-exporter curl	# node service tests: a real scraper, the textfile collector
 )
 

@@ -6,7 +6,10 @@
 #       bad ones a clean refusal, none a sanitizer report.
 #   tools/sanitize-test.sh trace BIN    (root) a real 4-rank Open MPI job
 #       traced by BIN and reported on: tests/integration/test_report.sh (and
-#       test_report_bad_input.sh, which the same name selects).
+#       test_report_bad_input.sh, which the same name selects); then the
+#       error paths: a full disk (test_output_full_disk.sh), planted files
+#       (test_hostile_files.sh) and bad arguments (test_bad_input.sh, without
+#       its strace check: LeakSanitizer cannot run under ptrace).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +51,11 @@ report_fixtures() {
 
 case $MODE in
 report) report_fixtures ;;
-trace) KEEP_TMP= MEMATTR_BIN=$BIN ONLY=test_report tests/integration/run_all.sh ;;
+trace)
+	export KEEP_TMP= MEMATTR_BIN=$BIN
+	for t in test_report test_output_full_disk test_hostile_files test_bad_input; do
+		MEMATTR_STRACE= ONLY=$t tests/integration/run_all.sh
+	done
+	;;
 *) echo "usage: tools/sanitize-test.sh report|trace BIN" >&2; exit 2 ;;
 esac

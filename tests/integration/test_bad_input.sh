@@ -1,8 +1,10 @@
 #!/bin/bash
 # Bad input must be refused cleanly: for each case a non-zero exit (2 for a
 # malformed command line), exactly one line on stderr starting with
-# "memattr-bpf: ", no output directory left behind, and no ma_* BPF program
-# or link loaded afterwards. Every case runs even when an earlier one failed,
+# "memattr-bpf: ", no output directory left behind, no ma_* BPF program
+# or link loaded afterwards, and (run as root, under strace) not one bpf()
+# call made: every argument is checked before BPF is loaded, not refused
+# once probes are attached. Every case runs even when an earlier one failed,
 # so one run shows all that is wrong.
 source "$(dirname "$0")/lib.sh"
 
@@ -39,7 +41,13 @@ try() {
 	local cwd=$TMPD/cwd-$name err=$TMPD/err-$name rc=0 before=""
 	install -d -o "$TEST_USER" -m 755 "$cwd"
 	[ "$out" != - ] && [ -f "$out" ] && before=$(sha256sum <"$out")
-	(cd "$cwd" && timeout -s KILL 30 "${runner[@]}" "$MEMATTR_BIN" "$@") >"$TMPD/out-$name" 2>"$err" || rc=$?
+	local tracer=() trace=$TMPD/strace-$name
+	# strace as root only: the not-root case must run without privileges.
+	[ ${#runner[@]} -eq 0 ] && [ -n "$STRACE" ] && tracer=("$STRACE" -f -qq -e trace=bpf -o "$trace")
+	(cd "$cwd" && timeout -s KILL 30 "${runner[@]}" "${tracer[@]}" "$MEMATTR_BIN" "$@") >"$TMPD/out-$name" 2>"$err" || rc=$?
+	if [ ${#tracer[@]} -gt 0 ] && grep -q 'bpf(' "$trace"; then
+		bad "$name: refused only after $(grep -c 'bpf(' "$trace") bpf() call(s): arguments must be checked before BPF is loaded"
+	fi
 	LAST_ERR=$err
 	local nlines first
 	nlines=$(wc -l <"$err")
@@ -75,6 +83,11 @@ try() {
 	fi
 }
 
+# MEMATTR_STRACE= (empty) turns the check off: LeakSanitizer cannot run
+# under ptrace, so a sanitized build is tried without it.
+STRACE=${MEMATTR_STRACE-$(command -v strace || true)}
+[ -n "$STRACE" ] || log "no strace (tools/install-deps.sh installs it, or MEMATTR_STRACE is empty): the no-bpf()-before-refusal check is skipped"
+
 it_setup
 # Targets that exist, so each case has exactly one thing wrong with it.
 as_user sleep 300 &
@@ -98,6 +111,32 @@ try output-parent-missing any "$TMPD/no/such/parent/out" -- \
 # Root may write anywhere on a normal file system; /proc refuses even root.
 try output-parent-unwritable any /proc/memattr-test-out -- \
 	--pid "$SLEEP_PID" --output /proc/memattr-test-out --duration 1
+
+# One number syntax for every option (decimal digits only, nothing around
+# them): `--duration 0x10` used to run 16 s while `--interval 0x10` was
+# refused, and a leading space passed everywhere.
+try duration-hex 2 "$TMPD/o-dhex" -- --pid "$SLEEP_PID" --duration 0x10 --output "$TMPD/o-dhex"
+try duration-exponent 2 "$TMPD/o-dexp" -- --pid "$SLEEP_PID" --duration 1e1 --output "$TMPD/o-dexp"
+try interval-space 2 "$TMPD/o-isp" -- --pid "$SLEEP_PID" --interval " 50" --output "$TMPD/o-isp" --duration 1
+try ringbuf-hex 2 "$TMPD/o-rb" -- --pid "$SLEEP_PID" --ringbuf-mb 0x8 --output "$TMPD/o-rb" --duration 1
+# A kernel thread has no user memory: kthreadd (pid 2) used to trace every
+# kernel thread into all-zero files. Refused, naming it.
+if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
+	try pid-kernel-thread 1 "$TMPD/o-kth" -- --pid 2 --output "$TMPD/o-kth" --duration 1
+	grep -q "kernel thread" "$LAST_ERR" || bad "pid-kernel-thread: the error does not say 'kernel thread': $(cat "$LAST_ERR")"
+	try job-kernel-thread 1 "$TMPD/o-kjob" -- --job 2 --output "$TMPD/o-kjob" --duration 1
+else
+	log "pid 2 is not kthreadd here (a pid namespace?): kernel-thread cases skipped"
+fi
+# Output paths mkdir or the directory open would refuse, refused before BPF:
+# a name longer than NAME_MAX, and a symlink to a directory written "link/".
+LONG=$TMPD/$(printf 'o%.0s' $(seq 300))
+try output-name-too-long 1 - -- --pid "$SLEEP_PID" --output "$LONG" --duration 1
+grep -q "File name too long" "$LAST_ERR" || bad "output-name-too-long: no 'File name too long': $(cat "$LAST_ERR")"
+install -d -m 755 "$TMPD/real-out"
+ln -s "$TMPD/real-out" "$TMPD/link-out"
+try output-symlink-slash 1 - -- --pid "$SLEEP_PID" --output "$TMPD/link-out/" --duration 1
+[ -z "$(ls -A "$TMPD/real-out")" ] || bad "output-symlink-slash: files written through the symlink: $(ls -A "$TMPD/real-out")"
 
 SPEC=$TMPD/bad.spec
 printf '# a spec with one bad line\ncomponent mpi\nthis-is-not-a-statement at all\nlibrary libfoo.so\n' >"$SPEC"

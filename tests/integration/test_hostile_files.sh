@@ -9,6 +9,17 @@
 #   a hard link to a root-only file (possible with fs.protected_hardlinks=0)
 #   or a summary.csv is a FIFO: refused, and not a byte of the root-only
 #   file in report.html (there is none).
+# - (issue 13) a FIFO, a symlink to a root-only file and a hard link to it
+#   planted at rank-0.csv, rank-1.csv and rank-2.csv of an output directory
+#   the job's user owns, traced as root: nothing written through them (the
+#   file unchanged, the FIFO and the link still there), and no timeline lost
+#   silently: each is written beside, as rank-R.1.csv (made with O_EXCL |
+#   O_NOFOLLOW), with one stderr line saying where; exit 0 since nothing is
+#   missing; run_info.csv counts them (timelines_renamed). It used to lose
+#   those ranks' timelines with one line and exit 0.
+# - the same run's run_info.csv carries the counters of lost precision
+#   (events_unknown_pid, events_unplaced, processes_refused_map_full), the
+#   same figures as the terminal summary.
 source "$(dirname "$0")/lib.sh"
 
 FAILED=0
@@ -85,6 +96,56 @@ refused report-fifo "$d/summary.csv: cannot open: not a regular file" - -- repor
 d=$(newrun good)
 "$MEMATTR_BIN" report "$d" >/dev/null 2>"$TMPD/err-good" || bad "report-good: $(cat "$TMPD/err-good")"
 [ "$(stat -c %U "$d/report.html" 2>/dev/null)" = "$TEST_USER" ] || bad "report-good: report.html not the user's"
+
+# Files planted where rank files go, in the user's output directory.
+start_job 3 -- "$TMPD/bin/mpi_hold" --log-dir "$LOGS" --hold-mib 2 --hold-s 120 --tick-ms 50 \
+	--stop-file "$STOP_FILE"
+wait_ranks 3 30
+wait_events hold ready 3 30
+O=$U/out
+install -d -o "$TEST_USER" -m 0755 "$O"
+as_user mkfifo "$O/rank-0.csv"
+as_user ln -s "$SECRET" "$O/rank-1.csv"
+ln "$SECRET" "$O/rank-2.csv"	# root makes it; with fs.protected_hardlinks=0 the user could
+before=$(sha256sum <"$SECRET")
+rc=0
+timeout -s KILL 30 "$MEMATTR_BIN" --job "$MPIRUN_PID" --output "$O" --duration 2 \
+	>"$TMPD/out-planted" 2>"$TMPD/err-planted" || rc=$?
+log "planted: exit $rc: $(tr '\n' '|' <"$TMPD/err-planted")"
+[ "$rc" -eq 0 ] || bad "planted: exit status $rc, expected 0 (every timeline written)"
+[ "$(sha256sum <"$SECRET")" = "$before" ] || bad "planted: the root-only file was written through a link"
+[ "$(stat -c %a "$SECRET")" = 600 ] || bad "planted: the root-only file's mode changed"
+[ -p "$O/rank-0.csv" ] || bad "planted: the FIFO was replaced"
+[ -L "$O/rank-1.csv" ] || bad "planted: the symlink was replaced"
+[ "$O/rank-2.csv" -ef "$SECRET" ] || bad "planted: the hard link was replaced"
+for r in 0 1 2; do
+	case $r in 0) what="a FIFO" ;; 1) what="a symlink" ;; 2) what="a hard link" ;; esac
+	grep -q "^memattr-bpf: $O/rank-$r.csv is $what, not written through: this timeline is in rank-$r.1.csv\$" "$TMPD/err-planted" ||
+		bad "planted: no line saying rank-$r.csv is $what and the timeline is in rank-$r.1.csv"
+	f=$O/rank-$r.1.csv
+	if [ ! -s "$f" ]; then
+		bad "planted: rank $r's timeline is lost (no $f)"
+		continue
+	fi
+	head -n 1 "$f" | grep -q '^time_s,rank,pid,component,rss_bytes,pss_bytes$' || bad "planted: $f has no header"
+	[ "$(awk -F, 'NR > 1 && $4 == "total" && $2 == '"$r"'' "$f" | wc -l)" -ge 2 ] ||
+		bad "planted: $f holds fewer than 2 samples of rank $r"
+done
+[ -s "$O/rank-0.1.csv" ] && [ "$(stat -c %a "$O/rank-0.1.csv")" != 640 ] && bad "planted: rank-0.1.csv is not 0640"
+[ "$(wc -l <"$TMPD/err-planted")" -eq 4 ] || bad "planted: expected 4 stderr lines (tracing, 3 planted): $(cat "$TMPD/err-planted")"
+info() { sed -n "s/^$1,//p" "$O/run_info.csv"; }
+[ "$(info timelines_renamed)" = 3 ] || bad "planted: run_info.csv timelines_renamed is '$(info timelines_renamed)', expected 3"
+# Lost precision is counted where the user looks: run_info.csv and the terminal.
+for k in events_unknown_pid events_unplaced processes_refused_map_full output_errors; do
+	[[ "$(info $k)" =~ ^[0-9]+$ ]] || bad "run_info.csv has no count $k"
+done
+term=$(grep '^events of unknown processes:' "$TMPD/out-planted" || true)
+[ "$term" = "events of unknown processes: $(info events_unknown_pid); fault addresses outside known regions: $(info events_unplaced) (reread from maps)" ] ||
+	bad "terminal summary and run_info.csv disagree on lost precision: '$term' vs $(info events_unknown_pid)/$(info events_unplaced)"
+log "planted: in $O: $(ls -A "$O" | tr '\n' ' '); lost precision: unknown pid $(info events_unknown_pid), unplaced $(info events_unplaced), map full $(info processes_refused_map_full)"
+"$PY" "$IT_DIR/bpf_leftovers.py" || bad "planted: BPF programs/links left loaded"
+touch "$STOP_FILE"
+wait_job_ok 60
 
 [ "$FAILED" -eq 0 ] || fail "$FAILED check(s) failed"
 pass

@@ -128,6 +128,34 @@ static void test_refusals(void **state)
 	cli_free(&o);
 }
 
+/* One syntax for every number: what one option refuses, every option refuses. */
+static void test_one_number_syntax(void **state)
+{
+	static const char *const opts[] = {
+		"--interval", "--pss-interval", "--duration", "--ringbuf-mb", "--pid",
+	};
+	static const char *const bad[] = { "0x10", " 16", "16 ", "+16", "1e1", "16s", "" };
+	struct options o;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			int ret = !strcmp(opts[i], "--pid") ? parse(&o, "--pid", bad[k], NULL)
+							    : parse(&o, "--job", "1", opts[i], bad[k], NULL);
+
+			if (ret != -1)
+				fail_msg("%s '%s' accepted", opts[i], bad[k]);
+			assert_null(strchr(err, '\n'));
+			cli_free(&o);
+		}
+	}
+	/* The plain forms still pass. */
+	assert_int_equal(parse(&o, "--job", "1", "--duration", "16", "--interval", "16",
+			       "--ringbuf-mb", "16", NULL), 0);
+	assert_true(o.duration_s == 16);
+	cli_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -136,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_pid_list),
 		cmocka_unit_test(test_launch_keeps_command_flags),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_one_number_syntax),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

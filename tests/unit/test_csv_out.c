@@ -373,6 +373,64 @@ static void test_file_symlink_refused(void **state)
 	outdir_close(&od);
 }
 
+/* Planted on a rank file's name: written beside it, never through it, never lost. */
+static void test_create_beside(void **state)
+{
+	struct fixture *fx = *state;
+	struct output_dir od;
+	char err[256], precious[128], used[80];
+	const char *why;
+	FILE *f;
+
+	snprintf(precious, sizeof(precious), "%s/precious", fx->base);
+	assert_int_equal(mkdir(at(fx, "out"), 0750), 0);
+	spit(precious, "do not touch\n");
+	assert_int_equal(chmod(precious, 0600), 0);
+	assert_int_equal(symlink(precious, at(fx, "out/rank-0.csv")), 0);
+	assert_int_equal(link(precious, at(fx, "out/rank-1.csv")), 0);
+	assert_int_equal(mkfifo(at(fx, "out/rank-2.csv"), 0600), 0);
+	assert_int_equal(symlink(precious, at(fx, "out/rank-3.1.csv")), 0);	/* the first spare too */
+	assert_int_equal(outdir_open(&od, at(fx, "out"), (uid_t)-1, (gid_t)-1, err, sizeof(err)), 0);
+
+	f = outdir_create_beside(&od, "rank-0.csv", used, sizeof(used), &why);
+	assert_non_null(f);
+	assert_string_equal(used, "rank-0.1.csv");
+	assert_string_equal(why, "a symlink");
+	assert_int_equal(fputs("row\n", f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(slurp(at(fx, "out/rank-0.1.csv")), "row\n");
+
+	f = outdir_create_beside(&od, "rank-1.csv", used, sizeof(used), &why);
+	assert_non_null(f);
+	assert_string_equal(used, "rank-1.1.csv");
+	assert_string_equal(why, "a hard link");
+	fclose(f);
+
+	f = outdir_create_beside(&od, "rank-2.csv", used, sizeof(used), &why);
+	assert_non_null(f);
+	assert_string_equal(used, "rank-2.1.csv");
+	assert_string_equal(why, "a FIFO");
+	fclose(f);
+
+	assert_int_equal(mkfifo(at(fx, "out/rank-3.csv"), 0600), 0);
+	f = outdir_create_beside(&od, "rank-3.csv", used, sizeof(used), &why);
+	assert_non_null(f);
+	assert_string_equal(used, "rank-3.2.csv");	/* never through the planted spare */
+	fclose(f);
+
+	/* A name with nothing planted on it is used as it is. */
+	f = outdir_create_beside(&od, "rank-4.csv", used, sizeof(used), &why);
+	assert_non_null(f);
+	assert_string_equal(used, "rank-4.csv");
+	assert_null(why);
+	fclose(f);
+
+	/* Nothing was written through a planted name, nor truncated. */
+	assert_string_equal(slurp(precious), "do not touch\n");
+	assert_int_equal(mode_of(precious), 0600);
+	outdir_close(&od);
+}
+
 static void test_owner(void **state)
 {
 	struct fixture *fx = *state;
@@ -485,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_summary_text),
 		cmocka_unit_test(test_short_write),
 		cmocka_unit_test_setup_teardown(test_file_symlink_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_beside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_replace, setup, teardown),
 	};

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -94,7 +97,8 @@ static struct sink_job job(double now)
 	struct sink_job j = {
 		.dir = "d", .now = now, .start_realtime = 1795000000.25, .interval_ms = 100,
 		.modes = "", .version = "9.9", .cmdline = "memattr-bpf --job 'a,b'",
-		.c = { .events = 42, .procs_traced = 2, .requests = 7, .unwind_failures = 1 },
+		.c = { .events = 42, .procs_traced = 2, .requests = 7, .unwind_failures = 1,
+		       .unknown_pid_events = 11, .unplaced_events = 12, .traced_map_full = 13 },
 	};
 
 	return j;
@@ -181,6 +185,10 @@ static void test_run_info(void **state)
 	assert_non_null(strstr(text, "\nevents,42\n"));
 	assert_non_null(strstr(text, "\nmemory_requests,7\nunwind_failures,1\n"));
 	assert_non_null(strstr(text, "\nprocesses_traced,2\n"));
+	/* What makes figures less exact is never hidden (issue 13). */
+	assert_non_null(strstr(text, "\nevents_unknown_pid,11\n"));
+	assert_non_null(strstr(text, "\nevents_unplaced,12\n"));
+	assert_non_null(strstr(text, "\nprocesses_refused_map_full,13\n"));
 	assert_non_null(strstr(text, "\nstart_time_unix_s,1795000000.250000\n"));
 	assert_non_null(strstr(text, "\nversion,9.9\n"));
 	/* A field with a comma is quoted (RFC 4180). */
@@ -189,12 +197,100 @@ static void test_run_info(void **state)
 	free(text);
 }
 
+/* Every line of a file: ends in a newline and has the 6 columns. */
+static void assert_whole_rows(const char *text)
+{
+	size_t len = strlen(text);
+
+	assert_true(len > 0);
+	assert_int_equal(text[len - 1], '\n');
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1) {
+		int commas = 0;
+
+		for (const char *c = l; *c != '\n'; c++)
+			commas += *c == ',';
+		assert_int_equal(commas, 5);
+	}
+}
+
+static bool temp_left(const struct fixture *f)
+{
+	DIR *d = opendir(f->dir);
+	struct dirent *e;
+	bool found = false;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		found |= strstr(e->d_name, ".tmp.") != NULL;
+	closedir(d);
+	return found;
+}
+
+/*
+ * A disk that fills during the run, made with RLIMIT_FSIZE (writes past it
+ * fail with EFBIG): the rank file is cut back to whole rows and written on
+ * once there is room, the failure is counted once per file, run_info.csv
+ * is not left half-written nor its temporary file behind.
+ */
+static void test_full_disk(void **state)
+{
+	struct fixture *f = *state;
+	const struct sink_ops *ops = f->s->ops;
+	struct rlimit old, lim;
+	void *slot = NULL;
+	struct sink_job j = job(0.1);
+	struct sink_proc a = proc(0, 100, 0.1, &slot);
+	const struct sink_proc *live[] = { &a };
+	char *text;
+	size_t before;
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 300;	/* the header and two samples fit, not three */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (int i = 1; i <= 5; i++) {
+		a.time = 0.1 * i;
+		ops->proc_sample(f->s, &j, &a);
+	}
+	ops->job_summary(f->s, &j, live, 1);
+	ops->job_summary(f->s, &j, live, 1);
+	lim.rlim_cur = old.rlim_cur;	/* room again: the next sample lands */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+	text = slurp(f, "rank-0.csv");
+	assert_whole_rows(text);
+	before = strlen(text);
+	assert_true(before <= 300);
+	assert_non_null(strstr(text, "0.200,0,100,app,"));
+	assert_null(strstr(text, "0.300,"));
+	free(text);
+	/* rank-0.csv failed, and run_info.csv (longer than 300 bytes): each counted once. */
+	assert_int_equal(f->od.nfailed, 2);
+	assert_false(temp_left(f));
+
+	a.time = 0.6;
+	ops->proc_sample(f->s, &j, &a);
+	text = slurp(f, "rank-0.csv");
+	assert_whole_rows(text);
+	assert_true(strlen(text) > before);
+	assert_non_null(strstr(text, "0.600,0,100,total,"));	/* after the gap */
+	free(text);
+	ops->job_summary(f->s, &j, live, 1);
+	text = slurp(f, "summary.csv");
+	assert_non_null(strstr(text, "0,100,total,"));
+	free(text);
+	ops->proc_end(f->s, &j, &a);
+	signal(SIGXFSZ, SIG_DFL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rows_ended_and_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_rewritten_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

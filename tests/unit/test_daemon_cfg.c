@@ -82,6 +82,31 @@ static void test_refusals(void **state)
 	assert_string_equal(c.socket, "none");
 }
 
+/* The command line's number syntax (num_arg.h), on the options and in the file. */
+static void test_number_syntax(void **state)
+{
+	static const char *const keys[] = { "interval", "pss-interval", "retain", "max-jobs", "max-procs" };
+	static const char *const bad[] = { "0x10", "+16", "1e3", "16s", "16.0", "1 6" };
+	struct daemon_cfg c;
+	char opt[64], line[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			snprintf(opt, sizeof(opt), "--%s", keys[i]);
+			if (args(&c, opt, bad[k], NULL) != -1)
+				fail_msg("%s '%s' accepted", opt, bad[k]);
+			daemon_cfg_defaults(&c);
+			snprintf(line, sizeof(line), "%s = %s\n", keys[i], bad[k]);
+			if (daemon_cfg_parse_text(&c, line, "f.conf", err, sizeof(err)) != -1)
+				fail_msg("file: '%s' accepted", line);
+		}
+	}
+	daemon_cfg_defaults(&c);
+	assert_int_equal(daemon_cfg_parse_text(&c, "interval = 16\n", "f.conf", err, sizeof(err)), 0);
+	assert_int_equal(c.interval_ms, 16);
+}
+
 static void test_file(void **state)
 {
 	struct daemon_cfg c;
@@ -147,6 +172,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_and_options),
+		cmocka_unit_test(test_number_syntax),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_spool_names),

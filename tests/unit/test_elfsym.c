@@ -73,6 +73,25 @@ static void test_not_elf(void **state)
 	assert_int_equal(elfsym_read_needed("fixtures/garbage.bin", &nd), -ENOEXEC);
 }
 
+/*
+ * A library without one function (data only, like glibc's stub libraries
+ * once were): an empty table, not qsort(NULL, 0, ...), which UBSan refuses
+ * (qsort's first argument is declared nonnull). fixtures/nofuncs.so is
+ * `int x = 1; int y[4] = {1, 2, 3, 4};` built with `gcc -shared -nostdlib
+ * -fPIC` and stripped: two data symbols, no function.
+ */
+static void test_no_functions(void **state)
+{
+	struct elfsym_table t;
+	uint64_t delta;
+
+	(void)state;
+	assert_int_equal(elfsym_load(&t, "fixtures/nofuncs.so"), 0);
+	assert_int_equal(t.nfuncs, 0);
+	assert_null(elfsym_name_at(&t, 0x1000, &delta));
+	elfsym_free(&t);
+}
+
 static void test_needed(void **state)
 {
 	struct elfsym_needed nd;
@@ -95,6 +114,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_offsets_and_names),
 		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_no_functions),
 		cmocka_unit_test(test_needed),
 	};
 

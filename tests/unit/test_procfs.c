@@ -421,6 +421,7 @@ static void test_parse_stat(void **state)
 	assert_int_equal(st.ppid, 4746);
 	assert_string_equal(st.comm, "r");
 	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.flags, 4194304);
 	assert_int_equal(st.starttime, 970827);
 
 	/* comm with spaces and parentheses: it ends at the last ')'. */
@@ -640,6 +641,10 @@ static void test_read_self(void **state)
 	assert_string_equal(st.comm, comm);
 	assert_int_equal(st.state, 'R');
 	assert_true(st.starttime > 0);
+	assert_false(st.flags & PROC_PF_KTHREAD);
+	/* kthreadd (pid 2 outside a pid namespace) is the kernel threads' parent. */
+	if (procfs_read_stat(2, &st) == 0 && !strcmp(st.comm, "kthreadd"))
+		assert_true(st.flags & PROC_PF_KTHREAD);
 
 	/* The path names the very file this process runs. */
 	assert_int_equal(procfs_read_exe(getpid(), exe, sizeof(exe)), 0);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "num_arg.h"
 
 
 void cli_usage(FILE *f)
@@ -34,20 +35,6 @@ void cli_usage(FILE *f)
 	      "  --help, --version\n", f);
 }
 
-/* Strict unsigned decimal: no sign, no junk, within max. */
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	if (!s[0] || s[0] == '-' || s[0] == '+')
-		return -1;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	if (errno || *end || *out > max)
-		return -1;
-	return 0;
-}
-
 static int parse_pids(const char *arg, struct options *o, char *err, size_t errlen)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
@@ -58,7 +45,7 @@ static int parse_pids(const char *arg, struct options *o, char *err, size_t errl
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		pid_t *p;
 
-		if (parse_uint(tok, INT_MAX, &v) || v == 0) {
+		if (num_parse_uint(tok, 1, INT_MAX, &v)) {
 			snprintf(err, errlen, "--pid: '%s' is not a process ID", tok);
 			free(copy);
 			return -1;
@@ -111,7 +98,6 @@ static const struct option long_opts[] = {
 static int parse_one(int c, const char *arg, struct options *o, char *err, size_t errlen)
 {
 	unsigned long v;
-	char *end;
 
 	switch (c) {
 	case OPT_JOB:
@@ -132,7 +118,7 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		return 0;
 	case OPT_INTERVAL:
 	case OPT_PSS_INTERVAL:
-		if (parse_uint(arg, 3600 * 1000, &v) || v == 0) {
+		if (num_parse_uint(arg, 1, 3600 * 1000, &v)) {
 			snprintf(err, errlen, "--%s: '%s' is not a positive number of milliseconds",
 				 c == OPT_INTERVAL ? "interval" : "pss-interval", arg);
 			return -1;
@@ -143,9 +129,7 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 			o->pss_interval_ms = v;
 		return 0;
 	case OPT_DURATION:
-		errno = 0;
-		o->duration_s = strtod(arg, &end);
-		if (errno || end == arg || *end || !(o->duration_s > 0) || o->duration_s > 1e9) {
+		if (num_parse_positive(arg, 1e9, &o->duration_s)) {
 			snprintf(err, errlen, "--duration: '%s' is not a positive number of seconds", arg);
 			return -1;
 		}
@@ -170,7 +154,7 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		o->heap = true;
 		return 0;
 	case OPT_RINGBUF:
-		if (parse_uint(arg, 1024, &v) || !v || (v & (v - 1))) {
+		if (num_parse_uint(arg, 1, 1024, &v) || (v & (v - 1))) {
 			snprintf(err, errlen, "--ringbuf-mb: '%s' is not a power of two between 1 and 1024", arg);
 			return -1;
 		}

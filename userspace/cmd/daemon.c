@@ -61,6 +61,7 @@ struct daemon {
 	unsigned int nrefused_jobs;
 	double last_render, last_scan, last_retain;
 	uint64_t drops_seen;		/* kernel drops at the last /proc walk */
+	bool textfile_failing;		/* said so; quiet until it works again */
 	pid_t self;
 };
 
@@ -291,7 +292,7 @@ static void fill_self(struct daemon *d, struct mx_self *x)
 	x->jobs = njobs;
 	for (int i = 0; i < MX_REFUSED_NR; i++)
 		x->refused[i] += d->refused[i];
-	x->refused[MX_REFUSED_MAP_FULL] += d->t.kstats[STAT_TRACED_FULL];
+	x->refused[MX_REFUSED_MAP_FULL] += d->t.kstats[STAT_TRACED_FULL] + d->t.map_full;
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && x->nmaps < MX_MAPS; i++) {
 		x->maps[x->nmaps].name = maps[i];
 		if (!tracer_map_fill(&d->t.bpf, maps[i], &x->maps[x->nmaps].entries,
@@ -324,25 +325,40 @@ static int render(struct daemon *d, const struct mx_self *x, bool om, char **buf
 	return ret;
 }
 
-/* DIR/memattr.prom by rename: node_exporter never reads half a file. */
-static void write_textfile(const char *dir, const char *text, size_t len)
+/* DIR/memattr.prom by rename: node_exporter never reads half a file. 0, or an errno. */
+static int try_textfile(const char *dir, const char *text, size_t len)
 {
 	char tmp[4200], path[4200];
-	int fd;
+	ssize_t n;
+	int fd, err = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s/.memattr.prom.%d", dir, (int)getpid());
 	snprintf(path, sizeof(path), "%s/memattr.prom", dir);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return;
-	if (write(fd, text, len) != (ssize_t)len || fchmod(fd, 0644)) {
-		close(fd);
-		unlink(tmp);
-		return;
-	}
-	close(fd);
-	if (rename(tmp, path))
-		unlink(tmp);
+		return errno;
+	errno = 0;
+	n = write(fd, text, len);
+	if (n != (ssize_t)len || fchmod(fd, 0644))
+		err = errno ? errno : ENOSPC;	/* a short write: the disk is full */
+	if (close(fd) && !err)
+		err = errno;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err)
+		unlink(tmp);	/* every path: no temporary file is left */
+	return err;
+}
+
+/* Said once per streak of failures: the file is rewritten every 0.5 s. */
+static void write_textfile(struct daemon *d, const char *text, size_t len)
+{
+	int err = try_textfile(d->cfg.textfile, text, len);
+
+	if (err && !d->textfile_failing)
+		fprintf(stderr, "memattr-bpf: cannot write %s/memattr.prom: %s (the previous one stays)\n",
+			d->cfg.textfile, strerror(err));
+	d->textfile_failing = err != 0;
 }
 
 static void publish(struct daemon *d)
@@ -356,7 +372,7 @@ static void publish(struct daemon *d)
 		if (d->http)
 			http_listen_publish(d->http, text, tlen, om, olen);
 		if (d->cfg.textfile[0])
-			write_textfile(d->cfg.textfile, text, tlen);
+			write_textfile(d, text, tlen);
 	}
 	free(text);
 	free(om);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon_cfg.h"
+#include "num_arg.h"
 #include "safe_open.h"
 
 #define CFG_MAX_BYTES	(64 << 10)
@@ -45,16 +46,12 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->max_procs = 8192;
 }
 
+/* The options' number syntax (num_arg.h), into the settings' unsigned ints. */
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned int *out)
 {
 	unsigned long v;
-	char *end;
 
-	if (!isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
+	if (num_parse_uint(s, min, max, &v))
 		return -1;
 	*out = (unsigned int)v;
 	return 0;

@@ -99,16 +99,24 @@ int load_specs(const struct options *o, struct spec_set *specs, char *err, size_
 	return 0;
 }
 
-/* Refuse an output path we could not use, without creating anything yet. */
-static int check_output(const char *path, char *err, size_t errlen)
+/*
+ * Refuse an output path we could not use, without creating anything yet:
+ * everything outdir_open will refuse once BPF is attached is refused here.
+ */
+static int check_output(const char *arg, char *err, size_t errlen)
 {
-	char copy[PATH_MAX], *parent;
+	char path[PATH_MAX], copy[PATH_MAX], *parent;
+	size_t len = strlen(arg);
 	struct stat st;
 
-	if (strlen(path) >= sizeof(copy)) {
+	if (len >= sizeof(path)) {
 		snprintf(err, errlen, "--output: path too long");
 		return -1;
 	}
+	memcpy(path, arg, len + 1);
+	/* "link/" would resolve through the symlink: look at "link" itself, as outdir_open does. */
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
 	if (lstat(path, &st) == 0) {
 		if (S_ISLNK(st.st_mode))
 			snprintf(err, errlen, "output %s is a symbolic link: give a real directory", path);
@@ -118,6 +126,11 @@ static int check_output(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "output directory %s is not writable: %s", path, strerror(errno));
 		else
 			return 0;
+		return -1;
+	}
+	if (errno != ENOENT) {
+		/* A name over NAME_MAX, a file as a parent, a loop: mkdir would fail the same way. */
+		snprintf(err, errlen, "output %.200s%s: %s", path, len > 200 ? "..." : "", strerror(errno));
 		return -1;
 	}
 	strcpy(copy, path);
@@ -131,6 +144,12 @@ static int check_output(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create output %s: %s is not writable", path, parent);
 		return -1;
 	}
+	/* Root passes access() where mkdir fails (/proc, a read-only mount): try it, leave nothing. */
+	if (mkdir(path, 0700)) {
+		snprintf(err, errlen, "cannot create output %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rmdir(path);
 	return 0;
 }
 
@@ -146,6 +165,12 @@ static int resolve_targets(const struct options *o, struct pid_list *pids,
 
 			if (procfs_read_stat(o->pids[i], &st)) {
 				snprintf(err, errlen, "--pid: no process %d", o->pids[i]);
+				return -1;
+			}
+			/* No user memory: it would give all-zero files, and kthreadd's children are every kernel thread. */
+			if (st.flags & PROC_PF_KTHREAD) {
+				snprintf(err, errlen, "--pid: %d (%s) is a kernel thread, it has no user memory to trace",
+					 o->pids[i], st.comm);
 				return -1;
 			}
 			/* "and their children": those already running too (an mpirun's ranks). */
@@ -286,7 +311,7 @@ int main(int argc, char **argv)
 	enum job_match match = JOB_MATCH_NONE;
 	struct tracker t;
 	struct session *s;
-	char *cmdline;
+	char *cmdline = NULL;
 	int ret, status;
 
 	/* Reading a run's CSVs needs no root and no BPF: dispatch before anything else. */
@@ -302,37 +327,37 @@ int main(int argc, char **argv)
 		return 0;
 	if (ret < 0) {
 		fprintf(stderr, "memattr-bpf: %s\n", err);
+		cli_free(&opt);		/* --pid's list may be there already */
 		return EXIT_USAGE;
 	}
 	install_signals();
-	if (caps_check(err, sizeof(err)))
-		return without_root(&opt, err);
+	if (caps_check(err, sizeof(err))) {
+		ret = without_root(&opt, err);
+		cli_free(&opt);
+		return ret;
+	}
+	spec_init(&specs);
 	if (opt.mpi_calls || opt.heap)
 		raise_fd_limit();
-	spec_init(&specs);
 	if (load_specs(&opt, &specs, err, sizeof(err)))
-		return fail(err);
+		goto refuse;
 	if (opt.output && check_output(opt.output, err, sizeof(err)))
-		return fail(err);
+		goto refuse;
 
 	if (opt.target == TARGET_LAUNCH) {
 		if (launch_prepare(&child, opt.cmd, err, sizeof(err)))
-			return fail(err);
+			goto refuse;
 		pid_list_add(&pids, child.pid);
 	} else if (resolve_targets(&opt, &pids, &match, err, sizeof(err))) {
-		return fail(err);
+		goto refuse;
 	}
 	default_output(&opt, pids.pids[0], outdir, sizeof(outdir));
-	if (!opt.output && check_output(outdir, err, sizeof(err))) {
-		launch_abort(&child);
-		return fail(err);
-	}
+	if (!opt.output && check_output(outdir, err, sizeof(err)))
+		goto refuse;
 
 	cmdline = join_args(argc, argv);
-	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err))) {
-		launch_abort(&child);
-		return fail(err);
-	}
+	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err)))
+		goto refuse;
 	s = tracker_new_session(&t, opt.job, match);
 	if (!s || start_tracing(&t, s, &pids, match) ||
 	    tracker_open_output(&t, s, outdir, err, sizeof(err))) {
@@ -348,10 +373,25 @@ int main(int argc, char **argv)
 
 	ret = tracker_run(&t, &stop_requested);
 	tracker_finish(&t);
+	/* A result that could not be written is an error, never a quiet exit 0. */
+	if (t.output_errors) {
+		fprintf(stderr, "memattr-bpf: %llu file%s in %s could not be written whole (above): the results are incomplete\n",
+			(unsigned long long)t.output_errors, t.output_errors == 1 ? "" : "s", outdir);
+		ret = -1;
+	}
 	launch_reap(&child, &status);
 	pid_list_free(&pids);
 	spec_free(&specs);
 	cli_free(&opt);
 	free(cmdline);
 	return ret ? EXIT_FAILURE : 0;
+
+refuse:
+	/* Nothing attached or created yet; what was read is freed (the sanitizers' leak check). */
+	launch_abort(&child);
+	pid_list_free(&pids);
+	spec_free(&specs);
+	cli_free(&opt);
+	free(cmdline);
+	return fail(err);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "discovery.h"
+#include "num_arg.h"
 #include "procfs.h"
 
 #define ENVIRON_MAX	(1 << 20)
@@ -169,15 +170,13 @@ int job_descendants(pid_t pid, struct pid_list *out)
 static bool is_live_pid(const char *id, pid_t *pid)
 {
 	struct proc_stat st;
-	char *end;
-	long v;
+	unsigned long v;
 
-	errno = 0;
-	v = strtol(id, &end, 10);
-	if (errno || *end || v <= 0 || v > (1 << 22))
+	if (num_parse_uint(id, 1, 1 << 22, &v))
 		return false;
 	*pid = (pid_t)v;
-	return procfs_read_stat(*pid, &st) == 0;
+	/* A kernel thread launches no job: kthreadd's descendants are kernel threads. */
+	return procfs_read_stat(*pid, &st) == 0 && !(st.flags & PROC_PF_KTHREAD);
 }
 
 enum job_match job_find(const char *id, pid_t self, struct pid_list *out)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <string.h>
@@ -88,27 +89,38 @@ static bool has_rows(const struct proc *p)
 	return p->account && p->total.seen;
 }
 
+/* An ended process's rows into the spool; a row that cannot be kept marks the file incomplete. */
+static void spool_rows(struct tracker *t, struct session *s, const struct proc *p, FILE **spool,
+		       int *err, rows_fn rows)
+{
+	if (*err)
+		return;
+	if (!*spool)
+		*spool = tmpfile();
+	errno = 0;
+	if (!*spool || rows(*spool, t, s, p) || fflush(*spool))
+		*err = errno ? errno : EIO;
+}
+
 void modes_proc_end(struct tracker *t, struct session *s, const struct proc *p)
 {
 	if (!s->out_open || !has_rows(p))
 		return;
-	if (!s->ended_calls)
-		s->ended_calls = tmpfile();
-	if (s->ended_calls)
-		write_mpi_calls(s->ended_calls, t, s, p);
-	if (t->opt->heap) {
-		if (!s->ended_sites)
-			s->ended_sites = tmpfile();
-		if (s->ended_sites)
-			write_heap_sites(s->ended_sites, t, s, p);
-	}
+	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
+	spool_rows(t, s, p, &s->ended_calls, &s->ended_calls_err, write_mpi_calls);
+	if (t->opt->heap)
+		spool_rows(t, s, p, &s->ended_sites, &s->ended_sites_err, write_heap_sites);
 }
 
-static int copy_spool(FILE *from, FILE *to)
+static int copy_spool(FILE *from, int err, FILE *to)
 {
 	char buf[65536];
 	size_t n;
 
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	if (!from)
 		return 0;
 	fflush(from);
@@ -120,36 +132,43 @@ static int copy_spool(FILE *from, FILE *to)
 	return ferror(from) || ferror(to) ? -1 : 0;
 }
 
+/* name whole, or not at all (the previous one stays, no temporary file is left). */
 static int write_file(struct tracker *t, struct session *s, const char *name,
-		      const char *header, FILE *spool, rows_fn rows)
+		      const char *header, FILE *spool, int spool_err, rows_fn rows)
 {
 	char tmp[256];
 	FILE *f = outdir_begin_replace(&s->out, name, tmp, sizeof(tmp));
 
 	if (!f)
 		return -1;
-	fprintf(f, "%s\n", header);
-	copy_spool(spool, f);
-	for (const struct proc *p = s->procs.first; p; p = p->next) {
-		if (has_rows(p) && rows(f, t, s, p)) {
-			fclose(f);
-			return -1;
-		}
-	}
+	if (fprintf(f, "%s\n", header) < 0 || copy_spool(spool, spool_err, f))
+		goto fail;
+	for (const struct proc *p = s->procs.first; p; p = p->next)
+		if (has_rows(p) && rows(f, t, s, p))
+			goto fail;
 	return outdir_commit(&s->out, f, tmp, name);
+fail:
+	outdir_abort(&s->out, f, tmp);
+	return -1;
 }
 
-int modes_write_csv(struct tracker *t, struct session *s)
+static void write_one(struct tracker *t, struct session *s, const char *name, const char *header,
+		      FILE *spool, int spool_err, rows_fn rows)
 {
-	int ret = 0;
+	errno = 0;
+	if (write_file(t, s, name, header, spool, spool_err, rows))
+		outdir_write_failed(&s->out, name, errno ? errno : EIO,
+				    spool_err ? "ended processes' rows are lost" : NULL);
+}
 
+void modes_write_csv(struct tracker *t, struct session *s)
+{
 	if (!s->out_open)
-		return 0;
+		return;
 	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
-	ret |= write_file(t, s, FILE_MPI_CALLS, MPI_CALLS_HEADER, s->ended_calls,
-				  write_mpi_calls);
+	write_one(t, s, FILE_MPI_CALLS, MPI_CALLS_HEADER, s->ended_calls,
+		  s->ended_calls_err, write_mpi_calls);
 	if (t->opt->heap)
-		ret |= write_file(t, s, FILE_HEAP_SITES, HEAP_SITES_HEADER, s->ended_sites,
-				  write_heap_sites);
-	return ret;
+		write_one(t, s, FILE_HEAP_SITES, HEAP_SITES_HEADER, s->ended_sites,
+			  s->ended_sites_err, write_heap_sites);
 }

@@ -17,7 +17,11 @@ struct proc;
 /* p ended: spool its rows. */
 void modes_proc_end(struct tracker *t, struct session *s, const struct proc *p);
 
-/* Write the files of the enabled modes: the spooled rows, then the live processes'. */
-int modes_write_csv(struct tracker *t, struct session *s);
+/*
+ * Write the files of the enabled modes: the spooled rows, then the live
+ * processes'. A file that cannot be written whole is left as it was and
+ * reported (outdir_write_failed).
+ */
+void modes_write_csv(struct tracker *t, struct session *s);
 
 #endif

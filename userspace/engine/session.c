@@ -93,6 +93,7 @@ void session_counters(const struct session *s, struct sink_counters *c)
 	c->unwind_walk_ns = s->ended_walk_ns;
 	c->unwind_fallbacks = s->ended_fallbacks;
 	c->interposer_hooks = s->ended_hooks;
+	c->unplaced_events = s->ended_unplaced;
 	c->procs_traced = s->procs_traced;
 	c->procs_refused = s->procs_refused;
 	for (p = s->procs.first; p; p = p->next) {
@@ -102,6 +103,7 @@ void session_counters(const struct session *s, struct sink_counters *c)
 		c->unwind_walk_ns += p->code.walk_ns;
 		c->unwind_fallbacks += p->code.fallbacks;
 		c->interposer_hooks += p->code.hooks_found;
+		c->unplaced_events += p->unplaced_events;
 	}
 }
 
@@ -188,6 +190,7 @@ void session_end_proc(struct session *s, struct proc *p, const struct sink_job *
 	s->ended_walk_ns += p->code.walk_ns;
 	s->ended_fallbacks += p->code.fallbacks;
 	s->ended_hooks += p->code.hooks_found;
+	s->ended_unplaced += p->unplaced_events;
 	proc_table_remove(&s->procs, p);
 	proc_free(p);
 }

@@ -37,12 +37,13 @@ struct session {
 	/* Counters of this job's events and processes. */
 	uint64_t events, rss_events, syscall_events;
 	uint64_t ended_requests, ended_unwind_failures;	/* of processes that ended */
-	uint64_t ended_walks, ended_walk_ns, ended_fallbacks, ended_hooks;
+	uint64_t ended_walks, ended_walk_ns, ended_fallbacks, ended_hooks, ended_unplaced;
 	uint64_t procs_traced;		/* ever added */
 	uint64_t procs_refused;		/* past SESSION_MAX_PROCS */
 
 	double last_summary, last_scan;
 	FILE *ended_calls, *ended_sites;	/* opt-in modes' rows of ended processes */
+	int ended_calls_err, ended_sites_err;	/* errno when a spooled row was lost, else 0 */
 	struct session *next;
 };
 

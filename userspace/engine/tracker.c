@@ -85,6 +85,10 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->c.stack_read_failures = t->kstats[STAT_STACK_READ_FAIL];
 	j->c.rss_without_cause = t->kstats[STAT_NO_CTX_RSS];
 	j->c.heap_untracked = t->kstats[STAT_HEAP_FULL];
+	j->c.unknown_pid_events = t->unknown_pid_events;
+	/* At fork in the kernel, or when user space adds a process found in /proc. */
+	j->c.traced_map_full = t->kstats[STAT_TRACED_FULL] + t->map_full;
+	j->c.output_errors = s->out_open ? s->out.nfailed : 0;
 	j->c.probing = o->mpi_calls || o->heap;
 	j->c.probes_attached = t->probes.attached;
 	j->c.probe_failures = t->probes.failed;
@@ -319,6 +323,12 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 	if (follow_only)
 		p->account = false;
 	ret = tracer_add_process(&t->bpf, pid, s->id, traced_flags(p));
+	if (ret == -E2BIG) {
+		/* The kernel's traced map is full: not traced, but counted, never silent. */
+		t->map_full++;
+		retire(t, s, p);
+		return 0;
+	}
 	if (ret)
 		return ret;
 	if (p->account)
@@ -705,6 +715,8 @@ static void end_session(struct tracker *t, struct session *s)
 	summarize(t, s);
 	job_view(t, s, &j);
 	session_end(s, &j);
+	if (s->out_open)
+		t->output_errors += s->out.nfailed;
 	if (t->hooks && t->hooks->session_ended)
 		t->hooks->session_ended(t->hooks->ctx, t, s);
 	for (pp = &t->sessions; *pp && *pp != s; pp = &(*pp)->next)
@@ -721,6 +733,7 @@ int tracker_run(struct tracker *t, volatile int *stop)
 	while (!*stop) {
 		double now = tracker_now(t);
 		struct session *s, *sn;
+		double wait_ms;
 		int ret;
 
 		if (now >= next) {
@@ -760,7 +773,13 @@ int tracker_run(struct tracker *t, volatile int *stop)
 			while (next <= now)
 				next += interval;
 		}
-		ret = tracer_poll(&t->bpf, (int)((next - tracker_now(t)) * 1000) + 1);
+		/*
+		 * A sample that took longer than the interval leaves next in the
+		 * past: a negative timeout would block until the next event, for
+		 * ever on an idle job (--duration was never checked again).
+		 */
+		wait_ms = (next - tracker_now(t)) * 1000 + 1;
+		ret = tracer_poll(&t->bpf, wait_ms > 0 ? (int)wait_ms : 0);
 		if (ret < 0 && ret != -EINTR) {
 			fprintf(stderr, "memattr-bpf: reading BPF events: %s\n", strerror(-ret));
 			return -1;

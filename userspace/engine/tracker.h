@@ -71,6 +71,8 @@ struct tracker {
 
 	uint64_t events;		/* every record, routed or not */
 	uint64_t unknown_pid_events;
+	uint64_t map_full;		/* processes user space could not add: traced map full */
+	uint64_t output_errors;		/* files of ended sessions not written whole */
 	uint64_t kstats[STAT_NR];	/* kernel-side counters, refreshed each sample */
 };
 

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,6 +69,8 @@ int outdir_open(struct output_dir *od, const char *path, uid_t uid, gid_t gid,
 	int fd, saved;
 
 	od->dirfd = -1;
+	od->failed = NULL;
+	od->nfailed = 0;
 	od->uid = uid;
 	od->gid = gid;
 	od->path[0] = '\0';
@@ -124,6 +127,30 @@ void outdir_close(struct output_dir *od)
 	if (od->dirfd >= 0)
 		close(od->dirfd);
 	od->dirfd = -1;
+	for (size_t i = 0; i < od->nfailed; i++)
+		free(od->failed[i]);
+	free(od->failed);
+	od->failed = NULL;
+	od->nfailed = 0;
+}
+
+void outdir_write_failed(struct output_dir *od, const char *name, int err, const char *detail)
+{
+	char **v;
+
+	for (size_t i = 0; i < od->nfailed; i++)
+		if (!strcmp(od->failed[i], name))
+			return;		/* said once: a full disk would repeat it every sample */
+	fprintf(stderr, "memattr-bpf: cannot write %s/%s: %s%s%s\n", od->path, name,
+		strerror(err), detail ? ": " : "", detail ? detail : "");
+	v = realloc(od->failed, (od->nfailed + 1) * sizeof(*v));
+	if (!v)
+		return;
+	od->failed = v;
+	/* Counted even when the name cannot be kept: a failure is never lost. */
+	od->failed[od->nfailed] = strdup(name);
+	if (od->failed[od->nfailed])
+		od->nfailed++;
 }
 
 /* A plain file name: no directory part, nothing that walks out. */
@@ -181,9 +208,78 @@ FILE *outdir_create(struct output_dir *od, const char *name)
 	return adopt(od, fd);
 }
 
+/* What sits on name that we will not write, in words; NULL: nothing there. */
+static const char *planted(struct output_dir *od, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(od->dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return NULL;
+	if (S_ISLNK(st.st_mode))
+		return "a symlink";
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO";
+	if (S_ISDIR(st.st_mode))
+		return "a directory";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	if (st.st_nlink != 1)
+		return "a hard link";
+	return "another user's file";
+}
+
+#define BESIDE_MAX	100	/* rank-3.1.csv ... rank-3.99.csv */
+
+FILE *outdir_create_beside(struct output_dir *od, const char *name, char *used, size_t usedlen,
+			   const char **why)
+{
+	const char *ext;
+	FILE *f;
+	int fd, n, saved;
+
+	*why = NULL;
+	snprintf(used, usedlen, "%s", name);
+	f = outdir_create(od, name);
+	if (f || od->dirfd < 0 || !name_ok(name))
+		return f;
+	saved = errno;
+	*why = planted(od, name);
+	if (!*why) {
+		errno = saved;		/* nothing planted: a real failure (no space, ...) */
+		return NULL;
+	}
+	/* "rank-3" + ".1" + ".csv.gz": the number goes before the first extension. */
+	ext = strchr(name, '.');
+	if (!ext)
+		ext = name + strlen(name);
+	for (int i = 1; i < BESIDE_MAX; i++) {
+		n = snprintf(used, usedlen, "%.*s.%d%s", (int)(ext - name), name, i, ext);
+		if (n < 0 || (size_t)n >= usedlen) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		fd = openat(od->dirfd, used,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return NULL;
+		f = adopt(od, fd);
+		if (!f) {
+			saved = errno;
+			unlinkat(od->dirfd, used, 0);	/* ours: O_EXCL made it */
+			errno = saved;
+		}
+		return f;
+	}
+	errno = EEXIST;
+	return NULL;
+}
+
 FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpname, size_t tmplen)
 {
-	int n, fd;
+	int n, fd, saved;
+	FILE *f;
 
 	if (od->dirfd < 0 || !name_ok(name) || !tmpname) {
 		errno = EINVAL;
@@ -201,7 +297,24 @@ FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpnam
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);
 	if (fd < 0)
 		return NULL;
-	return adopt(od, fd);
+	f = adopt(od, fd);
+	if (!f) {
+		saved = errno;
+		unlinkat(od->dirfd, tmpname, 0);	/* ours: O_EXCL made it */
+		errno = saved;
+	}
+	return f;
+}
+
+void outdir_abort(struct output_dir *od, FILE *f, const char *tmpname)
+{
+	int saved = errno;
+
+	if (f)
+		fclose(f);
+	if (od->dirfd >= 0 && tmpname)
+		unlinkat(od->dirfd, tmpname, 0);
+	errno = saved;
 }
 
 int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const char *name)

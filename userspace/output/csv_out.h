@@ -18,6 +18,8 @@ struct output_dir {
 	char path[4096];
 	uid_t uid;	/* owner to give created files, (uid_t)-1 to keep root */
 	gid_t gid;
+	char **failed;	/* files that could not be written whole, each reported once */
+	size_t nfailed;
 };
 
 /*
@@ -29,8 +31,27 @@ int outdir_open(struct output_dir *od, const char *path, uid_t uid, gid_t gid,
 		char *err, size_t errlen);
 void outdir_close(struct output_dir *od);
 
+/*
+ * name (or what was meant to be written to it) could not be written whole:
+ * one line on stderr naming the file, why, and what is missing (detail, may
+ * be NULL), the first time for each file; od->nfailed counts the files.
+ */
+void outdir_write_failed(struct output_dir *od, const char *name, int err, const char *detail);
+
 /* Create or truncate name inside the directory, never following a symlink. */
 FILE *outdir_create(struct output_dir *od, const char *name);
+
+/*
+ * Like outdir_create, but when something not ours to write sits on name (a
+ * FIFO, a symlink, a hard link, a directory, another user's file: planted
+ * where a rank file goes), the file is created beside it instead, as
+ * "rank-3.1.csv" ("rank-3.2.csv", ...: the first free one, made with
+ * O_EXCL | O_NOFOLLOW, so nothing is written through what was planted).
+ * used gets the name written; *why what was on name (NULL when name itself
+ * was used). NULL on failure, errno set.
+ */
+FILE *outdir_create_beside(struct output_dir *od, const char *name, char *used, size_t usedlen,
+			   const char **why);
 
 /*
  * Write name atomically: the caller fills a temporary file through the
@@ -38,6 +59,8 @@ FILE *outdir_create(struct output_dir *od, const char *name);
  */
 FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpname, size_t tmplen);
 int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const char *name);
+/* Give up a replacement: the temporary file is closed and removed, name left as it was. */
+void outdir_abort(struct output_dir *od, FILE *f, const char *tmpname);
 
 /* File name for a process: "rank-<R>.csv", or "pid-<P>.csv" when rank < 0. */
 void csv_file_name(int rank, pid_t pid, char *out, size_t outlen);

@@ -11,8 +11,10 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "csv_out.h"
 #include "gz_file.h"
@@ -22,12 +24,17 @@ struct csv_sink {
 	struct sink base;
 	struct output_dir *dir;
 	FILE *ended;		/* summary rows of the processes that ended */
+	int ended_err;		/* errno when a row could not be spooled, 0: all kept */
+	unsigned int aside;	/* timelines written beside a file planted on their name */
 	bool compress;		/* timelines as rank-<R>.csv.gz */
 };
 
 /* Per process: its timeline file. */
 struct csv_proc {
 	FILE *f;
+	char name[80];
+	off_t whole;		/* bytes of whole rows on disk (plain files) */
+	bool header;		/* the header is among them */
 	long long last_row_ms;	/* time_s of the last rows written, in ms; -1: none */
 	bool closed;		/* complete, or could not be made: never reopened */
 };
@@ -35,7 +42,8 @@ struct csv_proc {
 static struct csv_proc *proc_file(struct csv_sink *cs, const struct sink_proc *p)
 {
 	struct csv_proc *cp = *p->state;
-	char name[64];
+	char name[sizeof(cp->name)];
+	const char *why;
 
 	if (cp)
 		return cp;
@@ -47,22 +55,61 @@ static struct csv_proc *proc_file(struct csv_sink *cs, const struct sink_proc *p
 	csv_file_name(p->rank, p->pid, name, sizeof(name));
 	if (cs->compress)
 		strcat(name, ".gz");
-	cp->f = outdir_create(cs->dir, name);
+	/* Never through what someone planted on the name, and never silently lost either. */
+	cp->f = outdir_create_beside(cs->dir, name, cp->name, sizeof(cp->name), &why);
+	if (cp->f && why) {
+		fprintf(stderr, "memattr-bpf: %s/%s is %s, not written through: this timeline is in %s\n",
+			cs->dir->path, name, why, cp->name);
+		cs->aside++;
+	}
 	if (cp->f && cs->compress)
 		cp->f = gz_wrap(cp->f);
 	if (!cp->f) {
-		fprintf(stderr, "memattr-bpf: cannot create %s/%s: %s\n", cs->dir->path, name,
-			strerror(errno));
+		outdir_write_failed(cs->dir, cp->name, errno, "this process's timeline is lost");
 		cp->closed = true;
-		return cp;
 	}
-	csv_write_header(cp->f);
 	return cp;
+}
+
+/* One sample's rows (the header first if not yet on disk), flushed. */
+static int write_sample(struct csv_proc *cp, const struct sink_proc *p)
+{
+	if (!cp->header && csv_write_header(cp->f))
+		return -1;
+	if (csv_write_row(cp->f, p->time, p->rank, p->pid, "total", p->total.rss, p->total.pss))
+		return -1;
+	for (size_t i = 0; i < p->ncomps; i++)
+		if (csv_write_row(cp->f, p->time, p->rank, p->pid, p->comps[i].name,
+				  p->comps[i].rss, p->comps[i].pss))
+			return -1;
+	return fflush(cp->f) || ferror(cp->f) ? -1 : 0;
+}
+
+/*
+ * A sample could not be written (a full disk): a plain file is cut back to
+ * its last whole row and stays open, so later samples land once there is
+ * room and no row is ever left cut; a gzip stream cannot be cut back and
+ * ends here. 0 when the file stays usable.
+ */
+static int rewind_to_whole(struct csv_proc *cp)
+{
+	int fd = fileno(cp->f);
+
+	if (fd < 0)
+		return -1;	/* a gzip cookie stream */
+	__fpurge(cp->f);	/* drop the rows still buffered */
+	clearerr(cp->f);
+	if (ftruncate(fd, cp->whole) || fseeko(cp->f, cp->whole, SEEK_SET))
+		return -1;
+	return 0;
 }
 
 static void csv_proc_sample(struct sink *s, const struct sink_job *j, const struct sink_proc *p)
 {
-	struct csv_proc *cp = proc_file((struct csv_sink *)s, p);
+	struct csv_sink *cs = (struct csv_sink *)s;
+	struct csv_proc *cp = proc_file(cs, p);
+	char detail[96];
+	int err;
 
 	(void)j;
 	/* Rows carry time_s to the ms: a second sample in the same ms (the
@@ -70,15 +117,28 @@ static void csv_proc_sample(struct sink *s, const struct sink_job *j, const stru
 	if (!cp || !cp->f || llround(p->time * 1000) == cp->last_row_ms)
 		return;
 	cp->last_row_ms = llround(p->time * 1000);
-	csv_write_row(cp->f, p->time, p->rank, p->pid, "total", p->total.rss, p->total.pss);
-	for (size_t i = 0; i < p->ncomps; i++)
-		csv_write_row(cp->f, p->time, p->rank, p->pid, p->comps[i].name,
-			      p->comps[i].rss, p->comps[i].pss);
-	fflush(cp->f);
+	errno = 0;
+	if (!write_sample(cp, p)) {
+		cp->header = true;
+		if (fileno(cp->f) >= 0)
+			cp->whole = ftello(cp->f);
+		return;
+	}
+	err = errno ? errno : EIO;
+	if (!rewind_to_whole(cp)) {
+		snprintf(detail, sizeof(detail), "samples from time_s %.3f on may be missing", p->time);
+		outdir_write_failed(cs->dir, cp->name, err, detail);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "its timeline ends before time_s %.3f", p->time);
+	outdir_write_failed(cs->dir, cp->name, err, detail);
+	fclose(cp->f);
+	cp->f = NULL;
+	cp->closed = true;
 }
 
-static void write_stats(FILE *f, const struct sink_proc *p, const struct sink_comp *c,
-			const char *name)
+static int write_stats(FILE *f, const struct sink_proc *p, const struct sink_comp *c,
+		       const char *name)
 {
 	struct summary_row row = {
 		.rank = p->rank, .pid = p->pid, .component = name,
@@ -87,14 +147,17 @@ static void write_stats(FILE *f, const struct sink_proc *p, const struct sink_co
 		.final_rss = c->rss, .final_pss = c->pss,
 	};
 
-	summary_write_row(f, &row);
+	return summary_write_row(f, &row);
 }
 
-static void write_proc_summary(FILE *f, const struct sink_proc *p)
+static int write_proc_summary(FILE *f, const struct sink_proc *p)
 {
-	write_stats(f, p, &p->total, "total");
+	if (write_stats(f, p, &p->total, "total"))
+		return -1;
 	for (size_t i = 0; i < p->ncomps; i++)
-		write_stats(f, p, &p->comps[i], p->comps[i].name);
+		if (write_stats(f, p, &p->comps[i], p->comps[i].name))
+			return -1;
+	return 0;
 }
 
 static void csv_proc_end(struct sink *s, const struct sink_job *j, const struct sink_proc *p)
@@ -104,15 +167,20 @@ static void csv_proc_end(struct sink *s, const struct sink_job *j, const struct 
 
 	(void)j;
 	if (cp) {
-		if (cp->f)
-			fclose(cp->f);
+		/* A gzip stream writes its trailer here. */
+		if (cp->f && fclose(cp->f))
+			outdir_write_failed(cs->dir, cp->name, errno ? errno : EIO,
+					    "its end could not be written");
 		free(cp);
 		*p->state = NULL;
 	}
+	if (cs->ended_err)
+		return;		/* summary.csv cannot be whole any more: said when it is written */
 	if (!cs->ended)
 		cs->ended = tmpfile();
-	if (cs->ended)
-		write_proc_summary(cs->ended, p);
+	errno = 0;
+	if (!cs->ended || write_proc_summary(cs->ended, p) || fflush(cs->ended))
+		cs->ended_err = errno ? errno : EIO;
 }
 
 /*
@@ -147,6 +215,12 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "heap_blocks_untracked,%llu\n", (unsigned long long)c->heap_untracked);
 	fprintf(f, "processes_refused,%llu\n", (unsigned long long)c->procs_refused);
 	fprintf(f, "processes_traced,%llu\n", (unsigned long long)c->procs_traced);
+	fprintf(f, "processes_refused_map_full,%llu\n", (unsigned long long)c->traced_map_full);
+	/* Files of this run that could not be written whole (a full disk): said on stderr too. */
+	fprintf(f, "output_errors,%zu\n", cs->dir->nfailed);
+	fprintf(f, "timelines_renamed,%u\n", cs->aside);
+	fprintf(f, "events_unknown_pid,%llu\n", (unsigned long long)c->unknown_pid_events);
+	fprintf(f, "events_unplaced,%llu\n", (unsigned long long)c->unplaced_events);
 	if (c->probing)
 		fprintf(f, "probes_attached,%llu\nprobe_failures,%llu\n",
 			(unsigned long long)c->probes_attached, (unsigned long long)c->probe_failures);
@@ -166,6 +240,10 @@ static int copy_ended(struct csv_sink *cs, FILE *to)
 	char buf[65536];
 	size_t n;
 
+	if (cs->ended_err) {
+		errno = cs->ended_err;
+		return -1;
+	}
 	if (!cs->ended)
 		return 0;
 	fflush(cs->ended);
@@ -177,23 +255,39 @@ static int copy_ended(struct csv_sink *cs, FILE *to)
 	return ferror(cs->ended) || ferror(to) ? -1 : 0;
 }
 
-static void csv_job_summary(struct sink *s, const struct sink_job *j,
-			    const struct sink_proc *const *live, size_t nlive)
+/* summary.csv whole, or not at all (the previous one stays). */
+static int write_summary(struct csv_sink *cs, const struct sink_proc *const *live, size_t nlive)
 {
-	struct csv_sink *cs = (struct csv_sink *)s;
 	char tmp[256];
 	FILE *f;
 
 	f = outdir_begin_replace(cs->dir, FILE_SUMMARY, tmp, sizeof(tmp));
 	if (!f)
-		return;
-	if (write_run_info(cs, j))
-		fprintf(stderr, "memattr-bpf: cannot write run_info.csv\n");
-	summary_write_header(f);
-	copy_ended(cs, f);
+		return -1;
+	if (summary_write_header(f) || copy_ended(cs, f))
+		goto fail;
 	for (size_t i = 0; i < nlive; i++)
-		write_proc_summary(f, live[i]);
-	outdir_commit(cs->dir, f, tmp, FILE_SUMMARY);
+		if (write_proc_summary(f, live[i]))
+			goto fail;
+	return outdir_commit(cs->dir, f, tmp, FILE_SUMMARY);
+fail:
+	outdir_abort(cs->dir, f, tmp);
+	return -1;
+}
+
+static void csv_job_summary(struct sink *s, const struct sink_job *j,
+			    const struct sink_proc *const *live, size_t nlive)
+{
+	struct csv_sink *cs = (struct csv_sink *)s;
+
+	/* Each is tried every time: a disk with room again gets both whole. */
+	errno = 0;
+	if (write_run_info(cs, j))
+		outdir_write_failed(cs->dir, FILE_RUN_INFO, errno ? errno : EIO, NULL);
+	errno = 0;
+	if (write_summary(cs, live, nlive))
+		outdir_write_failed(cs->dir, FILE_SUMMARY, errno ? errno : EIO,
+				    cs->ended_err ? "ended processes' rows are lost" : NULL);
 }
 
 static void csv_destroy(struct sink *s)

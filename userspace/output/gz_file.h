@@ -4,7 +4,9 @@
  * rank-<R>.csv.gz is written through them. Every fflush ends in a zlib
  * sync flush, so what was flushed is whole, decodable deflate data: `zcat`
  * reads a file still being written, and a crash loses at most the rows not
- * yet flushed (one sample: the CSV sink flushes every sample).
+ * yet flushed (one sample: the CSV sink flushes every sample). A write
+ * that fails (a full disk) cuts the file back to its last sync flush, so it
+ * ends in whole rows, and the stream writes nothing more (errno says why).
  */
 #ifndef MEMATTR_GZ_FILE_H
 #define MEMATTR_GZ_FILE_H

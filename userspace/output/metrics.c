@@ -191,7 +191,8 @@ static int pick_names(const struct mx_job *j, struct folded *fo)
 			sums[k].rss += p->comps[i].rss;
 		}
 	}
-	qsort(sums, nsums, sizeof(*sums), by_rss_desc);
+	if (nsums > 1)
+		qsort(sums, nsums, sizeof(*sums), by_rss_desc);
 	nkept = nsums < METRICS_TOP_COMPONENTS ? nsums : METRICS_TOP_COMPONENTS;
 	folds = nsums > nkept;
 	fo->names = calloc(nkept + 2, sizeof(*fo->names));
@@ -231,7 +232,8 @@ static int pick_ranks(const struct mx_job *j, struct folded *fo)
 		if (k == fo->nranks)
 			fo->ranks[fo->nranks++] = r;
 	}
-	qsort(fo->ranks, fo->nranks, sizeof(*fo->ranks), by_rank);
+	if (fo->nranks > 1)
+		qsort(fo->ranks, fo->nranks, sizeof(*fo->ranks), by_rank);
 	return 0;
 }
 

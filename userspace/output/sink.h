@@ -53,8 +53,13 @@ struct sink_counters {
 	uint64_t interposer_hooks;		/* libc calls found patched, summed over processes */
 	uint64_t procs_traced;		/* every process the job had while traced */
 	uint64_t procs_refused;
+	/* Lost precision: events whose process or place was not known. */
+	uint64_t unknown_pid_events;	/* no traced process had the pid (node-wide) */
+	uint64_t unplaced_events;	/* fault addresses in no known region, until the maps reread */
+	uint64_t traced_map_full;	/* processes the kernel's traced map had no room for (node-wide) */
 	bool probing;
 	uint64_t probes_attached, probe_failures;
+	uint64_t output_errors;		/* files of the run that could not be written whole */
 };
 
 /* The job as outputs see it. */

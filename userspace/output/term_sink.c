@@ -107,9 +107,11 @@ static void term_job_end(struct sink *s, const struct sink_job *j)
 	const struct sink_counters *c = &j->c;
 	FILE *f = stdout;
 
-	qsort(ts->rows, ts->n, sizeof(*ts->rows), by_rank);
-	fprintf(f, "memattr-bpf: %zu process%s traced%s%s\n", ts->n, ts->n == 1 ? "" : "es",
-		j->dir ? "; CSVs in " : "", j->dir ? j->dir : "");
+	if (ts->n > 1)		/* qsort(NULL, 0, ...) is undefined: rows is NULL when none ended */
+		qsort(ts->rows, ts->n, sizeof(*ts->rows), by_rank);
+	fprintf(f, "memattr-bpf: %zu process%s traced%s%s%s\n", ts->n, ts->n == 1 ? "" : "es",
+		j->dir ? "; CSVs in " : "", j->dir ? j->dir : "",
+		c->output_errors ? ", INCOMPLETE: files could not be written (see stderr)" : "");
 	fprintf(f, "%-10s %8s %12s %8s  %s\n", "process", "peak MiB", "at time_s",
 		"mpi %", "top components at the peak (MiB)");
 	for (size_t i = 0; i < ts->n; i++)
@@ -122,6 +124,12 @@ static void term_job_end(struct sink *s, const struct sink_job *j)
 	fprintf(f, "memory requests (mmap, brk, mprotect): %llu; requester not found on the stack: %llu%s\n",
 		(unsigned long long)c->requests, (unsigned long long)c->unwind_failures,
 		c->unwind_failures ? " (their memory is in unattributed)" : "");
+	fprintf(f, "events of unknown processes: %llu; fault addresses outside known regions: %llu (reread from maps)\n",
+		(unsigned long long)c->unknown_pid_events, (unsigned long long)c->unplaced_events);
+	if (c->traced_map_full || c->procs_refused)
+		fprintf(f, "warning: %llu processes were not traced (%llu past the job's cap of live processes, %llu the kernel's traced map had no room for)\n",
+			(unsigned long long)(c->procs_refused + c->traced_map_full),
+			(unsigned long long)c->procs_refused, (unsigned long long)c->traced_map_full);
 	if (c->heap_untracked)
 		fprintf(f, "warning: %llu heap blocks were not tracked (--heap table full)\n",
 			(unsigned long long)c->heap_untracked);

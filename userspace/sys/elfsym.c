@@ -77,7 +77,8 @@ static int read_symbols(struct elfsym_table *t, Elf *e)
 				return -ENOMEM;
 		}
 	}
-	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), by_vaddr);
+	if (t->nfuncs > 1)	/* a file without functions has funcs NULL: qsort(NULL, 0) is undefined */
+		qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), by_vaddr);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "http_listen.h"
+#include "num_arg.h"
 
 #define REQ_MAX		8192
 #define REQ_TIMEOUT_MS	2000
@@ -33,7 +34,6 @@ int http_split_addr(const char *addr, char *host, size_t hostlen, unsigned int *
 {
 	const char *colon, *h = addr;
 	size_t n;
-	char *end;
 	unsigned long p;
 
 	if (addr[0] == '[') {
@@ -52,9 +52,7 @@ int http_split_addr(const char *addr, char *host, size_t hostlen, unsigned int *
 	}
 	if (!n || n >= hostlen || !colon[1])
 		return -1;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || colon[1] == '-' || colon[1] == '+' || p == 0 || p > 65535)
+	if (num_parse_uint(colon + 1, 1, 65535, &p))
 		return -1;
 	memcpy(host, h, n);
 	host[n] = '\0';

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,7 +514,7 @@ static const char *skip_fields(const char *p, int n)
 int procfs_parse_stat(const char *text, struct proc_stat *st)
 {
 	const char *open, *close, *p = text;
-	uint64_t pid, ppid, start;
+	uint64_t pid, ppid, flags, start;
 	size_t clen;
 
 	if (!text)
@@ -534,9 +535,13 @@ int procfs_parse_stat(const char *text, struct proc_stat *st)
 	p = close + 4;			/* field 4, ppid */
 	if (!parse_u64(&p, 10, &ppid) || ppid > INT_MAX)
 		return -EINVAL;
-	p = skip_fields(p, 18);		/* fields 5..21 and the rest of 4 */
+	p = skip_fields(p, 5);		/* fields 5..8 and the rest of 4 */
+	if (!p || !parse_u64(&p, 10, &flags) || flags > UINT_MAX)
+		return -EINVAL;
+	p = skip_fields(p, 13);		/* fields 10..21 and the rest of 9 */
 	if (!p || !parse_u64(&p, 10, &start) || (*p && *p != ' ' && *p != '\n'))
 		return -EINVAL;
+	st->flags = (unsigned int)flags;
 	st->pid = (pid_t)pid;
 	st->ppid = (pid_t)ppid;
 	st->starttime = start;

@@ -88,8 +88,11 @@ struct proc_stat {
 	pid_t pid, ppid;
 	char comm[17];
 	char state;
+	unsigned int flags;	/* PF_* (field 9) */
 	uint64_t starttime;	/* clock ticks after boot (field 22) */
 };
+
+#define PROC_PF_KTHREAD	0x00200000u	/* a kernel thread: no user memory to trace */
 
 /* Parse /proc/PID/stat text (comm may hold spaces and parentheses). */
 int procfs_parse_stat(const char *text, struct proc_stat *st);
