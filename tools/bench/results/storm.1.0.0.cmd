@@ -1,1 +1,1 @@
-/tmp/memattr-bench.gnnffa/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.gnnffa/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.gnnffa/runs/storm.1.0.0/go   ||   memattr-bpf --pid 28569 --output /tmp/memattr-bench.gnnffa/runs/storm.1.0.0/out
+/tmp/memattr-bench.ZmmedU/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.ZmmedU/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.ZmmedU/runs/storm.1.0.0/go   ||   memattr-bpf --pid 17272 --output /tmp/memattr-bench.ZmmedU/runs/storm.1.0.0/out
