@@ -421,6 +421,31 @@ static void test_scaled_when_regions_exceed_total(void **state)
 	assert_int_equal(p->total.peak_rss, total);
 }
 
+/*
+ * A library's .bss (the anonymous mapping right above its private data) is
+ * the library's; an anonymous mapping right above a shared segment of the
+ * MPI library (rw-s, MPICH's /SYSV00000000) is not MPI's: at attach its
+ * owner is unknown.
+ */
+static void test_bss_only_above_private_data(void **state)
+{
+	struct proc_sync_state s;
+	uint64_t data = HELPER_CODE + 0x1000, shm = ANON + 64 * MIB;
+
+	(void)state;
+	proc_sync_begin(&s, p, &cls, SYNC_NS);
+	vma(&s, APP_CODE, APP_CODE + 0x1000, "r-xp", "/opt/app/a.out", 4 * KIB);
+	vma(&s, HELPER_CODE, HELPER_CODE + 0x1000, "r-xp", "/opt/lib/libhelper.so", 4 * KIB);
+	vma(&s, data, data + 0x1000, "rw-p", "/opt/lib/libhelper.so", 4 * KIB);
+	vma(&s, data + 0x1000, data + 0x3000, "rw-p", "", 8 * KIB);
+	vma(&s, shm, shm + 0x200000, "rw-s", "/SYSV00000000 (deleted)", 2 * MIB);
+	vma(&s, shm + 0x200000, shm + 0x200000 + 40 * MIB, "rw-p", "", 40 * MIB);
+	proc_sync_end(&s, true, 0);
+	assert_int_equal(regions_find(&p->regions, data + 0x1000)->owner, id_of("lib:libhelper.so"));
+	assert_int_equal(regions_find(&p->regions, shm)->owner, id_of("mpi"));
+	assert_int_equal(regions_find(&p->regions, shm + 0x200000)->owner, COMP_UNATTRIBUTED);
+}
+
 /* Peaks are the largest sample, with its time; components keep theirs. */
 static void test_peaks_follow_samples(void **state)
 {
@@ -452,6 +477,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pending_owner_resolved_at_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scaled_when_regions_exceed_total, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peaks_follow_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bss_only_above_private_data, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

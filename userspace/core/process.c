@@ -197,7 +197,14 @@ int proc_sync_vma(const struct vma_info *v, void *arg)
 		add_code_map(s, v, owner);
 
 	s->prev_end = v->end;
-	s->prev_code_writable = is_code && v->perms[1] == 'w';
+	/*
+	 * Only a private writable file mapping (a library's data) has a .bss
+	 * after it. A shared segment (MPICH's /SYSV00000000, Open MPI's vader
+	 * segments: 'rw-s') has none: the anonymous mapping the kernel placed
+	 * right above one is anybody's, not the segment owner's (a rank's
+	 * 40 MiB of Fortran arrays were charged to mpi that way).
+	 */
+	s->prev_code_writable = is_code && v->perms[1] == 'w' && v->perms[3] == 'p';
 	s->prev_owner = owner;
 	return 0;
 }
