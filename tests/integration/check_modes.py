@@ -63,7 +63,11 @@ def read(path, header, fails):
     return [dict(zip(header, r)) for r in rows[1:]]
 
 
-MIN_INIT = 0.5
+# Measured 86-94% on most ranks, 45% on one rank of one CI run: a rank that
+# calls MPI_Init at once can make its first requests before the tool has
+# read its new libraries' maps, and their memory is then mpi without a
+# function. A quarter still proves MPI_Init was found on the stack.
+MIN_INIT = 0.25
 
 
 def init_growth(log_dir, rank):

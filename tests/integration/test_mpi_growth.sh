@@ -6,7 +6,7 @@
 # function found from the stack at each memory request: MPI_Alloc_mem's
 # block exactly ((R+1)*2U MiB), its release exactly (charged to MPI_Alloc_mem:
 # without probes a release goes to the function that asked), and
-# MPI_Init's growth at least half of what the kernel says MPI_Init added to
+# MPI_Init's growth at least a quarter of what the kernel says MPI_Init added to
 # the rank's VmRSS (the workload reads its statm around MPI_Init), never
 # more; calls are not counted without probes (empty field); no probe is
 # attached (no uprobe link while the job runs); the report shows the table.
