@@ -190,9 +190,15 @@ int BPF_PROG(ma_sys_enter, struct pt_regs *regs, long id)
 }
 
 /* Calls whose requester user space looks for on the stack. */
+/*
+ * The calls whose record carries the stack: memory requests, and mremap
+ * (realloc's growth): when an smaps read overtakes its record, the moved
+ * mapping's old owner is gone from the region table and only the stack
+ * can say whose it is.
+ */
 static __always_inline bool requests_memory(__u64 nr)
 {
-	return nr == NR_MMAP || nr == NR_BRK || nr == NR_MPROTECT;
+	return nr == NR_MMAP || nr == NR_BRK || nr == NR_MPROTECT || nr == NR_MREMAP;
 }
 
 /*

@@ -340,6 +340,34 @@ static void test_stale_mremap_grown_in_place(void **state)
 	assert_int_equal(rss_of("unattributed"), 0);
 }
 
+/*
+ * realloc moved a block (mremap MAYMOVE) and the smaps read came between
+ * the call and its record: the read shows only the new mapping, unowned.
+ * The record's stack says who asked.
+ */
+static void test_stale_mremap_moved(void **state)
+{
+	struct proc_sync_state s;
+	uint64_t moved = ANON + 64 * MIB;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 4 * MIB, 0, 1, APP_CODE + 0x20, 0), 0);
+	proc_sync_begin(&s, p, &cls, LATER + 10);
+	vma(&s, APP_CODE, APP_CODE + 0x1000, "r-xp", "/opt/app/a.out", 4 * KIB);
+	vma(&s, LIBC_CODE, LIBC_CODE + 0x100000, "r-xp", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	    400 * KIB);
+	vma(&s, moved, moved + 16 * MIB, "rw-p", "", 16 * MIB);
+	proc_sync_end(&s, true, 1);
+	assert_int_equal(regions_find(&p->regions, moved)->owner, COMP_UNATTRIBUTED);
+	proc_apply_syscall(p, &cls, sys(LATER + 5, NR_MREMAP, ANON, 4 * MIB, 16 * MIB,
+					MREMAP_MAYMOVE, (int64_t)moved, 0, 2, LIBC_CODE + 0x10,
+					APP_CODE + 0x30), 0);
+	assert_int_equal(regions_find(&p->regions, moved + 8 * MIB)->owner, COMP_APP);
+	assert_int_equal(proc_account(p, &cls, 4 * KIB + 400 * KIB + 16 * MIB, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 16 * MIB);
+}
+
 /* malloc's thread arenas: address space reserved by libc, made writable for a caller. */
 static void test_mprotect_gives_the_writable_part(void **state)
 {
@@ -471,6 +499,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_syscall_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_mremap_grown_in_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_mremap_moved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brk_growth_and_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mprotect_gives_the_writable_part, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mremap_and_munmap, setup, teardown),

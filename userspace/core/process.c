@@ -506,12 +506,16 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 		/*
 		 * Grown in place: the read shows one mapping whose new part no
 		 * region covered; it is the owner's of the part that was there.
+		 * Moved: the read no longer shows the old mapping, and the new
+		 * one has no owner yet: it is the requester's (realloc's caller).
 		 */
 		start = (uint64_t)e->ret;
 		end = start + page_up(e->args[2]);
 		r = regions_find(&p->regions, start);
 		owner = r ? r->owner : COMP_UNATTRIBUTED;
 		fn = r ? r->mpi_fn : 0;
+		if (owner == COMP_UNATTRIBUTED && e->stack_len)
+			owner = requested_owner(p, cls, e, 0, false, &fn);
 		break;
 	default:
 		return;		/* unmaps: the read shows their result */
