@@ -115,19 +115,7 @@ truth_launched() {
 	fresh_logs launched
 	expand_args "$@"
 	local out=$TMPD/out.launched extra
-	set_sudo_env
-	TOOL_ERR=$TMPD/tool.err.launched
-	log "starting: memattr-bpf --output $out -- ${IT_MPIRUN[*]} -np $np ${EXPANDED[*]}"
-	TOOL_START=$EPOCHREALTIME
-	"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$out" -- "${IT_MPIRUN[@]}" -np "$np" \
-		"${EXPANDED[@]}" >"$TMPD/tool.out" 2>"$TOOL_ERR" &
-	TOOL_PID=$!
-	track_pid "$TOOL_PID"
-	JOB_OUT=$TMPD/tool.out
-	wait_tool_ready 30
-	MPIRUN_PID=$(find_descendant "$TOOL_PID" "$MPIRUN_COMM" 15) ||
-		fail "no $MPIRUN_COMM below the tool; tool stderr: $(cat "$TOOL_ERR")"
-	track_pid "$MPIRUN_PID"
+	TOOL_ERR_NAME=tool.err.launched launch_under_tool "$out" "$np" -- "${EXPANDED[@]}"
 	wait_ranks "$np" 30
 	wait_events "$prefix" ready "$np" 30
 	start_sampler "$TMPD/sampler.csv"

@@ -371,6 +371,34 @@ set_sudo_env() {
 		SUDO_UID="$(id -u "$TEST_USER")" SUDO_GID="$(id -g "$TEST_USER")")
 }
 
+# launch_under_tool OUT NP [TOOL_OPTION...] -- PROG ARGS...: the tool as a
+# sudo user runs it, `memattr-bpf [options] --output OUT -- <this MPI's
+# launcher> -np NP PROG ARGS` (the job runs as TEST_USER). Returns once the
+# tool traces and the launcher runs: TOOL_PID, TOOL_ERR (TOOL_ERR_NAME
+# under TMPD, tool.err by default), JOB_OUT, MPIRUN_PID.
+launch_under_tool() {
+	local out=$1 np=$2 opts=()
+	shift 2
+	while [ "$1" != "--" ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	set_sudo_env
+	TOOL_ERR=$TMPD/${TOOL_ERR_NAME:-tool.err}
+	JOB_OUT=$TMPD/tool.out
+	log "starting: memattr-bpf ${opts[*]} --output $out -- ${IT_MPIRUN[*]} -np $np $*"
+	TOOL_START=$EPOCHREALTIME
+	"${SUDO_ENV[@]}" "$MEMATTR_BIN" "${opts[@]}" --output "$out" -- "${IT_MPIRUN[@]}" -np "$np" \
+		"$@" >"$JOB_OUT" 2>"$TOOL_ERR" &
+	TOOL_PID=$!
+	track_pid "$TOOL_PID"
+	wait_tool_ready 30
+	MPIRUN_PID=$(find_descendant "$TOOL_PID" "$MPIRUN_COMM" 15) ||
+		fail "no $MPIRUN_COMM below the tool; tool stderr: $(cat "$TOOL_ERR")"
+	track_pid "$MPIRUN_PID"
+}
+
 run_checker() {
 	log "checking CSVs: check_csv.py $*"
 	"$PY" "$IT_DIR/check_csv.py" "$@" || fail "CSV checks failed (see FAIL lines above)"

@@ -17,20 +17,8 @@ UNIT_MIB=2
 
 it_setup
 OUT=$TMPD/out
-set_sudo_env
-TOOL_ERR=$TMPD/tool.err
-log "starting: memattr-bpf --output $OUT -- mpirun ... mpi_truth (no --mpi-calls)"
-TOOL_START=$EPOCHREALTIME
-"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- mpirun --oversubscribe \
-	-np "$NP" "$TMPD/bin/mpi_truth" --log-dir "$LOGS" --go-file "$GO_FILE" \
-	--unit-mib "$UNIT_MIB" --plateau-ms 400 >"$TMPD/tool.out" 2>"$TOOL_ERR" &
-TOOL_PID=$!
-track_pid "$TOOL_PID"
-JOB_OUT=$TMPD/tool.out
-wait_tool_ready 30
-MPIRUN_PID=$(find_descendant "$TOOL_PID" mpirun 15) ||
-	fail "no mpirun below the tool; tool stderr: $(cat "$TOOL_ERR")"
-track_pid "$MPIRUN_PID"
+launch_under_tool "$OUT" "$NP" -- "$TMPD/bin/mpi_truth" --log-dir "$LOGS" --go-file "$GO_FILE" \
+	--unit-mib "$UNIT_MIB" --plateau-ms 400
 wait_ranks "$NP" 30
 wait_events truth ready "$NP" 30
 ! "$PY" "$IT_DIR/bpf_leftovers.py" --links-held-by "$TOOL_PID" uprobe_multi >/dev/null ||

@@ -15,20 +15,8 @@ UNIT_MIB=1
 
 it_setup
 OUT=$TMPD/out
-set_sudo_env
-TOOL_ERR=$TMPD/tool.err
-log "starting: memattr-bpf --output $OUT -- mpirun.mpich -np $NP mpi_truth.mpich ..."
-TOOL_START=$EPOCHREALTIME
-"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- mpirun.mpich -np "$NP" \
-	"$TMPD/bin/mpi_truth.mpich" --log-dir "$LOGS" --go-file "$GO_FILE" \
-	--unit-mib "$UNIT_MIB" --plateau-ms 600 >"$TMPD/tool.out" 2>"$TOOL_ERR" &
-TOOL_PID=$!
-track_pid "$TOOL_PID"
-JOB_OUT=$TMPD/tool.out
-wait_tool_ready 30
-MPIRUN_PID=$(find_descendant "$TOOL_PID" "$MPIRUN_COMM" 15) ||
-	fail "no $MPIRUN_COMM below the tool; tool stderr: $(cat "$TOOL_ERR")"
-track_pid "$MPIRUN_PID"
+launch_under_tool "$OUT" "$NP" -- "$TMPD/bin/mpi_truth.mpich" --log-dir "$LOGS" --go-file "$GO_FILE" \
+	--unit-mib "$UNIT_MIB" --plateau-ms 600
 wait_ranks "$NP" 30
 wait_events truth ready "$NP" 30
 start_sampler "$TMPD/sampler.csv"
