@@ -8,9 +8,11 @@
  * address -> library table and turns these records into components.
  *
  * Everything is filtered here to the traced processes (map "traced", keyed
- * by tgid); children of traced processes join at fork. Only raw BTF
- * tracepoints are used, except rss_stat, whose "size" field (the exact
- * per-CPU sum) exists only in the classic tracepoint.
+ * by tgid, mirrored in the bitmap traced_bits for the fast exit); children
+ * of traced processes join at fork. Only raw BTF tracepoints are used: a
+ * process the tool does not trace pays one bit test per event, and the
+ * kernel assembles no event for it (the classic kmem:rss_stat tracepoint
+ * would sum every CPU's counter slot under a lock, for every process).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -38,12 +40,26 @@ struct thread_ctx {
 	__u64 heap_site, heap_size, heap_old, heap_memptr;
 };
 
-/* Last seen counter values of one mm, to turn rss_stat sizes into deltas. */
-struct mm_counters {
-	__u32 tgid;
-	__u32 known;		/* bit per member: last[] holds a real value */
-	__u64 mm;		/* the mm itself: rss_stat's mm_id is only a hash of it */
-	__s64 last[MEMATTR_NR_MEMBERS];
+/*
+ * The RSS counters of one traced mm, as last seen. A counter is a
+ * percpu_counter: a shared count plus one small slot per CPU, and its value
+ * is their sum. A change on CPU c moves c's slot, or folds the slot into the
+ * count when it grows past the batch. So the change since the last event is
+ * (count - last count) + (c's slot - c's last slot): each term telescopes,
+ * whatever the interleaving of CPUs, and the deltas sum exactly to the
+ * counter's change without ever summing every CPU's slot (O(1) per event,
+ * on 2 cores as on 128). The shared part is here; each CPU's last slots are
+ * in mm_slots, a per-CPU map only that CPU writes (preemption is off in a
+ * tracepoint).
+ */
+struct mm_anchor {
+	__u32 tgid;		/* the process whose mm it is */
+	__u32 pad;
+	__s64 count[MEMATTR_NR_MEMBERS];
+};
+
+struct mm_slots {
+	__s32 slot[MEMATTR_NR_MEMBERS];
 };
 
 struct {
@@ -60,13 +76,22 @@ struct {
 	__type(value, struct thread_ctx);
 } thread_ctxs SEC(".maps");
 
-/* Keyed by rss_stat's mm_id; LRU so address spaces that died age out. */
+/* Keyed by the mm's address; entries go when the mm does (exit, exec). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct mm_counters);
-} mm_counters SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct mm_anchor);
+} mm_anchors SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct mm_slots);
+} mm_slots SEC(".maps");
 
 /* --mpi-calls: call counts. User space sizes the heap maps down to 1 entry when --heap is off. */
 struct {
@@ -111,6 +136,52 @@ struct {
  */
 __u32 watch_exec = 0;
 
+/*
+ * One bit per tgid whose memory is accounted (traced with TRACED_ACCOUNT):
+ * the first test of every program, a plain load with no helper call and no
+ * write, so the faulting threads of an untraced process share nothing new.
+ * Set and cleared with the traced map, by user space (through the mmap'ed
+ * .bss) and at fork and exit here.
+ */
+__u64 traced_bits[TRACED_BITS_WORDS];
+
+/*
+ * Where each CPU's copy of a percpu object is: per_cpu_ptr(p, cpu) is p
+ * plus the CPU's area offset. The kernel's own table of offsets is not in
+ * kallsyms on every kernel (no KALLSYMS_ALL, as here), so it is measured:
+ * the address of CPU c's element of this one-entry per-CPU array, minus the
+ * array's percpu pointer (read once from the map itself).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_area SEC(".maps");
+
+__u64 cpu_area_base;	/* cpu_area's percpu pointer, 0 until read */
+
+/* Possible CPUs, set by user space before load: the slots walked when anchoring. */
+const volatile __u32 nr_cpus = 1;
+/* The counters count pages. */
+const volatile __u32 page_shift = 12;
+#define MEMATTR_MAX_CPUS	8192
+
+static __always_inline bool tgid_accounted(__u32 tgid)
+{
+	return traced_bits[(tgid / 64) & (TRACED_BITS_WORDS - 1)] & (1ULL << (tgid & 63));
+}
+
+static __always_inline void set_accounted(__u32 tgid, bool on)
+{
+	__u64 *w = &traced_bits[(tgid / 64) & (TRACED_BITS_WORDS - 1)];
+
+	if (on)
+		__sync_fetch_and_or(w, 1ULL << (tgid & 63));
+	else
+		__sync_fetch_and_and(w, ~(1ULL << (tgid & 63)));
+}
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -140,23 +211,18 @@ static __always_inline bool is_tracked_syscall(long id)
 	return false;
 }
 
-static __always_inline struct traced_proc *traced_current(void)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	return bpf_map_lookup_elem(&traced, &tgid);
-}
-
 /* Thread context of current, created only for threads of traced processes. */
 static __always_inline struct thread_ctx *ctx_get(bool create)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_ctx *c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
+	struct thread_ctx *c;
 
+	/* Untraced: one bit, and out. */
+	if (!tgid_accounted(task->tgid))
+		return NULL;
+	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
 	if (c || !create)
 		return c;
-	if (!traced_current())
-		return NULL;
 	return bpf_task_storage_get(&thread_ctxs, task, 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
@@ -167,7 +233,6 @@ int BPF_PROG(ma_sys_enter, struct pt_regs *regs, long id)
 	bool tracked = is_tracked_syscall(id);
 	struct thread_ctx *c;
 
-	/* Untraced threads have no storage: one lookup and out. */
 	c = ctx_get(tracked);
 	if (!c)
 		return 0;
@@ -373,90 +438,194 @@ static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
 	bpf_ringbuf_submit(e, rss_wakeup());
 }
 
-SEC("tp/kmem/rss_stat")
-int ma_rss_stat(struct trace_event_raw_rss_stat *args)
+/* mm->rss_stat[member], with a constant offset for the verifier. */
+static __always_inline struct percpu_counter *rss_counter(struct mm_struct *mm, int member)
 {
-	__u32 mm_id = args->mm_id, member = args->member;
-	struct mm_counters *mc, fresh = {};
-	struct task_struct *task;
+	switch (member) {
+	case 0: return &mm->rss_stat[0];
+	case 1: return &mm->rss_stat[1];
+	case 2: return &mm->rss_stat[2];
+	default: return &mm->rss_stat[3];
+	}
+}
+
+/*
+ * A pointer as a plain number: the verifier allows no arithmetic between a
+ * map pointer and an unknown number, so the bits are copied out.
+ */
+static __always_inline __u64 ptr_bits(void *p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+/*
+ * CPU cpu's area offset (cpu < 0: this CPU's), 0 when it cannot be known.
+ * Each CPU's element of cpu_area caches its own, once measured.
+ */
+static __always_inline __u64 cpu_area_offset(int cpu)
+{
+	__u32 zero = 0;
+	__u64 *off;
+
+	if (cpu < 0)
+		off = bpf_map_lookup_elem(&cpu_area, &zero);
+	else
+		off = bpf_map_lookup_percpu_elem(&cpu_area, &zero, cpu);
+	if (!off)
+		return 0;
+	if (*off)
+		return *off;
+	if (!cpu_area_base) {
+		/* struct bpf_array's pptrs[0], at its CO-RE offset. */
+		__u64 pptr = 0;
+
+		bpf_probe_read_kernel(&pptr, sizeof(pptr), (void *)(ptr_bits(&cpu_area) +
+				      bpf_core_field_offset(struct bpf_array, pptrs)));
+		if (!pptr)
+			return 0;
+		cpu_area_base = pptr;
+	}
+	*off = ptr_bits(off) - cpu_area_base;
+	return *off;
+}
+
+/* CPU cpu's slot of a counter (cpu < 0: this CPU's), 0 when unreadable. */
+static __always_inline __s32 rss_slot(struct percpu_counter *fbc, int cpu)
+{
+	__u64 off = cpu_area_offset(cpu);
+	__s32 v = 0;
+
+	if (off)
+		bpf_probe_read_kernel(&v, sizeof(v), (void *)((unsigned long)fbc->counters + off));
+	return v;
+}
+
+struct anchor_walk {
+	struct mm_struct *mm;
+	__u64 key;
+};
+
+/* bpf_loop callback: record CPU cpu's slots of a newly anchored mm. */
+static long anchor_cpu(__u32 cpu, struct anchor_walk *w)
+{
+	struct mm_slots *sl = bpf_map_lookup_percpu_elem(&mm_slots, &w->key, cpu);
+
+	if (!sl)
+		return 1;
+	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
+		sl->slot[m] = rss_slot(rss_counter(w->mm, m), cpu);
+	return 0;
+}
+
+/*
+ * Start following mm's counters for tgid: the count and every CPU's slots
+ * as they are now (once per address space, at fork, exec or its first
+ * change). A change made while this runs lands either before a slot's read
+ * (then it is in the anchor) or after (then its own event reports it).
+ * The anchor is inserted last: no event computes a delta from slots not
+ * yet read. Of two CPUs anchoring one mm at once, one wins, the other
+ * leaves its slots to it.
+ */
+static __always_inline void anchor_mm(struct mm_struct *mm, __u32 tgid)
+{
+	struct anchor_walk w = { .mm = mm, .key = (__u64)mm };
+	struct mm_anchor a = { .tgid = tgid };
+	struct mm_slots zero = {};
+
+	if (!mm)
+		return;
+	if (bpf_map_update_elem(&mm_slots, &w.key, &zero, BPF_NOEXIST))
+		return;
+	bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
+	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
+		a.count[m] = rss_counter(mm, m)->count;
+	if (bpf_map_update_elem(&mm_anchors, &w.key, &a, BPF_NOEXIST))
+		count(STAT_TRACED_FULL);
+}
+
+/* Stop following an mm, if it is tgid's (a vfork child shares its parent's). */
+static __always_inline void forget_mm(__u64 key, __u32 tgid)
+{
+	struct mm_anchor *a = bpf_map_lookup_elem(&mm_anchors, &key);
+
+	if (!a || a->tgid != tgid)
+		return;
+	bpf_map_delete_elem(&mm_anchors, &key);
+	bpf_map_delete_elem(&mm_slots, &key);
+}
+
+/*
+ * An RSS counter of mm moved on this CPU. Raw tracepoint: the kernel hands
+ * over (mm, member) and nothing else; the change is computed from the
+ * counter as described at struct mm_anchor.
+ */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 key = (__u64)mm;
+	struct percpu_counter *fbc;
+	struct mm_anchor *a;
+	struct mm_slots *sl;
 	struct thread_ctx *c;
-	__s64 size = args->size, delta;
-	__u32 tgid;
+	__s64 cnt, delta;
+	bool curr = task->mm == mm;
+	__s32 slot;
 
-	if (member >= MEMATTR_NR_MEMBERS)
+	/* The common case, a process's own change: untraced costs one bit. */
+	if (curr && !tgid_accounted(task->tgid))
 		return 0;
-	mc = bpf_map_lookup_elem(&mm_counters, &mm_id);
-	if (!mc) {
+	if (member < 0 || member >= MEMATTR_NR_MEMBERS)
+		return 0;
+	a = bpf_map_lookup_elem(&mm_anchors, &key);
+	if (!a) {
 		/* Learn mm -> process only from the process itself. */
-		struct traced_proc *tp;
-
-		if (!args->curr)
-			return 0;
-		tp = traced_current();
-		if (!tp || !(tp->flags & TRACED_ACCOUNT))
-			return 0;
-		fresh.tgid = bpf_get_current_pid_tgid() >> 32;
-		fresh.mm = (__u64)bpf_get_current_task_btf()->mm;
-		fresh.known = 1 << member;
-		fresh.last[member] = size;
-		bpf_map_update_elem(&mm_counters, &mm_id, &fresh, BPF_NOEXIST);
+		if (curr)
+			anchor_mm(mm, task->tgid);
 		return 0;
 	}
-	tgid = mc->tgid;
-	/*
-	 * rss_stat names an mm by a hash of its address: after a traced
-	 * process exits, a new process's mm can get the same id. A change made
-	 * through the mm itself shows which mm it is (a vfork child shares
-	 * its parent's mm: the same one, rightly).
-	 */
-	if (args->curr && (__u64)bpf_get_current_task_btf()->mm != mc->mm) {
-		bpf_map_delete_elem(&mm_counters, &mm_id);
+	if (!curr && (!tgid_accounted(a->tgid) || task->tgid == a->tgid)) {
+		/*
+		 * The process is gone, or this is its own old mm torn down by
+		 * its exit or exec: that mm is no one's any more.
+		 */
+		forget_mm(key, a->tgid);
 		return 0;
 	}
-	/*
-	 * Threads of one process fault on several CPUs at once: the exchange
-	 * makes the deltas add up exactly to the counter's change, whatever
-	 * the interleaving.
-	 */
-	if (!(mc->known & (1 << member))) {
-		__sync_fetch_and_or(&mc->known, 1 << member);
-		__sync_lock_test_and_set(&mc->last[member], size);
+	sl = bpf_map_lookup_elem(&mm_slots, &key);
+	if (!sl)
 		return 0;
-	}
-	delta = size - __sync_lock_test_and_set(&mc->last[member], size);
+	fbc = rss_counter(mm, member);
+	cnt = fbc->count;
+	slot = rss_slot(fbc, -1);
+	delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
+	delta += slot - sl->slot[member & 3];
+	sl->slot[member & 3] = slot;
 	if (!delta)
 		return 0;
-
-	if (!args->curr) {
-		/*
-		 * The process is gone (its mm id may now name another process's
-		 * mm), or this is its own old mm torn down by its exec: that mm
-		 * is no one's any more. Forget it, rather than send every change.
-		 */
-		if (!bpf_map_lookup_elem(&traced, &tgid) ||
-		    (__u32)(bpf_get_current_pid_tgid() >> 32) == tgid) {
-			bpf_map_delete_elem(&mm_counters, &mm_id);
-			return 0;
-		}
+	delta <<= page_shift;
+	if (!curr) {
 		/* Another task changed this mm: reclaim, fork copying, ... */
 		count(STAT_NO_CTX_RSS);
-		emit_rss(tgid, 0, delta, member, CTX_NONE, 0);
+		emit_rss(a->tgid, 0, delta, member, CTX_NONE, 0);
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
 	if (task->flags & PF_EXITING)
 		return 0;	/* teardown: the process's last sample stands */
 	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
 	if (c && c->kind == CTX_SYSCALL) {
-		c->delta[member] += delta;
+		c->delta[member & 3] += delta;
 		return 0;
 	}
 	if (c && c->kind == CTX_FAULT) {
-		emit_rss(tgid, c->addr, delta, member, CTX_FAULT, c->mpi_fn);
+		emit_rss(a->tgid, c->addr, delta, member, CTX_FAULT, c->mpi_fn);
 		return 0;
 	}
 	count(STAT_NO_CTX_RSS);
-	emit_rss(tgid, 0, delta, member, c ? c->kind : CTX_NONE, c ? c->mpi_fn : 0);
+	emit_rss(a->tgid, 0, delta, member, c ? c->kind : CTX_NONE, c ? c->mpi_fn : 0);
 	return 0;
 }
 
@@ -494,6 +663,9 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 		count(STAT_TRACED_FULL);
 		return 0;
 	}
+	set_accounted(ctgid, true);
+	/* Its counters hold what fork copied: the child's deltas start from there. */
+	anchor_mm(child->mm, ctgid);
 	emit_task(EV_FORK, ptgid, child, ptgid);
 	return 0;
 }
@@ -531,6 +703,8 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	}
 	emit_task(EV_EXEC, tgid, p, 0);
+	if (tgid_accounted(tgid))
+		anchor_mm(p->mm, tgid);
 	/*
 	 * The opt-in modes' state of the old image is not the new program's:
 	 * dropped here, before the new program runs a single instruction.
@@ -549,7 +723,11 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 	if (!group_dead || !bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
 	emit_task(EV_EXIT, tgid, p, 0);
+	/* Bit first: no program finds the bit set and the entry gone. */
+	set_accounted(tgid, false);
 	bpf_map_delete_elem(&traced, &tgid);
+	if (p->mm)
+		forget_mm((__u64)p->mm, tgid);
 	/* --heap: its live blocks die with it (a later process may get its pid). */
 	bpf_for_each_map_elem(&heap_blocks, drop_block, &tgid, 0);
 	return 0;

@@ -111,6 +111,9 @@ struct traced_proc {
 	__u32 flags;		/* TRACED_* */
 };
 
+/* traced_bits: one bit per tgid, sized for PID_MAX_LIMIT on 64-bit. */
+#define TRACED_BITS_WORDS	((1 << 22) / 64)
+
 #define TRACED_ACCOUNT	1	/* send its memory events */
 #define TRACED_FOLLOW	2	/* children it forks become traced */
 

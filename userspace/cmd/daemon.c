@@ -270,7 +270,7 @@ static void on_session_ended(void *ctx, struct tracker *t, struct session *s)
 
 static void fill_self(struct daemon *d, struct mx_self *x)
 {
-	static const char *const maps[] = { "traced", "mm_counters" };
+	static const char *const maps[] = { "traced", "mm_anchors" };
 	struct rusage ru;
 	size_t njobs;
 	long pages = 0;

@@ -3,9 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,8 +13,6 @@
 #include "bpf_loader.h"
 #include "memattr.skel.h"
 
-#define TRACEFS_DIR	"/sys/kernel/tracing"
-#define TRACEFS_MAGIC_	0x74726163
 
 static bool libbpf_verbose;
 
@@ -27,27 +23,6 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	if (!libbpf_verbose)
 		return 0;	/* our own error line says what failed */
 	return vfprintf(stderr, fmt, ap);
-}
-
-/*
- * The classic rss_stat tracepoint is found through tracefs, which a fresh
- * machine does not mount. Mount it where the kernel documents it; it stays
- * mounted (as systemd would mount it), which other tools expect anyway.
- */
-static int ensure_tracefs(char *err, size_t errlen)
-{
-	struct statfs sfs;
-
-	if (statfs(TRACEFS_DIR, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC_)
-		return 0;
-	if (access("/sys/kernel/debug/tracing/events", F_OK) == 0)
-		return 0;
-	if (mount("tracefs", TRACEFS_DIR, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
-		snprintf(err, errlen, "cannot mount tracefs on %s: %s", TRACEFS_DIR,
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
 }
 
 /*
@@ -96,8 +71,6 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	memset(t, 0, sizeof(*t));
 	libbpf_verbose = verbose;
 	libbpf_set_print(print_libbpf);
-	if (ensure_tracefs(err, errlen))
-		return -1;
 
 	t->skel = memattr_bpf__open();
 	if (!t->skel) {
@@ -106,6 +79,9 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (ringbuf_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, ringbuf_bytes);
+	/* rss_stat: how many CPU slots an RSS counter has, and what it counts. */
+	t->skel->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
+	t->skel->rodata->page_shift = __builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	/* A mode that is off keeps one entry: exit and exec walk these maps in the kernel. */
 	if (!mpi_calls)
 		bpf_map__set_max_entries(t->skel->maps.mpi_calls, 1);
@@ -146,19 +122,43 @@ void tracer_close(struct bpf_tracer *t)
 	t->skel = NULL;
 }
 
+/*
+ * The kernel side's fast exit tests one bit per tgid (traced_bits, in the
+ * object's .bss, mapped here): it mirrors TRACED_ACCOUNT in the traced map.
+ * Set after the entry is in, cleared before it goes, so a program that
+ * sees the bit finds the entry.
+ */
+static void set_accounted(struct bpf_tracer *t, pid_t tgid, bool on)
+{
+	__u64 *w = &t->skel->bss->traced_bits[((__u32)tgid / 64) % TRACED_BITS_WORDS];
+	__u64 bit = 1ULL << ((__u32)tgid % 64);
+
+	if (on)
+		__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_SEQ_CST);
+}
+
 int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags)
 {
 	struct traced_proc tp = { .job = job, .flags = flags };
 	__u32 key = tgid;
+	int ret;
 
-	return bpf_map__update_elem(t->skel->maps.traced, &key, sizeof(key), &tp,
-				    sizeof(tp), BPF_ANY);
+	if (!(flags & TRACED_ACCOUNT))
+		set_accounted(t, tgid, false);
+	ret = bpf_map__update_elem(t->skel->maps.traced, &key, sizeof(key), &tp,
+				   sizeof(tp), BPF_ANY);
+	if (!ret && (flags & TRACED_ACCOUNT))
+		set_accounted(t, tgid, true);
+	return ret;
 }
 
 int tracer_remove_process(struct bpf_tracer *t, pid_t tgid)
 {
 	__u32 key = tgid;
 
+	set_accounted(t, tgid, false);
 	return bpf_map__delete_elem(t->skel->maps.traced, &key, sizeof(key), 0);
 }
 
@@ -171,14 +171,19 @@ void tracer_watch_exec(struct bpf_tracer *t, bool on)
 int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, uint64_t *max)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(t->skel->obj, name);
-	__u32 key, next, *prev = NULL;
+	__u64 key, next;	/* the maps counted have 4- or 8-byte keys */
+	void *prev = NULL;
 	uint64_t n = 0;
+	size_t ksz;
 
 	if (!m)
 		return -ENOENT;
+	ksz = bpf_map__key_size(m);
+	if (ksz > sizeof(key))
+		return -EINVAL;
 	*max = bpf_map__max_entries(m);
-	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next)) && n < *max) {
-		key = next;
+	while (!bpf_map__get_next_key(m, prev, &next, ksz) && n < *max) {
+		memcpy(&key, &next, ksz);
 		prev = &key;
 		n++;
 	}

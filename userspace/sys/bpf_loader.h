@@ -27,9 +27,9 @@ struct bpf_tracer {
 /*
  * Load and attach every program (the uprobe programs of the opt-in modes
  * are attached per process by tracer_attach_uprobes; the maps of a mode
- * that is off are made as small as they can be). Mounts tracefs at /sys/kernel/tracing when
- * it is not mounted (kmem:rss_stat needs it). On failure nothing stays
- * attached and err holds one line.
+ * that is off are made as small as they can be). Only raw tracepoints and
+ * uprobes: tracefs is not needed. On failure nothing stays attached and
+ * err holds one line.
  */
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
 		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);

@@ -54,6 +54,7 @@ struct bench_opts {
 	long n;			/* workload-specific count */
 	long mib;		/* workload-specific size */
 	long rate;		/* workload-specific rate */
+	long threads;		/* workload-specific thread count */
 };
 
 static inline long bench_long(const char *flag, const char *s)
@@ -90,6 +91,8 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o)
 			o->mib = bench_long(a, v);
 		else if (!strcmp(a, "--rate"))
 			o->rate = bench_long(a, v);
+		else if (!strcmp(a, "--threads"))
+			o->threads = bench_long(a, v);
 		else
 			bench_fail("unknown option %s", a);
 		i++;
