@@ -32,6 +32,7 @@ struct thread_ctx {
 	__u64 nr;		/* CTX_SYSCALL: syscall number and arguments */
 	__u64 args[6];
 	__u64 user_sp;
+	__u64 brk_before;	/* NR_BRK: the break when the call began */
 	__s64 delta[MEMATTR_NR_MEMBERS];
 	__u32 mpi_fn;		/* --mpi-calls: outermost MPI call in progress, 0: none */
 	__u32 mpi_depth;	/* nesting of probed MPI calls */
@@ -211,233 +212,6 @@ static __always_inline bool is_tracked_syscall(long id)
 	return false;
 }
 
-/* Thread context of current, created only for threads of traced processes. */
-static __always_inline struct thread_ctx *ctx_get(bool create)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_ctx *c;
-
-	/* Untraced: one bit, and out. */
-	if (!tgid_accounted(task->tgid))
-		return NULL;
-	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
-	if (c || !create)
-		return c;
-	return bpf_task_storage_get(&thread_ctxs, task, 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-}
-
-SEC("tp_btf/sys_enter")
-int BPF_PROG(ma_sys_enter, struct pt_regs *regs, long id)
-{
-	bool tracked = is_tracked_syscall(id);
-	struct thread_ctx *c;
-
-	c = ctx_get(tracked);
-	if (!c)
-		return 0;
-	if (!tracked) {
-		/* A stale fault address must not absorb what this call does. */
-		c->kind = CTX_OTHER_SYSCALL;
-		return 0;
-	}
-	c->kind = CTX_SYSCALL;
-	c->nr = id;
-	c->args[0] = regs->di;
-	c->args[1] = regs->si;
-	c->args[2] = regs->dx;
-	c->args[3] = regs->r10;
-	c->args[4] = regs->r8;
-	c->args[5] = regs->r9;
-	c->user_sp = regs->sp;
-	__builtin_memset(c->delta, 0, sizeof(c->delta));
-	return 0;
-}
-
-/* Calls whose requester user space looks for on the stack. */
-/*
- * The calls whose record carries the stack: memory requests, and mremap
- * (realloc's growth): when an smaps read overtakes its record, the moved
- * mapping's old owner is gone from the region table and only the stack
- * can say whose it is.
- */
-static __always_inline bool requests_memory(__u64 nr)
-{
-	return nr == NR_MMAP || nr == NR_BRK || nr == NR_MPROTECT || nr == NR_MREMAP;
-}
-
-/*
- * Copy the top of the user stack chunk by chunk, so a stack shallower than
- * the whole copy (a thread near its top) still gives what it has.
- */
-static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
-{
-	e->stack_len = 0;
-	for (int i = 0; i < MEMATTR_STACK_CHUNKS; i++) {
-		if (bpf_probe_read_user(e->stack + i * MEMATTR_STACK_CHUNK,
-					MEMATTR_STACK_CHUNK,
-					(void *)(sp + i * MEMATTR_STACK_CHUNK)))
-			break;
-		e->stack_len = (i + 1) * MEMATTR_STACK_CHUNK;
-	}
-	if (!e->stack_len) {
-		if (!bpf_probe_read_user(e->stack, 8, (void *)sp))
-			e->stack_len = 8;
-		else
-			count(STAT_STACK_READ_FAIL);
-	}
-}
-
-/*
- * The registers a CFI unwinder starts from. A syscall changes none of them
- * (only rax, rcx, r11), so reading them at exit gives the values at entry
- * without carrying them in every thread's context.
- */
-static __always_inline void copy_regs(struct ev_syscall *e, struct pt_regs *regs)
-{
-	e->regs.ip = regs->ip;
-	e->regs.sp = regs->sp;
-	e->regs.bp = regs->bp;
-	e->regs.bx = regs->bx;
-	e->regs.r12 = regs->r12;
-	e->regs.r13 = regs->r13;
-	e->regs.r14 = regs->r14;
-	e->regs.r15 = regs->r15;
-}
-
-/*
- * A pending uretprobe has replaced a return address on this stack with the
- * kernel's trampoline; the real one is in the task's return instances.
- */
-static __always_inline void copy_hijacked(struct ev_syscall *e)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct return_instance *ri;
-	__u32 n = 0;
-
-	e->nret = 0;
-	if (!bpf_core_field_exists(task->utask))
-		return;
-	ri = BPF_CORE_READ(task, utask, return_instances);
-	for (int i = 0; i < MEMATTR_MAX_HIJACKED; i++) {
-		if (!ri)
-			break;
-		e->ret_slot[i] = BPF_CORE_READ(ri, stack);
-		e->ret_addr[i] = BPF_CORE_READ(ri, orig_ret_vaddr);
-		ri = BPF_CORE_READ(ri, next);
-		n++;
-	}
-	e->nret = n;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
-{
-	struct thread_ctx *c = ctx_get(false);
-	struct ev_syscall *e;
-	bool with_stack;
-
-	if (!c)
-		return 0;
-	if (c->kind != CTX_SYSCALL) {
-		c->kind = CTX_NONE;
-		return 0;
-	}
-	c->kind = CTX_NONE;
-
-	with_stack = requests_memory(c->nr);
-	if (with_stack)
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	else
-		e = bpf_ringbuf_reserve(&events, EV_SYSCALL_NOSTACK_SIZE, 0);
-	if (!e) {
-		count(STAT_RINGBUF_DROPS);
-		return 0;
-	}
-	fill_header(&e->h, EV_SYSCALL, bpf_get_current_pid_tgid() >> 32);
-	e->nr = c->nr;
-	__builtin_memcpy(e->args, c->args, sizeof(e->args));
-	e->ret = ret;
-	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
-	e->user_sp = c->user_sp;
-	e->mpi_fn = c->mpi_fn;
-	e->stack_len = 0;
-	e->nret = 0;
-	e->pad = 0;
-	/* The code that asked for the memory is on this stack: user space finds it there. */
-	if (with_stack) {
-		copy_regs(e, regs);
-		copy_stack(e, c->user_sp);
-		copy_hijacked(e);
-	}
-	/* Rare, and a new library must be seen at once (probes, classification). */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	return 0;
-}
-
-static __always_inline void note_fault(unsigned long address)
-{
-	struct thread_ctx *c = ctx_get(true);
-
-	/* A fault inside a tracked syscall belongs to that syscall. */
-	if (!c || c->kind == CTX_SYSCALL)
-		return;
-	c->kind = CTX_FAULT;
-	c->addr = address;
-}
-
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(ma_fault_user, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
-{
-	note_fault(address);
-	return 0;
-}
-
-/* The kernel touching user memory (read() into a fresh buffer, ...). */
-SEC("tp_btf/page_fault_kernel")
-int BPF_PROG(ma_fault_kernel, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
-{
-	if (address >= 0x800000000000UL)
-		return 0;
-	note_fault(address);
-	return 0;
-}
-
-/*
- * RSS changes come with every page fault: waking the reader for each would
- * put it on the CPU between the faults of the very ranks it watches. User
- * space drains them at every sample; it is woken early only when a quarter
- * of the buffer is used.
- */
-static __always_inline __u64 rss_wakeup(void)
-{
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
-}
-
-static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
-				     __u32 member, __u32 kind, __u32 mpi_fn)
-{
-	struct ev_rss *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e) {
-		count(STAT_RINGBUF_DROPS);
-		return;
-	}
-	fill_header(&e->h, EV_RSS, tgid);
-	e->addr = addr;
-	e->delta = delta;
-	e->member = member;
-	e->ctx = kind;
-	e->mpi_fn = mpi_fn;
-	e->pad = 0;
-	bpf_ringbuf_submit(e, rss_wakeup());
-}
-
 /* mm->rss_stat[member], with a constant offset for the verifier. */
 static __always_inline struct percpu_counter *rss_counter(struct mm_struct *mm, int member)
 {
@@ -555,6 +329,293 @@ static __always_inline void forget_mm(__u64 key, __u32 tgid)
 		return;
 	bpf_map_delete_elem(&mm_anchors, &key);
 	bpf_map_delete_elem(&mm_slots, &key);
+}
+
+/*
+ * Thread context of current, created only for threads of traced processes.
+ * A thread's first fault or syscall since it was traced also anchors its
+ * mm, before the change it makes: an mm anchored by its first RSS change
+ * would lose that change, and on a huge-page fault that is 2 MiB.
+ */
+static __always_inline struct thread_ctx *ctx_get(bool create)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_ctx *c;
+	__u64 key;
+
+	/* Untraced: one bit, and out. */
+	if (!tgid_accounted(task->tgid))
+		return NULL;
+	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
+	if (c || !create)
+		return c;
+	key = (__u64)task->mm;
+	if (key && !bpf_map_lookup_elem(&mm_anchors, &key))
+		anchor_mm(task->mm, task->tgid);
+	return bpf_task_storage_get(&thread_ctxs, task, 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ma_sys_enter, struct pt_regs *regs, long id)
+{
+	bool tracked = is_tracked_syscall(id);
+	struct thread_ctx *c;
+
+	c = ctx_get(tracked);
+	if (!c)
+		return 0;
+	if (!tracked) {
+		/* A stale fault address must not absorb what this call does. */
+		c->kind = CTX_OTHER_SYSCALL;
+		return 0;
+	}
+	c->kind = CTX_SYSCALL;
+	c->nr = id;
+	c->args[0] = regs->di;
+	c->args[1] = regs->si;
+	c->args[2] = regs->dx;
+	c->args[3] = regs->r10;
+	c->args[4] = regs->r8;
+	c->args[5] = regs->r9;
+	c->user_sp = regs->sp;
+	if (id == NR_BRK)
+		c->brk_before = BPF_CORE_READ(bpf_get_current_task_btf(), mm, brk);
+	__builtin_memset(c->delta, 0, sizeof(c->delta));
+	return 0;
+}
+
+/*
+ * RSS changes come with every page fault: waking the reader for each would
+ * put it on the CPU between the faults of the very ranks it watches. User
+ * space drains them at every sample; it is woken early only when a quarter
+ * of the buffer is used.
+ */
+static __always_inline __u64 rss_wakeup(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+#define MEMATTR_PROT_WRITE	2
+#define MEMATTR_PROT_EXEC	4
+
+/*
+ * The calls whose record carries the stack, so user space can find the code
+ * that asked: memory requests, and mremap (realloc's growth: when an smaps
+ * read overtakes its record, the moved mapping's old owner is gone from the
+ * region table and only the stack can say whose it is). Not a break that
+ * shrank or stayed (glibc trims its heap after frees), nor an mprotect that
+ * makes nothing writable: user space gives those no owner, and the stack
+ * copy is most of what a request costs.
+ */
+static __always_inline bool wants_stack(const struct thread_ctx *c, long ret)
+{
+	switch (c->nr) {
+	case NR_MMAP:
+	case NR_MREMAP:
+		return true;
+	case NR_BRK:
+		return (__u64)ret > c->brk_before;
+	case NR_MPROTECT:
+		return c->args[2] & MEMATTR_PROT_WRITE;
+	}
+	return false;
+}
+
+/*
+ * Code mapped (a library loaded, the uprobes of the opt-in modes to place,
+ * classification to redo): user space is woken at once. The rest waits for
+ * the next sample, like the RSS records: waking the reader on every request
+ * costs the requesting thread an interrupt (a VM exit in a virtual machine).
+ */
+static __always_inline __u64 syscall_wakeup(const struct thread_ctx *c)
+{
+	if ((c->nr == NR_MMAP || c->nr == NR_MPROTECT) && (c->args[2] & MEMATTR_PROT_EXEC))
+		return BPF_RB_FORCE_WAKEUP;
+	return rss_wakeup();
+}
+
+/* bpf_find_vma callback: where the stack's mapping ends. */
+static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, __u64 *end)
+{
+	*end = vma->vm_end;
+	return 0;
+}
+
+/*
+ * Copy the top of the user stack: up to MEMATTR_STACK_BYTES, but not past
+ * the end of the stack's mapping, in one read. A read that crosses the end
+ * fails whole, so without the bound (the mapping lock was busy) the copy
+ * goes chunk by chunk, and a stack shallower than the whole copy (a thread
+ * near its top) still gives what it has.
+ */
+static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
+{
+	__u64 end = 0, len;
+
+	e->stack_len = 0;
+	bpf_find_vma(bpf_get_current_task_btf(), sp, stack_vma_end, &end, 0);
+	if (end > sp) {
+		len = end - sp;
+		if (len > MEMATTR_STACK_BYTES)
+			len = MEMATTR_STACK_BYTES;
+		len &= MEMATTR_STACK_BYTES * 2 - 1;	/* a bound the verifier can see */
+		if (len && !bpf_probe_read_user(e->stack, len, (void *)sp)) {
+			e->stack_len = len;
+			return;
+		}
+	}
+	for (int i = 0; i < MEMATTR_STACK_CHUNKS; i++) {
+		if (bpf_probe_read_user(e->stack + i * MEMATTR_STACK_CHUNK,
+					MEMATTR_STACK_CHUNK,
+					(void *)(sp + i * MEMATTR_STACK_CHUNK)))
+			break;
+		e->stack_len = (i + 1) * MEMATTR_STACK_CHUNK;
+	}
+	if (!e->stack_len) {
+		if (!bpf_probe_read_user(e->stack, 8, (void *)sp))
+			e->stack_len = 8;
+		else
+			count(STAT_STACK_READ_FAIL);
+	}
+}
+
+/*
+ * The registers a CFI unwinder starts from. A syscall changes none of them
+ * (only rax, rcx, r11), so reading them at exit gives the values at entry
+ * without carrying them in every thread's context.
+ */
+static __always_inline void copy_regs(struct ev_syscall *e, struct pt_regs *regs)
+{
+	e->regs.ip = regs->ip;
+	e->regs.sp = regs->sp;
+	e->regs.bp = regs->bp;
+	e->regs.bx = regs->bx;
+	e->regs.r12 = regs->r12;
+	e->regs.r13 = regs->r13;
+	e->regs.r14 = regs->r14;
+	e->regs.r15 = regs->r15;
+}
+
+/*
+ * A pending uretprobe has replaced a return address on this stack with the
+ * kernel's trampoline; the real one is in the task's return instances.
+ */
+static __always_inline void copy_hijacked(struct ev_syscall *e)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri;
+	__u32 n = 0;
+
+	e->nret = 0;
+	if (!bpf_core_field_exists(task->utask))
+		return;
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	for (int i = 0; i < MEMATTR_MAX_HIJACKED; i++) {
+		if (!ri)
+			break;
+		e->ret_slot[i] = BPF_CORE_READ(ri, stack);
+		e->ret_addr[i] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+		n++;
+	}
+	e->nret = n;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ma_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct thread_ctx *c = ctx_get(false);
+	struct ev_syscall *e;
+	bool with_stack;
+
+	if (!c)
+		return 0;
+	if (c->kind != CTX_SYSCALL) {
+		c->kind = CTX_NONE;
+		return 0;
+	}
+	c->kind = CTX_NONE;
+
+	with_stack = wants_stack(c, ret);
+	if (with_stack)
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, EV_SYSCALL_NOSTACK_SIZE, 0);
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return 0;
+	}
+	fill_header(&e->h, EV_SYSCALL, bpf_get_current_pid_tgid() >> 32);
+	e->nr = c->nr;
+	__builtin_memcpy(e->args, c->args, sizeof(e->args));
+	e->ret = ret;
+	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
+	e->user_sp = c->user_sp;
+	e->mpi_fn = c->mpi_fn;
+	e->stack_len = 0;
+	e->nret = 0;
+	e->pad = 0;
+	/* The code that asked for the memory is on this stack: user space finds it there. */
+	if (with_stack) {
+		copy_regs(e, regs);
+		copy_stack(e, c->user_sp);
+		copy_hijacked(e);
+	}
+	bpf_ringbuf_submit(e, syscall_wakeup(c));
+	return 0;
+}
+
+static __always_inline void note_fault(unsigned long address)
+{
+	struct thread_ctx *c = ctx_get(true);
+
+	/* A fault inside a tracked syscall belongs to that syscall. */
+	if (!c || c->kind == CTX_SYSCALL)
+		return;
+	c->kind = CTX_FAULT;
+	c->addr = address;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(ma_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	note_fault(address);
+	return 0;
+}
+
+/* The kernel touching user memory (read() into a fresh buffer, ...). */
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(ma_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (address >= 0x800000000000UL)
+		return 0;
+	note_fault(address);
+	return 0;
+}
+
+static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
+				     __u32 member, __u32 kind, __u32 mpi_fn)
+{
+	struct ev_rss *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return;
+	}
+	fill_header(&e->h, EV_RSS, tgid);
+	e->addr = addr;
+	e->delta = delta;
+	e->member = member;
+	e->ctx = kind;
+	e->mpi_fn = mpi_fn;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, rss_wakeup());
 }
 
 /*

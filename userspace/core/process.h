@@ -86,6 +86,7 @@ struct proc {
 	char **probed_paths;		/* libraries already probed */
 	size_t nprobed;
 	bool mpi_probed, heap_probed;	/* a probe of that mode is in place */
+	bool heap_deferred;		/* --heap: not probed before PROBES_HEAP_DEFER_S of life */
 
 	/* Attribution quality, reported in the summary. */
 	uint64_t unplaced_events;	/* fault addresses in no known region */

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,9 @@ static void probe_file(struct probes *pr, struct bpf_tracer *bpf, struct proc *p
 	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
 	syms = probes_symbols(pr, path);
 	if (!syms) {
+		/* A process that already exited is a normal event, not a failure. */
+		if (kill(p->pid, 0) && errno == ESRCH)
+			return;
 		pr->failed++;
 		fprintf(stderr, "memattr-bpf: warning: cannot read the symbols of %s (pid %d): not probed\n",
 			m->path, p->pid);
@@ -382,10 +386,12 @@ static bool already_probed(const struct proc *p, const char *path)
 	return false;
 }
 
-static bool wanted(const struct probes *pr, comp_id owner)
+/* Does a mode probe files of owner in p now (--heap waits on a deferred process)? */
+static bool wanted(const struct probes *pr, const struct proc *p, comp_id owner)
 {
 	for (size_t i = 0; i < pr->ntargets; i++)
-		if (pr->targets[i].component == owner)
+		if (pr->targets[i].component == owner &&
+		    (pr->targets[i].mpi || !p->heap_deferred))
 			return true;
 	return false;
 }
@@ -461,20 +467,29 @@ void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 		*slash = '\0';
 	if (!procfs_read_environ(p->pid, &env, 1 << 20))
 		ldpath = environ_get(&env, "LD_LIBRARY_PATH");
-	for (size_t i = 0; i < nd.n; i++) {
-		struct code_map m = { 0 };
-		bool is_code, found;
+	/* Two passes: whether it is an MPI program decides whether --heap waits. */
+	p->heap_deferred = false;
+	for (int pass = 0; pass < 2; pass++) {
+		bool mpi_program = false;
 
-		/* The loader's order: LD_LIBRARY_PATH, DT_RUNPATH, then the default directories. */
-		found = (ldpath && find_in_dirs(ldpath, origin, nd.names[i], lib)) ||
-			(nd.runpath && find_in_dirs(nd.runpath, origin, nd.names[i], lib)) ||
-			find_in_dirs(DEFAULT_LIB_DIRS, origin, nd.names[i], lib);
-		if (!found)
-			continue;
-		m.owner = classify_path(cls, lib, exe, &is_code);
-		m.path = lib;
-		if (wanted(pr, m.owner))
-			probe_once(pr, bpf, p, &m);
+		for (size_t i = 0; i < nd.n; i++) {
+			struct code_map m = { 0 };
+			bool is_code, found;
+
+			/* The loader's order: LD_LIBRARY_PATH, DT_RUNPATH, then the default directories. */
+			found = (ldpath && find_in_dirs(ldpath, origin, nd.names[i], lib)) ||
+				(nd.runpath && find_in_dirs(nd.runpath, origin, nd.names[i], lib)) ||
+				find_in_dirs(DEFAULT_LIB_DIRS, origin, nd.names[i], lib);
+			if (!found)
+				continue;
+			m.owner = classify_path(cls, lib, exe, &is_code);
+			m.path = lib;
+			mpi_program |= m.owner == CLASSIFY_MPI;
+			if (pass && wanted(pr, p, m.owner))
+				probe_once(pr, bpf, p, &m);
+		}
+		if (!pass)
+			p->heap_deferred = !mpi_program && !p->from_scan;
 	}
 	environ_free(&env);
 	elfsym_needed_free(&nd);
@@ -482,12 +497,14 @@ void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 
 static void warn_missing_functions(struct probes *pr, const struct proc *p);
 
-void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p)
+void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p, double now)
 {
 	bool probed_any = false;
 
+	if (p->heap_deferred && now - p->born_time >= PROBES_HEAP_DEFER_S)
+		p->heap_deferred = false;
 	for (size_t i = 0; i < p->nmaps; i++)
-		if (wanted(pr, p->maps[i].owner))
+		if (wanted(pr, p, p->maps[i].owner))
 			probed_any |= probe_once(pr, bpf, p, &p->maps[i]);
 	if (probed_any)
 		warn_missing_functions(pr, p);
@@ -530,8 +547,13 @@ void probes_detach(struct proc *p)
 	p->nlinks = 0;
 }
 
-void probes_at_fork(struct probes *pr, struct bpf_tracer *bpf, struct proc *p)
+void probes_at_fork(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
+		    const struct proc *parent)
 {
+	if (parent && parent->account && parent->mpi_probed) {
+		p->heap_deferred = true;
+		return;
+	}
 	for (size_t i = 0; i < pr->nwarm_paths; i++) {
 		struct code_map m = { .path = pr->warm_paths[i], .owner = CLASSIFY_MPI };
 

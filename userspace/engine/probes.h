@@ -33,6 +33,15 @@ struct probe_target {
 
 #define PROBES_MAX_WARM		32	/* links held to keep MPI libraries' probes warm */
 
+/*
+ * --heap probes a program that is not an MPI program (a shell a rank's
+ * system() started, a compressor, /bin/true) only once it has lived this
+ * long: placing and removing a process's probes costs the kernel a grace
+ * period each, far more than such a process lives, and a job that forks
+ * hundreds of them would stall on it. Ranks are probed at once.
+ */
+#define PROBES_HEAP_DEFER_S	0.2
+
 struct probes {
 	struct probe_target *targets;
 	size_t ntargets;
@@ -67,9 +76,13 @@ void probes_close_warm(struct probes *pr);
  * p was just forked by a traced process (it may exec into a rank): probe
  * the MPI libraries found at start in it now. Its probes follow it through
  * exec and arm when the loader maps the library, so even an MPI_Init in
- * the first milliseconds of the new program is seen.
+ * the first milliseconds of the new program is seen. Not when the parent
+ * is a rank itself (a rank's children are its system() and popen()
+ * commands, never ranks): those children are probed, if they exec an MPI
+ * program, at exec, and their --heap probes wait (PROBES_HEAP_DEFER_S).
  */
-void probes_at_fork(struct probes *pr, struct bpf_tracer *bpf, struct proc *p);
+void probes_at_fork(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
+		    const struct proc *parent);
 
 /*
  * p has just exec'd: probe the libraries its program names (DT_NEEDED),
@@ -80,7 +93,7 @@ void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 		    const struct classifier *cls);
 
 /* Probe the libraries p maps now that it had not mapped before. */
-void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p);
+void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p, double now);
 
 /* True while p lacks the probes of an enabled mode (its libraries are still loading). */
 bool probes_waiting(const struct probes *pr, const struct proc *p);

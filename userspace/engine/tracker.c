@@ -282,7 +282,7 @@ static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 	t->smaps_cost = t->smaps_cost ? 0.9 * t->smaps_cost + 0.1 * cost : cost;
 	/* Libraries loaded since the last read get their probes now. */
 	if (t->probing)
-		probes_update(&t->probes, &t->bpf, p);
+		probes_update(&t->probes, &t->bpf, p, tracker_now(t));
 	return true;
 }
 
@@ -381,7 +381,7 @@ static void on_fork(struct tracker *t, struct session *s, const struct ev_task *
 	/* A copy of the parent's address space: its requests resolve from the first one. */
 	parent = session_find(s, e->parent_tgid);
 	if (t->probing)
-		probes_at_fork(&t->probes, &t->bpf, p);
+		probes_at_fork(&t->probes, &t->bpf, p, parent);
 	if (p->account && parent && parent->account) {
 		proc_copy_mm(p, parent);
 		/* A rank's child is never a rank itself: its pid file can open now. */
