@@ -118,6 +118,25 @@ struct {
 	__type(value, struct site_stats);
 } heap_sites SEC(".maps");
 
+/*
+ * Which processes have state in the opt-in modes' maps: exec and exit walk
+ * those maps (a million buckets for heap_blocks) only for these, not for
+ * every short-lived command a job runs.
+ */
+struct mode_owner {
+	__s64 blocks;		/* live blocks in heap_blocks */
+	__u32 sites;		/* has entries in heap_sites */
+	__u32 calls;		/* has entries in mpi_calls */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct mode_owner);
+} mode_owners SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);	/* user space may resize before load */
@@ -189,6 +208,17 @@ static __always_inline void count(__u32 idx)
 
 	if (v)
 		(*v)++;
+}
+
+/* The process's mode_owner entry, created on first use; NULL when the map is full. */
+static __always_inline struct mode_owner *mode_owner_of(__u32 tgid)
+{
+	struct mode_owner zero = {}, *o = bpf_map_lookup_elem(&mode_owners, &tgid);
+
+	if (o)
+		return o;
+	bpf_map_update_elem(&mode_owners, &tgid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&mode_owners, &tgid);
 }
 
 static __always_inline void fill_header(struct ev_header *h, __u32 type, __u32 tgid)
@@ -757,6 +787,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid;
+	struct mode_owner *o;
 
 	if (!bpf_map_lookup_elem(&traced, &tgid)) {
 		if (watch_exec)
@@ -770,9 +801,16 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * The opt-in modes' state of the old image is not the new program's:
 	 * dropped here, before the new program runs a single instruction.
 	 */
-	bpf_for_each_map_elem(&heap_blocks, drop_block, &tgid, 0);
-	bpf_for_each_map_elem(&heap_sites, drop_site, &tgid, 0);
-	bpf_for_each_map_elem(&mpi_calls, drop_calls, &tgid, 0);
+	o = bpf_map_lookup_elem(&mode_owners, &tgid);
+	if (!o)
+		return 0;
+	if (o->blocks)
+		bpf_for_each_map_elem(&heap_blocks, drop_block, &tgid, 0);
+	if (o->sites)
+		bpf_for_each_map_elem(&heap_sites, drop_site, &tgid, 0);
+	if (o->calls)
+		bpf_for_each_map_elem(&mpi_calls, drop_calls, &tgid, 0);
+	bpf_map_delete_elem(&mode_owners, &tgid);
 	return 0;
 }
 
@@ -780,6 +818,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = p->tgid;
+	struct mode_owner *o;
 
 	if (!group_dead || !bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
@@ -789,8 +828,15 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 	bpf_map_delete_elem(&traced, &tgid);
 	if (p->mm)
 		forget_mm((__u64)p->mm, tgid);
-	/* --heap: its live blocks die with it (a later process may get its pid). */
-	bpf_for_each_map_elem(&heap_blocks, drop_block, &tgid, 0);
+	/*
+	 * --heap: its live blocks die with it (a later process may get its
+	 * pid). Its sites and call counts stay for user space to collect.
+	 */
+	o = bpf_map_lookup_elem(&mode_owners, &tgid);
+	if (o && o->blocks)
+		bpf_for_each_map_elem(&heap_blocks, drop_block, &tgid, 0);
+	if (o)
+		bpf_map_delete_elem(&mode_owners, &tgid);
 	return 0;
 }
 
@@ -815,10 +861,14 @@ int BPF_KPROBE(ma_mpi_enter)
 	key.tgid = bpf_get_current_pid_tgid() >> 32;
 	key.fn = c->mpi_fn;
 	calls = bpf_map_lookup_elem(&mpi_calls, &key);
-	if (calls)
+	if (calls) {
 		__sync_fetch_and_add(calls, 1);
-	else
-		bpf_map_update_elem(&mpi_calls, &key, &one, BPF_NOEXIST);
+	} else if (!bpf_map_update_elem(&mpi_calls, &key, &one, BPF_NOEXIST)) {
+		struct mode_owner *o = mode_owner_of(key.tgid);
+
+		if (o)
+			o->calls = 1;
+	}
 	return 0;
 }
 
@@ -850,7 +900,12 @@ static __always_inline void heap_forget(__u32 tgid, __u64 ptr)
 		__sync_fetch_and_add(&s->live_bytes, -(__s64)b->size);
 		__sync_fetch_and_add(&s->frees, 1);
 	}
-	bpf_map_delete_elem(&heap_blocks, &key);
+	if (!bpf_map_delete_elem(&heap_blocks, &key)) {
+		struct mode_owner *o = bpf_map_lookup_elem(&mode_owners, &tgid);
+
+		if (o)
+			__sync_fetch_and_add(&o->blocks, -1);
+	}
 }
 
 static __always_inline void heap_record(__u32 tgid, __u64 ptr, __u64 size, __u64 site)
@@ -859,17 +914,22 @@ static __always_inline void heap_record(__u32 tgid, __u64 ptr, __u64 size, __u64
 	struct heap_block b = { .size = size, .site = site };
 	struct site_key sk = { .tgid = tgid, .site = site };
 	struct site_stats zero = {}, *s;
+	struct mode_owner *o = mode_owner_of(tgid);
 
-	if (bpf_map_update_elem(&heap_blocks, &key, &b, BPF_NOEXIST)) {
+	/* Without its owner entry, exec and exit would not find the block. */
+	if (!o || bpf_map_update_elem(&heap_blocks, &key, &b, BPF_NOEXIST)) {
 		count(STAT_HEAP_FULL);
 		return;
 	}
+	__sync_fetch_and_add(&o->blocks, 1);
+	o->sites = 1;
 	s = bpf_map_lookup_elem(&heap_sites, &sk);
 	if (!s) {
 		bpf_map_update_elem(&heap_sites, &sk, &zero, BPF_NOEXIST);
 		s = bpf_map_lookup_elem(&heap_sites, &sk);
 		if (!s) {
-			bpf_map_delete_elem(&heap_blocks, &key);
+			if (!bpf_map_delete_elem(&heap_blocks, &key))
+				__sync_fetch_and_add(&o->blocks, -1);
 			count(STAT_HEAP_FULL);
 			return;
 		}

@@ -550,7 +550,7 @@ void probes_detach(struct proc *p)
 void probes_at_fork(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 		    const struct proc *parent)
 {
-	if (parent && parent->account && parent->mpi_probed) {
+	if (parent && parent->account) {
 		p->heap_deferred = true;
 		return;
 	}

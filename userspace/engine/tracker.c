@@ -142,7 +142,7 @@ static void collect_mpi_calls(struct tracker *t, struct proc *p)
  */
 static void collect_modes(struct tracker *t, struct proc *p)
 {
-	if (!t->probing || !p->account)
+	if (!t->probing || !p->account || !(p->mpi_probed || p->heap_probed))
 		return;
 	collect_mpi_calls(t, p);
 	if (!t->opt->heap)
@@ -158,7 +158,14 @@ static void release_probes(struct tracker *t, struct proc *p)
 		return;
 	collect_modes(t, p);
 	probes_detach(p);
-	tracer_forget_process(&t->bpf, p->pid);
+	/*
+	 * Only a probed process has counts in the kernel. Looking for the
+	 * others' would walk the maps of every process for each of a job's
+	 * short-lived commands (a fork/exec-heavy job: seconds of the tool's
+	 * time, and its ranks' CPU on a full node).
+	 */
+	if (p->mpi_probed || p->heap_probed)
+		tracer_forget_process(&t->bpf, p->pid);
 }
 
 /*
