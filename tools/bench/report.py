@@ -110,6 +110,9 @@ class Results:
         self.footprint = read_tsv(os.path.join(d, "footprint.tsv"))
         self.storm = read_tsv(os.path.join(d, "storm.tsv"))
         self.neighbour = read_tsv(os.path.join(d, "neighbour.tsv"))
+        self.costs = read_tsv(os.path.join(d, "costs.tsv"))
+        self.bpfstats = read_tsv(os.path.join(d, "bpfstats.tsv"))
+        self.attach = read_tsv(os.path.join(d, "attach.tsv"))
         fp = os.path.join(d, "failures.txt")
         self.failures = [l.strip() for l in open(fp)] if os.path.exists(fp) else []
         self.failures = [f for f in self.failures if f]
@@ -366,12 +369,10 @@ def neighbour_table(R, out):
     out.append("")
     if ma > 0 and mb > 0:
         out.append(f"Slowdown of the untraced process: **{ma / mb:.2f}x**, about "
-                   f"**{(1e6 / mb - 1e6 / ma):.2f} us more per page fault**. Measured BPF time per fault for an "
-                   "untraced process is about 0.25 us (two programs, `kernel.bpf_stats_enabled`); the rest is "
-                   "the classic `kmem:rss_stat` tracepoint, which once enabled assembles its event (an exact sum "
-                   "of the per-CPU counters) for every RSS change of every process. Moving to the raw "
-                   "`tp_btf/rss_stat` with the tool keeping exact counts itself would remove that part; "
-                   "it is the next step for the node-service mode.\n")
+                   f"**{(1e6 / mb - 1e6 / ma):.2f} us more per page fault** (within the runs' spread when near "
+                   "zero). An untraced process pays one bit test in each BPF program its faults run "
+                   "(`tp_btf/page_fault_user`, `tp_btf/rss_stat`): see \"Cost per event\" for the BPF time per "
+                   "program and the same with 8 threads of one process.\n")
 
 
 def accuracy_table(R, out):
@@ -436,6 +437,162 @@ def commands(R, out):
 # Sections other scripts write into BENCHMARKS.md ("MPI libraries compared":
 # tools/bench/mpi_compare.sh), carried over verbatim so a `make bench` keeps them.
 KEPT_SECTIONS = ("## MPI libraries compared", "## Validation on real applications", "## Node service")
+
+
+COST_MODEL = """How it grows with the core count. An untraced process's fault runs two programs that each test
+one bit of a read-only bitmap (no helper call, no write, no lock), so their cost does not depend on the number
+of CPUs or threads: 8 threads of one process add nothing shared to each other's path. The kernel's own RSS
+counter is a percpu_counter; the classic `kmem:rss_stat` tracepoint, which the tool used before, summed all of
+its per-CPU slots under the counter's lock at every change of every process once enabled (2 slots here, 128 on
+a 128-core node, with the lock serialising the faulting threads of one process). The raw `tp_btf/rss_stat` the
+tool uses now is handed (mm, member) only; for a traced process the program reads the shared count and this
+CPU's slot and keeps the last values it saw (the count per mm, the slot in a per-CPU map), so the deltas it
+sends add up exactly to the counter's change: two reads and one exchange per change, whatever the core count.
+Only anchoring a newly traced address space reads every CPU's slot (a loop over the possible CPUs), once per
+process.
+"""
+
+COST_ITEMS = [
+    # item, unit, what, higher is better
+    ("storm1", "pages/s", "page-fault storm, 1 thread", True),
+    ("storm8", "pages/s", "page-fault storm, 8 threads of one process", True),
+    ("syscall", "ns", "a syscall that is not a memory request (getppid)", False),
+    ("memreq", "us", "memory requests (heap grown by brk and trimmed every iteration)", False),
+    ("forkexec", "ms", "fork/exec-heavy job (4 ranks, system() in a loop), per command", False),
+]
+VARIANT_NAMES = {
+    "untraced": "untraced, no tool",
+    "beside": "untraced, beside a tool tracing another process",
+    "traced": "traced (default mode)",
+    "traced:--heap": "traced, --heap",
+    "traced:--mpi-calls": "traced, --mpi-calls",
+}
+
+
+def cost_medians(R):
+    med = {}
+    for item, _, _, _ in COST_ITEMS:
+        for var in VARIANT_NAMES:
+            v = [float(r["value"]) for r in R.costs if r["item"] == item and r["variant"] == var]
+            if v:
+                med[(item, var)] = (statistics.median(v), min(v), max(v), len(v))
+    return med
+
+
+def cost_ratio(med, item, var, higher_is_better):
+    a, b = med.get((item, "untraced")), med.get((item, var))
+    if not a or not b or not a[0] or not b[0]:
+        return None
+    return a[0] / b[0] if higher_is_better else b[0] / a[0]
+
+
+def costs_tables(R, out):
+    """Issue 11: what each event costs, traced and untraced, with the per-program BPF time."""
+    med = cost_medians(R)
+    if not med:
+        out.append("_Not measured in this run._\n")
+        return {}
+    out.append("| workload | run | median | min - max | runs | vs untraced |")
+    out.append("|---|---|---:|---:|---:|---:|")
+    for item, unit, what, hib in COST_ITEMS:
+        for var, name in VARIANT_NAMES.items():
+            m = med.get((item, var))
+            if not m:
+                continue
+            x = cost_ratio(med, item, var, hib) if var != "untraced" else None
+            out.append(f"| {what} | {name} | {fnum(m[0])} {unit} | {fnum(m[1])} - {fnum(m[2])} | {m[3]} | "
+                       f"{'' if x is None else f'{x:.3f}x'} |")
+    out.append("")
+    out.append("Ratios are median against median in the same session (for rates, untraced / run; for times, "
+               "run / untraced); the variants alternate within each repetition.\n")
+    added = []
+    for item, var in (("storm1", "beside"), ("storm8", "beside"), ("storm1", "traced")):
+        a, b = med.get((item, "untraced")), med.get((item, var))
+        if a and b and a[0] > 0 and b[0] > 0:
+            added.append(f"{(1e9 / b[0] - 1e9 / a[0]):.0f} ns per page fault ({item}, {VARIANT_NAMES[var]})")
+    for var in ("beside", "traced"):
+        a, b = med.get(("syscall", "untraced")), med.get(("syscall", var))
+        if a and b:
+            added.append(f"{b[0] - a[0]:.0f} ns per syscall ({VARIANT_NAMES[var]})")
+    a, b = med.get(("memreq", "untraced")), med.get(("memreq", "traced"))
+    if a and b:
+        added.append(f"{b[0] - a[0]:.1f} us per memory-request iteration (traced)")
+    if added:
+        out.append("Added, from the medians: " + "; ".join(added) + ". Page-fault figures are per fault of the "
+                   "whole process (8 threads on 2 cores share them), wall-clock, so they include the "
+                   "machine's noise; the BPF time below is the part the programs themselves take.\n")
+
+    rows = [r for r in R.bpfstats if r.get("calls")]
+    if rows:
+        out.append("### BPF time per program (`kernel.bpf_stats_enabled`, runs of their own)\n")
+        out.append("| scenario | program | calls | ns per call | calls per unit of work | ns per unit of work |")
+        out.append("|---|---|---:|---:|---:|---:|")
+        per_unit = {}
+        for r in rows:
+            calls, ns, units = float(r["calls"]), float(r["run_ns"]), float(r.get("units") or 0)
+            if units:
+                per_unit[r["scenario"]] = per_unit.get(r["scenario"], 0) + ns / units
+            out.append(f"| {r['scenario']} | `{r['program']}` | {fnum(calls)} | {ns / calls:.0f} | "
+                       f"{f'{calls / units:.2f}' if units else ''} | {f'{ns / units:.0f}' if units else ''} |")
+        out.append("")
+        names = {"neighbour1": "an untraced page fault (1 thread, beside a tool)",
+                 "neighbour8": "an untraced page fault (8 threads of one process)",
+                 "storm": "a traced page fault", "syscall": "a traced non-memory syscall",
+                 "memreq": "a traced memory-request iteration (brk up with its stack, a fault, brk down)"}
+        out.append("Sum per unit of work: " + "; ".join(f"{names.get(k, k)} {v:.0f} ns" for k, v in per_unit.items())
+                   + ". Units: pages touched (storm), syscalls (sysloop), iterations (memreq). The accounting "
+                   "itself (two clock reads per program run) is inside these figures: upper bounds.\n")
+    att = [r for r in R.attach if r.get("attach_s")]
+    if att:
+        out.append("### Attach and detach with --heap --mpi-calls, 8 ranks of `hold`\n")
+        out.append("| run | attach (start to tracing), s | detach (SIGINT to exit), s | "
+                   "SIGINT 0.5 s after start: exit, s | ranks with rows after it |")
+        out.append("|---:|---:|---:|---:|---:|")
+        for r in att:
+            out.append(f"| {r['rep']} | {r['attach_s']} | {r['detach_s']} | {r['early_sigint_exit_s']} | "
+                       f"{r['ranks_with_rows']} of 8 |")
+        out.append("")
+    return med
+
+
+def cost_targets(R, med, out):
+    """Issue 11's targets, as measured in this run."""
+    rows = []
+
+    def ratio_row(name, x, limit):
+        if x is None:
+            rows.append(f"| {name} | not measured | |")
+        else:
+            rows.append(f"| {name} | {x:.3f}x | {'yes' if x <= limit else '**no**'} |")
+    ratio_row("untraced process, storm, 1 thread: <= 1.02x", cost_ratio(med, "storm1", "beside", True), 1.02)
+    ratio_row("untraced process, storm, 8 threads: <= 1.02x", cost_ratio(med, "storm8", "beside", True), 1.02)
+    ratio_row("traced storm: <= 1.15x", cost_ratio(med, "storm1", "traced", True), 1.15)
+    ratio_row("fork/exec-heavy job, default mode: <= 1.05x", cost_ratio(med, "forkexec", "traced", False), 1.05)
+    ratio_row("fork/exec-heavy job, --heap: <= 2x", cost_ratio(med, "forkexec", "traced:--heap", False), 2.0)
+    a, b = med.get(("syscall", "untraced")), med.get(("syscall", "traced"))
+    if a and b:
+        d = b[0] - a[0]
+        rows.append(f"| a non-memory syscall, traced: <= 100 ns added | {d:.0f} ns | "
+                    f"{'yes' if d <= 100 else '**no**'} |")
+    for r in R.bpfstats:
+        if r.get("scenario") == "memreq" and r.get("program") == "ma_sys_exit" and float(r.get("units") or 0):
+            us = float(r["run_ns"]) / float(r["units"]) / 1e3
+            rows.append(f"| a memory request: <= 2 us of BPF time | {us:.2f} us (`ma_sys_exit` per iteration) | "
+                        f"{'yes' if us <= 2 else '**no**'} |")
+    att = [r for r in R.attach if r.get("attach_s")]
+    if att:
+        worst = max(max(float(r["attach_s"]), float(r["detach_s"])) for r in att)
+        early = max(float(r["early_sigint_exit_s"]) for r in att)
+        full = all(r["ranks_with_rows"] == "8" for r in att)
+        rows.append(f"| --heap --mpi-calls attach and detach on 8 ranks: < 1 s | worst {worst:.2f} s | "
+                    f"{'yes' if worst < 1 else '**no**'} |")
+        rows.append(f"| SIGINT 0.5 s after start: honoured within 1 s, files complete | worst {early:.2f} s; "
+                    f"{'every' if full else 'not every'} rank file has rows | "
+                    f"{'yes' if early <= 1 and full else '**no**'} |")
+    out.append("| target (issue 11) | measured | met? |")
+    out.append("|---|---|---|")
+    out += rows
+    out.append("")
 
 
 def kept_sections(path):
@@ -535,7 +692,7 @@ def main():
 
     out.append("## Events per second absorbed before drops\n")
     out.append("Workload `storm`: one process touches the pages of a 64 MiB mapping one by one (every page is one "
-               "page fault and one `kmem:rss_stat` change, i.e. one event) and gives them back with "
+               "page fault and one RSS-counter change, i.e. one event) and gives them back with "
                f"MADV_DONTNEED after each pass, paced at a target rate, for {M.get('storm_seconds')} s per step, "
                "traced with `memattr-bpf --pid <pid,...>` and the default 8 MiB ring buffer; the last steps run "
                "2 and 4 such processes at once, unpaced (more producers than cores: the tool competes with them "
@@ -560,6 +717,15 @@ def main():
                "and an RSS change) runs alone, then beside a memattr-bpf that traces an unrelated idle process, "
                "alternating.\n")
     neighbour_table(R, out)
+
+    out.append("## Cost per event (issue 11)\n")
+    out.append("Each workload runs untraced, beside a memattr-bpf that traces an idle process of its own (the "
+               "cost to other people's jobs on the node), and traced (`--pid`, or `--job` for the MPI job), "
+               f"alternating, {M.get('cost_reps', '?')} times (`tools/bench/costs.sh`).\n")
+    cmed = costs_tables(R, out)
+    if cmed:
+        cost_targets(R, cmed, out)
+        out.append(COST_MODEL)
 
     out.append("## Accuracy: the tool's per-rank peak against the kernel's\n")
     out.append("memattr-bpf (default mode) traces the job; a sampler reads each rank's /proc/PID/status (VmRSS, VmHWM) "
@@ -677,24 +843,21 @@ def why(R, key):
         pf = per_fault_us(R)
         med = R.median("miniapp_s", "untraced")
         txt = [f"The mini-app's allocation phases fault in fresh pages: {fnum(ev) if ev else '?'} RSS-change events "
-               "per run reach the tool (every 4 KiB page first touched is one page fault and one kmem:rss_stat "
+               "per run reach the tool (every 4 KiB page first touched is one page fault and one RSS-counter "
                "change)."]
         if pf:
             txt.append(f"Each costs the faulting rank about {pf[0]:.1f} us more in the kernel (storm: {pf[1]:.2f} us "
-                       f"per page untraced, {pf[2]:.2f} us traced): the page_fault_user and rss_stat programs "
-                       "(about 0.25 us together, from kernel.bpf_stats_enabled), a ring-buffer record per change "
-                       "(submitted without waking the reader, which drains them at each sample), and the classic "
-                       "kmem:rss_stat tracepoint's own event assembly, an exact sum of the per-CPU counters per "
-                       "change (see the section on processes the tool does not trace: they pay that part too). "
-                       "Per-change records are what make every page's owner exact; the next step is the raw "
-                       "tp_btf/rss_stat with exact counts kept by the tool, which removes the tracepoint's part.")
+                       f"per page untraced, {pf[2]:.2f} us traced): the page_fault_user and rss_stat programs and "
+                       "a ring-buffer record per change (submitted without waking the reader, which drains them at "
+                       "each sample); \"Cost per event\" gives the BPF time of each program. Per-change records "
+                       "are what make every page's owner exact.")
         if cpu is not None and med:
             txt.append(f"The tool's user-space side used {cpu:.2f} s of CPU per run, against "
                        f"{2 * med:.2f} core-seconds of ranks on a machine with no spare core.")
         return " ".join(txt)
     if key == "footprint":
         return ("The BPF maps are sized for a whole node, not for the job: the 8 MiB ring buffer, the per-mm "
-                "counter LRU (32,768 entries) and the traced-process table are preallocated whatever the job size; "
+                "anchor maps and the traced-process table, and the 512 KiB traced-tgid bitmap, whatever the job size; "
                 "user-space memory grows with the number of processes (region tables, CSV buffers).")
     if key == "CPU":
         return ("At the default interval the tool samples every process every 100 ms (statm read, CSV row per "

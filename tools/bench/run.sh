@@ -7,7 +7,7 @@
 #   sudo BENCH_QUICK=1 make bench   # smoke run (~3 min); report in the scratch dir only
 #
 # Optional environment:
-#   BENCH_SECTIONS   "overhead footprint storm neighbour accuracy" (default: all)
+#   BENCH_SECTIONS   "overhead footprint storm neighbour costs accuracy" (default: all)
 #   BENCH_WORKLOADS  "malloc p2p alltoall miniapp" (default: all)
 #   BENCH_MODES      modes to run (default: all; see MODES below)
 #   BENCH_REPORT     where the report goes (default: BENCHMARKS.md at the repo
@@ -42,7 +42,7 @@ else
 	FOOT_RANKS="1 8 64" FOOT_SETTLE=3 FOOT_WINDOW=10
 	STORM_SECONDS=4 STORM_STEPS="1:50000 1:100000 1:200000 1:0 2:0 4:0 4:0:1"
 fi
-SECTIONS=${BENCH_SECTIONS:-overhead footprint storm neighbour accuracy}
+SECTIONS=${BENCH_SECTIONS:-overhead footprint storm neighbour costs accuracy}
 FOOT_RANKS=${BENCH_FOOT_RANKS:-$FOOT_RANKS}
 WORKLOADS=${BENCH_WORKLOADS:-malloc p2p alltoall miniapp}
 MODES_ALL="untraced default mpi-calls heap heaptrack massif memleak memnesia"
@@ -187,6 +187,7 @@ printf 'workload\tmode\tstatus\tcommand\n' >"$RES/commands.tsv"
 	echo "foot_settle_s=$FOOT_SETTLE"
 	echo "foot_window_s=$FOOT_WINDOW"
 	echo "storm_seconds=$STORM_SECONDS"
+	echo "cost_reps=${BENCH_COST_REPS:-$([ "$QUICK" = 1 ] && echo 1 || echo 5)}"
 	echo "hold_mib=$HOLD_MIB"
 	echo "kernel=$(uname -r)"
 	echo "cpus=$(nproc)"
@@ -658,12 +659,16 @@ section_accuracy() {
 	done
 }
 
+# shellcheck source=costs.sh
+source "$BENCH_DIR/costs.sh"
+
 for s in $SECTIONS; do
 	case $s in
 	overhead) section_overhead ;;
 	footprint) section_footprint ;;
 	storm) section_storm ;;
 	neighbour) section_neighbour ;;
+	costs) section_costs ;;
 	accuracy) section_accuracy ;;
 	*) die "unknown section $s" ;;
 	esac

@@ -108,6 +108,40 @@ void probes_close_warm(struct probes *pr)
 	pr->nwarm_fds = 0;
 }
 
+/* Append k descriptors to a growing list. -ENOMEM leaves the list as it was. */
+static int append_fds(int **fds, size_t *n, const int *add, size_t k)
+{
+	int *v;
+
+	if (!k)
+		return 0;
+	v = realloc(*fds, (*n + k) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v + *n, add, k * sizeof(*v));
+	*fds = v;
+	*n += k;
+	return 0;
+}
+
+int probes_move_links(struct proc *p, int **fds, size_t *n)
+{
+	if (append_fds(fds, n, p->link_fds, p->nlinks))
+		return -ENOMEM;
+	free(p->link_fds);
+	p->link_fds = NULL;
+	p->nlinks = 0;
+	return 0;
+}
+
+int probes_move_warm(struct probes *pr, int **fds, size_t *n)
+{
+	if (append_fds(fds, n, pr->warm_fds, pr->nwarm_fds))
+		return -ENOMEM;
+	pr->nwarm_fds = 0;
+	return 0;
+}
+
 void probes_free(struct probes *pr)
 {
 	probes_close_warm(pr);

@@ -73,6 +73,14 @@ void probes_prewarm(struct probes *pr, struct bpf_tracer *bpf, const struct spec
 void probes_close_warm(struct probes *pr);
 
 /*
+ * Hand the links of p (of the warm set) over to a growing list the caller
+ * closes, all at once with close_many: detaching one after the other costs
+ * a grace period each. -ENOMEM: nothing moved, close them the usual way.
+ */
+int probes_move_links(struct proc *p, int **fds, size_t *n);
+int probes_move_warm(struct probes *pr, int **fds, size_t *n);
+
+/*
  * p was just forked by a traced process (it may exec into a rank): probe
  * the MPI libraries found at start in it now. Its probes follow it through
  * exec and arm when the loader maps the library, so even an MPI_Init in

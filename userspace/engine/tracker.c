@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "close_many.h"
 #include "procfs.h"
 #include "modes_out.h"
 #include "tracker.h"
@@ -799,6 +800,8 @@ void tracker_finish(struct tracker *t)
 {
 	struct session *s;
 	struct proc *p;
+	int *links = NULL;
+	size_t nlinks = 0;
 
 	tracer_drain(&t->bpf);
 	for (s = t->sessions; s; s = s->next) {
@@ -812,11 +815,17 @@ void tracker_finish(struct tracker *t)
 				session_sample(s, p, &j);
 	}
 	tracer_stats(&t->bpf, t->kstats);
+	/* Figures first, then every link detached at once (the maps go with tracer_close). */
 	for (s = t->sessions; s; s = s->next)
-		for (p = s->procs.first; p; p = p->next)
-			release_probes(t, p);
-	if (t->probing)
+		for (p = s->procs.first; p; p = p->next) {
+			collect_modes(t, p);
+			if (probes_move_links(p, &links, &nlinks))
+				probes_detach(p);
+		}
+	if (t->probing && probes_move_warm(&t->probes, &links, &nlinks))
 		probes_close_warm(&t->probes);
+	close_many(links, nlinks);
+	free(links);
 	/* Probes are gone: the figures collected above are final. */
 	t->probing = false;
 	tracer_close(&t->bpf);

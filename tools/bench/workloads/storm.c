@@ -130,6 +130,7 @@ int main(int argc, char **argv)
 	if (id == 0) {
 		while (wait(NULL) > 0)
 			;
+		printf("INFO units %lu\n", touched);
 		printf("RESULT storm_pages_per_s %.0f pages/s\n", (double)touched / t);
 	}
 	return 0;
