@@ -1,0 +1,62 @@
+#!/bin/bash
+# RSS changes made on every CPU at once add up exactly. In a 2-rank
+# mpi_threads job, each rank's 8 threads touch 8 MiB each together, then
+# give half back and touch it again 4 times: the kernel's RSS counter moves
+# on both CPUs at once, folding per-CPU slots into its shared count again
+# and again. The tool computes each change from the counter's count and
+# this CPU's slot (bpf/memattr.bpf.c, struct mm_anchor); with smaps read
+# only at attach (--pss-interval 1 hour), the program's resident memory at
+# the plateau comes from those changes alone, and must grow from what the
+# program held before by exactly what the threads hold (64 MiB per rank),
+# to within 2 pages. Not 2%: a tracer that followed only the counter's
+# shared count (not the per-CPU slots) is off by the slots' residue, up to
+# 31 pages per CPU here and 255 per CPU on a 128-core node (about 128 MiB
+# there), and a slot read on the wrong CPU or a count not exchanged shows
+# the same way.
+source "$(dirname "$0")/lib.sh"
+
+NP=2
+THREADS=8
+MIB=8
+JOB_ID=$((900000 + RANDOM * 32 + RANDOM % 32))
+
+it_setup
+start_job "$NP" -x "SLURM_JOB_ID=$JOB_ID" -- "$TMPD/bin/mpi_threads" --log-dir "$LOGS" \
+	--go-file "$GO_FILE" --stop-file "$STOP_FILE" --threads "$THREADS" --mib "$MIB" --rounds 4
+wait_ranks "$NP" 30
+wait_events threads ready "$NP" 30
+
+OUT=$TMPD/out
+start_tool --job "$JOB_ID" --output "$OUT" --pss-interval 3600000
+wait_tool_ready 30
+go
+wait_events threads plateau "$NP" 60
+# Two samples inside the plateau.
+sleep 0.5
+touch "$STOP_FILE"
+wait_job_ok 60
+wait_tool_ok 15 "the job ended"
+check_no_bpf_leftovers
+
+log "checking each rank's app at the plateau against $((THREADS * MIB)) MiB"
+"$PY" - "$OUT" "$NP" "$((THREADS * MIB))" <<'PY' || fail "RSS changes on several CPUs did not add up (above)"
+import csv, sys
+out, np, truth_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+page, bad = 4096, 0
+for r in range(np):
+    rows = list(csv.DictReader(open(f"{out}/rank-{r}.csv")))
+    app = [int(x["rss_bytes"]) for x in rows if x["component"] == "app"]
+    if not app:
+        print(f"rank {r}: no app rows"); bad += 1; continue
+    # Before the go: the program's own pages; the plateau is the most it held.
+    base, peak = app[0], max(app)
+    err = (peak - base - truth_mib * 2**20) // page
+    ok = abs(err) <= 2
+    print(f"{'ok' if ok else 'FAIL'} rank {r}: app grew by {(peak - base) / 2**20:.3f} MiB "
+          f"(from {base / 2**20:.3f} MiB), the threads hold {truth_mib} MiB: off by {err:+d} pages, tolerance 2")
+    bad += not ok
+sys.exit(1 if bad else 0)
+PY
+# The run must not have hidden losses: no drops.
+grep -q '^dropped_events,0$' "$OUT/run_info.csv" || fail "events were dropped: $(grep dropped "$OUT/run_info.csv")"
+pass

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * mpi_threads: the faults of one address space on every CPU at once. Each
+ * rank starts --threads threads; after the go they each map their own
+ * --mib MiB and touch their pages together, then --rounds times give the
+ * first half back (MADV_DONTNEED) and touch it again, so the kernel's RSS
+ * counter moves on several CPUs at once, up and down, folding per-CPU
+ * slots into its shared count many times. Then the rank holds all of it
+ * (threads * mib MiB, known by construction, owned by the program) until
+ * --stop-file exists.
+ *
+ *   mpi_threads [--log-dir DIR] [--go-file PATH] [--threads T] [--mib M]
+ *               [--rounds K] [--stop-file PATH]
+ * logs "ready", then "plateau" (bytes: what the threads hold) when done.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "common.h"
+
+struct toucher {
+	unsigned char *p;
+	size_t len;
+	long rounds;
+	pthread_barrier_t *start;
+};
+
+static void *touch_run(void *arg)
+{
+	struct toucher *t = arg;
+
+	pthread_barrier_wait(t->start);
+	/* Mapped after the go, by the program's own code: the tracer sees the request. */
+	t->p = mmap(NULL, t->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->p == MAP_FAILED)
+		die("mpi_threads: mmap: %s", strerror(errno));
+	/* Page by page: a huge page would make one fault of 512 changes. */
+	madvise(t->p, t->len, MADV_NOHUGEPAGE);
+	touch_pages(t->p, t->len, 1);
+	for (long r = 0; r < t->rounds; r++) {
+		if (madvise(t->p, t->len / 2, MADV_DONTNEED))
+			die("mpi_threads: madvise: %s", strerror(errno));
+		touch_pages(t->p, t->len / 2, 1);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *log_dir = NULL, *go_file = NULL, *stop_file = NULL;
+	long nthreads = 8, mib = 8, rounds = 4;
+	pthread_barrier_t start;
+	struct toucher *t;
+	pthread_t *tid;
+	int rank;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const char *a = argv[i], *v = argv[i + 1];
+
+		if (!strcmp(a, "--log-dir"))
+			log_dir = v;
+		else if (!strcmp(a, "--go-file"))
+			go_file = v;
+		else if (!strcmp(a, "--stop-file"))
+			stop_file = v;
+		else if (!strcmp(a, "--threads"))
+			nthreads = parse_long("mpi_threads", a, v);
+		else if (!strcmp(a, "--mib"))
+			mib = parse_long("mpi_threads", a, v);
+		else if (!strcmp(a, "--rounds"))
+			rounds = parse_long("mpi_threads", a, v);
+		else
+			die("mpi_threads: unknown option %s", a);
+	}
+	if (nthreads < 1)
+		nthreads = 1;
+	t = calloc((size_t)nthreads, sizeof(*t));
+	tid = calloc((size_t)nthreads, sizeof(*tid));
+	if (!t || !tid)
+		die("mpi_threads: out of memory");
+	/*
+	 * Threads and their stacks exist before the go; each maps its memory
+	 * after it: what the program holds grows by what the threads touch.
+	 */
+	pthread_barrier_init(&start, NULL, (unsigned)nthreads + 1);
+	for (long i = 0; i < nthreads; i++) {
+		t[i].len = (size_t)mib * MIB;
+		t[i].rounds = rounds;
+		t[i].start = &start;
+		if (pthread_create(&tid[i], NULL, touch_run, &t[i]))
+			die("mpi_threads: pthread_create failed");
+	}
+	log_open(log_dir, "threads", rank);
+	log_event("ready", 0);
+	wait_for_go(rank, go_file, 60);
+	pthread_barrier_wait(&start);
+	for (long i = 0; i < nthreads; i++)
+		pthread_join(tid[i], NULL);
+	log_event("plateau", (size_t)nthreads * (size_t)mib * MIB);
+	while (stop_file && access(stop_file, F_OK) != 0)
+		sleep_ms(20);
+	for (long i = 0; i < nthreads; i++)
+		if (check_pages(t[i].p, t[i].len, 1))
+			die("mpi_threads: thread %ld's pages were corrupted", i);
+	log_event("end", 0);
+	log_close();
+	MPI_Finalize();
+	return 0;
+}
