@@ -50,8 +50,8 @@ struct thread_ctx {
  * whatever the interleaving of CPUs, and the deltas sum exactly to the
  * counter's change without ever summing every CPU's slot (O(1) per event,
  * on 2 cores as on 128). The shared part is here; each CPU's last slots are
- * in mm_slots, a per-CPU map only that CPU writes (preemption is off in a
- * tracepoint).
+ * in mm_slots, a per-CPU map that only that CPU's events write (preemption
+ * is off in a tracepoint), after anchor_mm filled every CPU's once.
  */
 struct mm_anchor {
 	__u32 tgid;		/* the process whose mm it is */
@@ -346,8 +346,11 @@ static __always_inline void anchor_mm(struct mm_struct *mm, __u32 tgid)
 	bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
 	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
 		a.count[m] = rss_counter(mm, m)->count;
-	if (bpf_map_update_elem(&mm_anchors, &w.key, &a, BPF_NOEXIST))
+	if (bpf_map_update_elem(&mm_anchors, &w.key, &a, BPF_NOEXIST)) {
+		/* Full: counted, and the slots go, so a later change can retry. */
+		bpf_map_delete_elem(&mm_slots, &w.key);
 		count(STAT_TRACED_FULL);
+	}
 }
 
 /* Stop following an mm, if it is tgid's (a vfork child shares its parent's). */

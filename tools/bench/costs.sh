@@ -158,6 +158,29 @@ cost_attach() {
 	printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "$attach" "$detach" "$early" "$rows" >>"$RES/attach.tsv"
 }
 
+# 64 ranks of hold with --heap --mpi-calls attached: when the first sample
+# came (the first row's time in rank 0's timeline), events dropped, attach time.
+cost_attach64() {
+	local first drops
+	W_BIN=hold W_ARGS=(--mib 4) W_MPI=1 WRAP=() MPIOPTS=() RUN_ERR="" TOOL_PID=""
+	new_run_dir "costs.attach64"
+	launch_job 64 --ready-dir "$RD/ready" --stop-file "$RD/stop"
+	wait_ready 64 600 || { record_fail costs attach64 0; return; }
+	start_memattr --job "$(ppid_of "${READY_PIDS[0]}")" --heap --mpi-calls
+	wait_memattr_ready 300 || { record_fail costs attach64 0; return; }
+	sleep 5
+	kill -INT "$TOOL_PID"
+	wait_gone "$TOOL_PID" 120 || true
+	stop_memattr
+	touch "$RD/stop"
+	wait_gone "$JOB_PID" 300 || true
+	first=$(awk -F, 'NR == 2 { print $1; exit }' "$RD/out/rank-0.csv" 2>/dev/null)
+	drops=$(awk -F, '$1 == "dropped_events" { print $2 }' "$RD/out/run_info.csv" 2>/dev/null)
+	echo "$JOB_CMD   ||   $TOOL_CMD" >"$RES/costs.attach64.cmd"
+	printf 'attach_s\tfirst_sample_s\tdropped\n%s\t%s\t%s\n' "$TOOL_STARTUP_S" "${first:-?}" "${drops:-?}" \
+		>"$RES/attach64.tsv"
+}
+
 section_costs() {
 	local r s
 	printf 'item\tvariant\trep\tvalue\n' >"$RES/costs.tsv"
@@ -192,4 +215,6 @@ section_costs() {
 		log "costs: attach and detach, 8 ranks, --heap --mpi-calls ($((r + 1)))"
 		cost_attach "$r"
 	done
+	log "costs: 64 ranks, --heap --mpi-calls"
+	cost_attach64
 }

@@ -113,6 +113,7 @@ class Results:
         self.costs = read_tsv(os.path.join(d, "costs.tsv"))
         self.bpfstats = read_tsv(os.path.join(d, "bpfstats.tsv"))
         self.attach = read_tsv(os.path.join(d, "attach.tsv"))
+        self.attach64 = read_tsv(os.path.join(d, "attach64.tsv"))
         fp = os.path.join(d, "failures.txt")
         self.failures = [l.strip() for l in open(fp)] if os.path.exists(fp) else []
         self.failures = [f for f in self.failures if f]
@@ -589,6 +590,10 @@ def cost_targets(R, med, out):
         rows.append(f"| SIGINT 0.5 s after start: honoured within 1 s, files complete | worst {early:.2f} s; "
                     f"{'every' if full else 'not every'} rank file has rows | "
                     f"{'yes' if early <= 1 and full else '**no**'} |")
+    for r in R.attach64:
+        rows.append(f"| 64 ranks of `hold`, --heap --mpi-calls: no drops | {r['dropped']} dropped; attached in "
+                    f"{r['attach_s']} s, first sample at {r['first_sample_s']} s | "
+                    f"{'yes' if r['dropped'] == '0' else '**no**'} |")
     out.append("| target (issue 11) | measured | met? |")
     out.append("|---|---|---|")
     out += rows
