@@ -18,6 +18,8 @@ PACKAGES=(
 	procps util-linux coreutils passwd		# ps, runuser, timeout/env, useradd
 	strace						# bad-input test: refusals come before any bpf() call
 	prometheus prometheus-node-exporter curl	# node service tests: a real scraper, the textfile collector
+	slurmctld slurmd slurm-client munge		# Slurm tests: a real controller and node daemon on loopback
+	slurm-wlm-basic-plugins libslurm-dev libpmix-dev	# srun --mpi=pmix for Open MPI; SPANK headers
 )
 
 PACKAGES+=("$@")

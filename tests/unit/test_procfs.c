@@ -862,6 +862,66 @@ static void test_read_exe_deleted(void **state)
 	stop(pid);
 }
 
+/* cgroup v1 as Slurm 22.05 lays it out here: every controller names the step. */
+static void test_slurm_cgroup_v1(void **state)
+{
+	const char *text =
+		"12:pids:/\n"
+		"7:freezer:/slurm_node1/uid_1001/job_42/step_0/task_3\n"
+		"5:memory:/slurm_node1/uid_1001/job_42/step_0/task_3\n"
+		"1:name=systemd:/init.scope\n";
+	struct slurm_cgroup sc;
+
+	(void)state;
+	assert_int_equal(procfs_parse_slurm_cgroup(text, &sc), 0);
+	assert_int_equal(sc.job, 42);
+	assert_string_equal(sc.step, "0");
+	assert_int_equal(procfs_parse_slurm_cgroup("4:cpuset:/slurm/uid_0/job_7/step_batch\n", &sc), 0);
+	assert_int_equal(sc.job, 7);
+	assert_string_equal(sc.step, "batch");
+}
+
+/* cgroup v2, as most sites run it: one line, below slurmstepd's scope. */
+static void test_slurm_cgroup_v2(void **state)
+{
+	struct slurm_cgroup sc;
+
+	(void)state;
+	assert_int_equal(procfs_parse_slurm_cgroup(
+		"0::/system.slice/slurmstepd.scope/job_123456/step_17/user/task_0\n", &sc), 0);
+	assert_int_equal(sc.job, 123456);
+	assert_string_equal(sc.step, "17");
+	assert_int_equal(procfs_parse_slurm_cgroup(
+		"0::/system.slice/node2_slurmstepd.scope/job_9/step_interactive/user/task_special", &sc), 0);
+	assert_int_equal(sc.job, 9);
+	assert_string_equal(sc.step, "interactive");
+	/* slurmstepd itself sits in job_<J>/step_<S>/slurm, still the step's. */
+	assert_int_equal(procfs_parse_slurm_cgroup(
+		"0::/system.slice/slurmstepd.scope/job_5/step_extern/slurm\n", &sc), 0);
+	assert_string_equal(sc.step, "extern");
+}
+
+/* Paths that are not a Slurm step: no job, however close they look. */
+static void test_slurm_cgroup_not(void **state)
+{
+	static const char *const not_slurm[] = {
+		"0::/user.slice/user-1000.slice/session-3.scope\n",
+		"0::/system.slice/cron.service/job_12/step_0\n",	/* not below Slurm */
+		"0::/system.slice/slurmstepd.scope/job_12\n",		/* the job, no step */
+		"0::/system.slice/slurmstepd.scope/job_x12/step_0\n",
+		"0::/system.slice/slurmstepd.scope/job_/step_0\n",
+		"0::/system.slice/slurmstepd.scope/job_12/step_\n",
+		"7:freezer\n",
+		"",
+		"::::::\n",
+	};
+	struct slurm_cgroup sc;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(not_slurm) / sizeof(not_slurm[0]); i++)
+		assert_int_equal(procfs_parse_slurm_cgroup(not_slurm[i], &sc), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +946,9 @@ int main(void)
 		cmocka_unit_test(test_read_gone),
 		cmocka_unit_test(test_read_environ_child),
 		cmocka_unit_test(test_read_exe_deleted),
+		cmocka_unit_test(test_slurm_cgroup_v1),
+		cmocka_unit_test(test_slurm_cgroup_v2),
+		cmocka_unit_test(test_slurm_cgroup_not),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -188,7 +188,7 @@ static int resolve_targets(const struct options *o, struct pid_list *pids,
 		if (*match != JOB_MATCH_NONE)
 			return 0;
 		if (!o->wait) {
-			snprintf(err, errlen, "no process of job '%s' on this node (no SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID or PMIX_NAMESPACE equals it, and it is not a running launcher's PID); --wait waits for it",
+			snprintf(err, errlen, "no process of job '%s' on this node (in no Slurm job or step cgroup of that ID, no SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID or PMIX_NAMESPACE equals it, and it is not a running launcher's PID); --wait waits for it",
 				 o->job);
 			return -1;
 		}

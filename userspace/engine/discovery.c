@@ -87,25 +87,90 @@ static int for_each_pid(int (*fn)(pid_t pid, void *arg), void *arg)
 	return ret;
 }
 
+/*
+ * A Slurm job ID, perhaps with a step: "1234", "1234.0", "1234.batch",
+ * "1234.extern", "1234.interactive". step is "" for the whole job. False
+ * for anything else (a PBS "1234.server" is matched by the environment).
+ */
+static bool parse_slurm_id(const char *id, uint64_t *job, char *step, size_t steplen)
+{
+	const char *dot = strchr(id, '.');
+	char num[32];
+	unsigned long v;
+
+	if (!dot) {
+		snprintf(step, steplen, "%s", "");
+		return !num_parse_uint(id, 1, UINT32_MAX, &v) && (*job = v, true);
+	}
+	if ((size_t)(dot - id) >= sizeof(num))
+		return false;
+	memcpy(num, id, (size_t)(dot - id));
+	num[dot - id] = '\0';
+	if (num_parse_uint(num, 1, UINT32_MAX, &v))
+		return false;
+	*job = v;
+	dot++;
+	if (strcmp(dot, "batch") && strcmp(dot, "extern") && strcmp(dot, "interactive") &&
+	    num_parse_uint(dot, 0, UINT32_MAX, &v))
+		return false;
+	snprintf(step, steplen, "%s", dot);
+	return true;
+}
+
 struct env_scan {
 	const char *id;
 	pid_t self;
 	bool (*known)(void *ctx, pid_t pid);
 	void *ctx;
 	struct pid_list *out;
+	bool slurm;		/* id names a Slurm job (and maybe a step) */
+	uint64_t job;
+	char step[64];
 };
+
+/*
+ * The environment of a process with no Slurm cgroup: the job's variables
+ * (SLURM_JOB_ID, PBS_JOBID, ...); with a step asked for, SLURM_STEP_ID too
+ * (a batch script's processes have none).
+ */
+static bool env_in_job(const struct env_scan *s, const struct environ_buf *env)
+{
+	char job[32];
+	const char *step;
+
+	if (environ_matches_job(env, s->id))
+		return true;
+	if (!s->slurm || !s->step[0])
+		return false;
+	snprintf(job, sizeof(job), "%llu", (unsigned long long)s->job);
+	if (!environ_matches_job(env, job))
+		return false;
+	step = environ_get(env, "SLURM_STEP_ID");
+	return step ? !strcmp(step, s->step) : !strcmp(s->step, "batch");
+}
 
 static int match_env(pid_t pid, void *arg)
 {
 	struct env_scan *s = arg;
 	struct environ_buf env = {0};
+	struct slurm_cgroup sc;
 	int ret = 0;
 
 	if (pid == s->self || (s->known && s->known(s->ctx, pid)))
 		return 0;
+	/*
+	 * Slurm's own record first: a process in a job's cgroup is that job's,
+	 * whatever its environment says (an sbatch script's mpirun passes its
+	 * variables on; a process in another job's cgroup is not ours).
+	 */
+	if (!procfs_read_slurm_cgroup(pid, &sc)) {
+		if (s->slurm && sc.job == s->job && (!s->step[0] || !strcmp(sc.step, s->step)))
+			return pid_list_add(s->out, pid);
+		return 0;
+	}
 	if (procfs_read_environ(pid, &env, ENVIRON_MAX))
 		return 0;	/* gone, a kernel thread, or not ours to read */
-	if (environ_matches_job(&env, s->id))
+	if (env_in_job(s, &env))
 		ret = pid_list_add(s->out, pid);
 	environ_free(&env);
 	return ret;
@@ -114,8 +179,9 @@ static int match_env(pid_t pid, void *arg)
 int job_scan_env(const char *id, pid_t self, bool (*known)(void *ctx, pid_t pid), void *ctx,
 		 struct pid_list *out)
 {
-	struct env_scan s = { id, self, known, ctx, out };
+	struct env_scan s = { .id = id, .self = self, .known = known, .ctx = ctx, .out = out };
 
+	s.slurm = parse_slurm_id(id, &s.job, s.step, sizeof(s.step));
 	return for_each_pid(match_env, &s);
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Discovery: which processes are a job's, and who each one is. A job ID
- * matches the batch system's variables in the environment (SLURM_JOB_ID,
- * PBS_JOBID, LSB_JOBID, FLUX_JOB_ID, PMIX_NAMESPACE); failing that, a live
- * PID names a launcher (mpirun) whose descendants are the job. Once traced,
+ * matches Slurm's cgroup of a process (the step cgroups of v1 and v2:
+ * "1234" any step, "1234.0" or "1234.batch" one), else the batch system's
+ * variables in the environment (SLURM_JOB_ID with SLURM_STEP_ID, PBS_JOBID,
+ * LSB_JOBID, FLUX_JOB_ID, PMIX_NAMESPACE); failing that, a live PID names
+ * a launcher (mpirun) whose descendants are the job. Once traced,
  * a job grows by the kernel's fork and exec events (a traced process's
  * children are traced; an exec is when a process's rank is read, once);
  * the environment scan is only for processes that join without a traced
@@ -18,7 +20,7 @@
 
 enum job_match {
 	JOB_MATCH_NONE,
-	JOB_MATCH_ENV,		/* processes whose environment names the job */
+	JOB_MATCH_ENV,		/* processes Slurm's cgroup or whose environment names the job */
 	JOB_MATCH_LAUNCHER,	/* a launcher PID and its descendants */
 };
 

@@ -253,6 +253,86 @@ bool environ_matches_job(const struct environ_buf *env, const char *jobid)
 	return false;
 }
 
+/* ---- Slurm's cgroups ---- */
+
+/* The component of path at p (up to '/' or the end of line) in out. */
+static const char *next_component(const char *p, char *out, size_t size)
+{
+	size_t n = 0;
+
+	while (*p == '/')
+		p++;
+	while (*p && *p != '/' && *p != '\n') {
+		if (n + 1 < size)
+			out[n++] = *p;
+		p++;
+	}
+	out[n] = '\0';
+	return p;
+}
+
+/* "job_<digits>" -> the number. */
+static bool parse_job_component(const char *c, uint64_t *job)
+{
+	const char *p = c + 4;
+
+	return !strncmp(c, "job_", 4) && parse_u64(&p, 10, job) && !*p;
+}
+
+/* One cgroup line's path ("hierarchy:controllers:path"). */
+static int parse_slurm_path(const char *path, struct slurm_cgroup *out)
+{
+	char comp[64], prev[64] = "";
+	bool under_slurm = false, have_job = false;
+	const char *p = path;
+
+	while (*p && *p != '\n') {
+		p = next_component(p, comp, sizeof(comp));
+		if (!comp[0])
+			break;
+		/*
+		 * v1: slurm or slurm_<node>; v2: slurmstepd.scope, or
+		 * <node>_slurmstepd.scope with several slurmd on one host.
+		 */
+		if (!strncmp(comp, "slurm", 5) || strstr(comp, "_slurmstepd.scope"))
+			under_slurm = true;
+		if (under_slurm && parse_job_component(comp, &out->job)) {
+			have_job = true;
+		} else if (have_job && !strncmp(comp, "step_", 5) && comp[5] &&
+			   parse_job_component(prev, &out->job)) {
+			snprintf(out->step, sizeof(out->step), "%s", comp + 5);
+			return 0;
+		}
+		snprintf(prev, sizeof(prev), "%s", comp);
+	}
+	return -ENOENT;
+}
+
+int procfs_parse_slurm_cgroup(const char *text, struct slurm_cgroup *out)
+{
+	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		const char *eol = strchr(line, '\n');
+
+		if (!c2 || (eol && c2 > eol))
+			continue;
+		memset(out, 0, sizeof(*out));
+		if (!parse_slurm_path(c2 + 1, out))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int procfs_read_slurm_cgroup(pid_t pid, struct slurm_cgroup *out)
+{
+	char buf[4096];
+	int ret = read_small(pid, "cgroup", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	return procfs_parse_slurm_cgroup(buf, out);
+}
+
 /* ---- maps and smaps ---- */
 
 static bool valid_perms(const char *p)

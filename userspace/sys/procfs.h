@@ -43,6 +43,24 @@ int environ_rank(const struct environ_buf *env);
  */
 bool environ_matches_job(const struct environ_buf *env, const char *jobid);
 
+/*
+ * The Slurm job and step whose cgroup holds a process, from its
+ * /proc/PID/cgroup text: the path names them as .../job_<J>/step_<S>/...
+ * below a Slurm directory, in the cgroup v1 layout (every controller:
+ * /slurm_<node>/uid_<U>/job_<J>/step_<S>[/task_<T>], or /slurm/uid_...)
+ * and the v2 one (/system.slice/slurmstepd.scope/job_<J>/step_<S>/...).
+ * step: "0", "1", ..., "batch", "extern", "interactive".
+ */
+struct slurm_cgroup {
+	uint64_t job;
+	char step[64];
+};
+
+/* 0, or -ENOENT when the text names no Slurm step. */
+int procfs_parse_slurm_cgroup(const char *text, struct slurm_cgroup *out);
+/* The same for a live process: 0, -ENOENT, or -errno reading it. */
+int procfs_read_slurm_cgroup(pid_t pid, struct slurm_cgroup *out);
+
 /* ---- /proc/PID/maps and smaps ---- */
 
 struct vma_info {
