@@ -11,19 +11,8 @@
  *   malloc_bench [--seconds S] [--ready-dir D --go-file F]
  * prints: RESULT malloc_pair_ns <ns per pair> ns
  */
-#include "bench.h"
+#include "procbench.h"
 
-static void bench_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "malloc_bench: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(3);
-}
 
 #define POOL	4096
 #define SEQ	(1 << 16)

@@ -10,19 +10,8 @@
  * prints: RESULT memreq_us <us per iteration> us
  */
 #include <malloc.h>
-#include "bench.h"
+#include "procbench.h"
 
-static void bench_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "memreq: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(3);
-}
 
 int main(int argc, char **argv)
 {

@@ -19,19 +19,8 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include "bench.h"
+#include "procbench.h"
 
-static void bench_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "storm: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(3);
-}
 
 #define CHUNK 64	/* pages between clock checks */
 

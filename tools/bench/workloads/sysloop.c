@@ -8,19 +8,8 @@
  * prints: RESULT syscall_ns <ns per call> ns
  */
 #include <sys/syscall.h>
-#include "bench.h"
+#include "procbench.h"
 
-static void bench_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "sysloop: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(3);
-}
 
 int main(int argc, char **argv)
 {
