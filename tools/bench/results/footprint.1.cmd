@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.ZmmedU/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.ZmmedU/runs/footprint.1/ready --stop-file /tmp/memattr-bench.ZmmedU/runs/footprint.1/stop   ||   memattr-bpf --job 15014 --output /tmp/memattr-bench.ZmmedU/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/footprint.1/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/footprint.1/stop   ||   memattr-bpf --job 5091 --output /tmp/memattr-bench.fqlJl5/runs/footprint.1/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.ZmmedU/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.ZmmedU/runs/footprint.64/ready --stop-file /tmp/memattr-bench.ZmmedU/runs/footprint.64/stop   ||   memattr-bpf --job 15250 --output /tmp/memattr-bench.ZmmedU/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/footprint.64/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/footprint.64/stop   ||   memattr-bpf --job 5336 --output /tmp/memattr-bench.fqlJl5/runs/footprint.64/out

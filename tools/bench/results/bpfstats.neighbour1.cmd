@@ -1,0 +1,1 @@
+/tmp/memattr-bench.fqlJl5/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.neighbour1/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.neighbour1/go   ||   memattr-bpf --pid 5691 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.neighbour1/out

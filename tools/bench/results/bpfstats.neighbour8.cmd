@@ -1,0 +1,1 @@
+/tmp/memattr-bench.fqlJl5/bin/storm --rate 0 --seconds 3 --mib 16 --threads 8 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.neighbour8/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.neighbour8/go   ||   memattr-bpf --pid 5881 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.neighbour8/out

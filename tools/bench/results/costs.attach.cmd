@@ -1,0 +1,1 @@
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.attach.2/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/costs.attach.2/stop   ||   memattr-bpf --job 7057 --heap --mpi-calls --output /tmp/memattr-bench.fqlJl5/runs/costs.attach.2/out

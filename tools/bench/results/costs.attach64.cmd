@@ -1,0 +1,1 @@
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.fqlJl5/bin/hold --mib 4 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.attach64/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/costs.attach64/stop   ||   memattr-bpf --job 7311 --heap --mpi-calls --output /tmp/memattr-bench.fqlJl5/runs/costs.attach64/out

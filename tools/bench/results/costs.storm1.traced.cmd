@@ -1,0 +1,1 @@
+/tmp/memattr-bench.fqlJl5/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.storm1.traced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.storm1.traced.4/go   ||   memattr-bpf --pid 590 --output /tmp/memattr-bench.fqlJl5/runs/costs.storm1.traced.4/out
