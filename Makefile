@@ -13,7 +13,7 @@ CFLAGS   ?= -O2 -g
 # userspace/ is layered: cmd -> engine -> core, output -> sys (see README,
 # "Architecture"). Every folder is on the include path; the layering is a
 # rule of review, the flat object names keep the build simple.
-SRC_DIRS := cmd engine core output report sys
+SRC_DIRS := cmd engine core output report merge sys
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -Ibpf \
 	    -D_GNU_SOURCE -DMEMATTR_SPEC_DIR='"$(PREFIX)/share/memattr-bpf/uprobe_specs"'
 LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "node_name.h"
 #include "num_arg.h"
 
 
@@ -17,8 +18,10 @@ void cli_usage(FILE *f)
 	      "       memattr-bpf [options] -- CMD ARGS   launch CMD and trace it from the start\n"
 	      "       memattr-bpf daemon [options]        every job on this node (memattr-bpf daemon --help)\n"
 	      "       memattr-bpf report DIR              DIR/report.html from a run's CSVs (no root needed)\n"
+	      "       memattr-bpf merge DIR... -o OUT     one dataset from a job's per-node datasets\n"
 	      "options:\n"
-	      "  --output DIR        where CSVs go (default ./memattr-<job or pid>)\n"
+	      "  --output DIR        where CSVs go (default ./memattr-<job or pid>); %n is this node's\n"
+	      "                      name, %j the job ID (--output out/%n on every node of a job)\n"
 	      "  --interval MS       sample period in ms (default 100)\n"
 	      "  --pss-interval MS   shortest period between smaps reads for PSS (default 1000)\n"
 	      "  --duration S        stop after S seconds (default: when all traced processes exit)\n"
@@ -32,6 +35,7 @@ void cli_usage(FILE *f)
 	      "  --quiet             no end-of-run summary on stdout\n"
 	      "  --verbose           libbpf and attribution diagnostics on stderr\n"
 	      "  --socket PATH       without root, --job asks the daemon here (default /run/memattr-bpf/memattr.sock)\n"
+	      "  --ready-fd FD       write one line to descriptor FD once every target is traced (launchers)\n"
 	      "  --help, --version\n", f);
 }
 
@@ -70,7 +74,7 @@ enum {
 	OPT_JOB = 256, OPT_PID, OPT_OUTPUT, OPT_INTERVAL, OPT_PSS_INTERVAL,
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
 	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
-	OPT_SOCKET,
+	OPT_SOCKET, OPT_READY_FD,
 };
 
 static const struct option long_opts[] = {
@@ -92,6 +96,7 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -172,8 +177,46 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 	case OPT_SOCKET:
 		o->socket = arg;
 		return 0;
+	case OPT_READY_FD:
+		if (num_parse_uint(arg, 3, INT_MAX, &v)) {
+			snprintf(err, errlen, "--ready-fd: '%s' is not a descriptor number above 2", arg);
+			return -1;
+		}
+		o->ready_fd = (int)v;
+		return 0;
 	}
 	return -1;
+}
+
+/*
+ * --output out/%n: one command for every node of a job (srun ... memattr-bpf)
+ * gives each node its own directory; %j is the job (--job, or the Slurm job
+ * the tool itself runs in).
+ */
+static int expand_output(struct options *o, char *err, size_t errlen)
+{
+	char node[NODE_NAME_MAX], path[PATH_MAX];
+	const char *job = o->job ? o->job : getenv("SLURM_JOB_ID");
+
+	if (!o->output || !strchr(o->output, '%'))
+		return 0;
+	node_name(node, sizeof(node));
+	if (node_expand_path(o->output, node, job, path, sizeof(path))) {
+		snprintf(err, errlen, "--output: '%s' has a '%%' that is not %%n (node), %%j (job) or %%%% (a percent sign), or is too long",
+			 o->output);
+		return -1;
+	}
+	if (!path[0]) {
+		snprintf(err, errlen, "--output: '%s' is empty once expanded", o->output);
+		return -1;
+	}
+	o->output_expanded = strdup(path);
+	if (!o->output_expanded) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	o->output = o->output_expanded;
+	return 0;
 }
 
 int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen)
@@ -226,11 +269,13 @@ int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen
 		snprintf(err, errlen, "--wait applies to --job only");
 		return -1;
 	}
-	return 0;
+	return expand_output(o, err, errlen);
 }
 
 void cli_free(struct options *o)
 {
 	free(o->pids);
 	o->pids = NULL;
+	free(o->output_expanded);
+	o->output_expanded = NULL;
 }

@@ -26,6 +26,7 @@
 #include "job_client.h"
 #include "launch.h"
 #include "procfs.h"
+#include "merge.h"
 #include "report.h"
 #include "spec.h"
 #include "tracker.h"
@@ -301,6 +302,19 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
+/*
+ * --ready-fd: whoever started us (the SPANK plugin, holding a step's tasks
+ * before their exec) learns that every target is traced and may let them go.
+ */
+static void tell_ready(int fd)
+{
+	if (fd <= 0)
+		return;
+	if (write(fd, "ready\n", 6) != 6)
+		fprintf(stderr, "memattr-bpf: --ready-fd %d: %s\n", fd, strerror(errno));
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	char err[1024], outdir[PATH_MAX];
@@ -319,6 +333,8 @@ int main(int argc, char **argv)
 		return report_main(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "daemon"))
 		return daemon_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "merge"))
+		return merge_main(argc - 1, argv + 1);
 
 	err[0] = '\0';
 
@@ -370,6 +386,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "memattr-bpf: tracing %zu process%s%s%s; writing %s\n", pids.n,
 		pids.n == 1 ? "" : "es", opt.job ? " of job " : "", opt.job ? opt.job : "", outdir);
 	launch_go(&child);
+	tell_ready(opt.ready_fd);
 
 	ret = tracker_run(&t, &stop_requested);
 	tracker_finish(&t);

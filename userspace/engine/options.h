@@ -26,7 +26,8 @@ struct options {
 	pid_t *pids;			/* --pid, malloc'ed */
 	size_t npids;
 	char **cmd;			/* -- CMD ARGS (points into argv) */
-	const char *output;		/* --output, NULL: ./memattr-<job or pid> */
+	const char *output;		/* --output (%n, %j expanded), NULL: ./memattr-<job or pid> */
+	char *output_expanded;		/* what output points to when it was expanded */
 	unsigned int interval_ms;	/* --interval */
 	unsigned int pss_interval_ms;	/* --pss-interval */
 	double duration_s;		/* --duration, 0: until the job ends */
@@ -35,6 +36,7 @@ struct options {
 	const char *spec_dir;		/* --spec-dir: replaces the built-in specs */
 	const char *socket;		/* --socket: the daemon's user socket, NULL: the default */
 	size_t ringbuf_mb;
+	int ready_fd;			/* --ready-fd: told once tracing started, 0: none */
 	bool wait;			/* --wait: job may not exist yet */
 	bool mpi_calls;			/* --mpi-calls: probe the spec's MPI entry points */
 	bool heap;			/* --heap: probe the malloc family */

@@ -72,6 +72,8 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 
 	memset(j, 0, sizeof(*j));
 	j->id = s->job;
+	j->job = s->job ? s->job : t->own_job;
+	j->node = t->node;
 	j->dir = s->out_open ? s->out.path : NULL;
 	j->now = tracker_now(t);
 	j->start_realtime = t->start_realtime;
@@ -538,6 +540,8 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	}
 	t->start_mono = mono_now();
 	t->start_realtime = clock_s(CLOCK_REALTIME);
+	node_name(t->node, sizeof(t->node));
+	t->own_job = getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "";
 	t->start_boot_ns = boot_clock_ns();
 	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->mpi_calls, opt->heap, on_event, t,
 			opt->verbose, err, errlen)) {

@@ -12,6 +12,7 @@
 
 #include "bpf_loader.h"
 #include "discovery.h"
+#include "node_name.h"
 #include "options.h"
 #include "probes.h"
 #include "process.h"
@@ -53,6 +54,8 @@ struct tracker {
 	pid_t self;
 	double start_mono;		/* CLOCK_MONOTONIC at attach */
 	double start_realtime;		/* CLOCK_REALTIME then */
+	char node[NODE_NAME_MAX];	/* this node's name, for run_info.csv */
+	const char *own_job;		/* the Slurm job the tool runs in, "" if none */
 	uint64_t start_boot_ns;		/* CLOCK_BOOTTIME then: the kernel's event clock */
 	double pss_period;		/* seconds between smaps reads of one process */
 	double smaps_cost;		/* running mean of one smaps read, seconds */

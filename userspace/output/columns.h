@@ -33,6 +33,16 @@
 			COL_PEAK_RSS_TIME "," COL_PEAK_PSS "," COL_PEAK_PSS_TIME "," \
 			COL_FINAL_RSS "," COL_FINAL_PSS
 
+/*
+ * A merged dataset (`memattr-bpf merge`): every file above gains a trailing
+ * node column; nodes.csv says how each node's clock was aligned.
+ */
+#define COL_NODE		"node"
+#define CSV_HEADER_NODE		CSV_HEADER "," COL_NODE
+#define SUMMARY_HEADER_NODE	SUMMARY_HEADER "," COL_NODE
+#define FILE_NODES		"nodes.csv"
+#define NODES_HEADER		"node,start_time_unix_s,clock_offset_s,ranks,processes,events,dropped_events,duration_s"
+
 /* run_info.csv: key,value rows. */
 #define RUN_INFO_HEADER	"key,value"
 

@@ -424,14 +424,28 @@ int csv_write_header(FILE *f)
 	return put_str(f, CSV_HEADER "\n");
 }
 
-int csv_write_row(FILE *f, double time_s, int rank, pid_t pid,
-		  const char *component, int64_t rss, int64_t pss)
+/* ",<node>\n", or just the line break when there is no node column. */
+static int put_node_end(FILE *f, const char *node)
+{
+	if (node && (put(f, ",", 1) || put_field(f, node)))
+		return -1;
+	return put(f, "\n", 1);
+}
+
+int csv_write_node_row(FILE *f, double time_s, int rank, pid_t pid,
+		       const char *component, int64_t rss, int64_t pss, const char *node)
 {
 	if (putf(f, "%.3f,", time_s) || put_rank_pid(f, rank, pid) ||
 	    put_field(f, component) ||
-	    putf(f, ",%" PRId64 ",%" PRId64 "\n", rss, pss))
+	    putf(f, ",%" PRId64 ",%" PRId64, rss, pss) || put_node_end(f, node))
 		return -1;
 	return 0;
+}
+
+int csv_write_row(FILE *f, double time_s, int rank, pid_t pid,
+		  const char *component, int64_t rss, int64_t pss)
+{
+	return csv_write_node_row(f, time_s, rank, pid, component, rss, pss, NULL);
 }
 
 int summary_write_header(FILE *f)
@@ -442,9 +456,9 @@ int summary_write_header(FILE *f)
 int summary_write_row(FILE *f, const struct summary_row *row)
 {
 	if (put_rank_pid(f, row->rank, row->pid) || put_field(f, row->component) ||
-	    putf(f, ",%" PRId64 ",%.3f,%" PRId64 ",%.3f,%" PRId64 ",%" PRId64 "\n",
+	    putf(f, ",%" PRId64 ",%.3f,%" PRId64 ",%.3f,%" PRId64 ",%" PRId64,
 		 row->peak_rss, row->peak_rss_time, row->peak_pss, row->peak_pss_time,
-		 row->final_rss, row->final_pss))
+		 row->final_rss, row->final_pss) || put_node_end(f, row->node))
 		return -1;
 	return 0;
 }

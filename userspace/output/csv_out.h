@@ -74,6 +74,9 @@ int csv_put_field(FILE *f, const char *s);
 /* time_s with millisecond precision; rank written empty when < 0. */
 int csv_write_row(FILE *f, double time_s, int rank, pid_t pid,
 		  const char *component, int64_t rss, int64_t pss);
+/* The same with a trailing node field (a merged dataset: CSV_HEADER_NODE). */
+int csv_write_node_row(FILE *f, double time_s, int rank, pid_t pid,
+		       const char *component, int64_t rss, int64_t pss, const char *node);
 
 /* One row of summary.csv. */
 struct summary_row {
@@ -86,6 +89,7 @@ struct summary_row {
 	double peak_pss_time;
 	int64_t final_rss;
 	int64_t final_pss;
+	const char *node;	/* a merged dataset's node column, NULL: none */
 };
 
 int summary_write_header(FILE *f);

@@ -226,6 +226,12 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 			(unsigned long long)c->probes_attached, (unsigned long long)c->probe_failures);
 	/* time_s 0 on other clocks: align this run with other nodes or a sampler. */
 	fprintf(f, "start_time_unix_s,%.6f\n", j->start_realtime);
+	/* Which node and job: `merge` puts a job's nodes together by them. */
+	fprintf(f, "hostname,");
+	csv_put_field(f, j->node ? j->node : "");
+	fprintf(f, "\njob,");
+	csv_put_field(f, j->job ? j->job : "");
+	fputc('\n', f);
 	fprintf(f, "version,");
 	csv_put_field(f, j->version);
 	fprintf(f, "\ncommand_line,");

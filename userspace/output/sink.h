@@ -65,6 +65,8 @@ struct sink_counters {
 /* The job as outputs see it. */
 struct sink_job {
 	const char *id;			/* --job ID, or NULL */
+	const char *job;		/* the job for merging: id, else the tool's own Slurm job, or "" */
+	const char *node;		/* this node's name (node_name.h) */
 	const char *dir;		/* output directory, NULL when there is none */
 	double now;			/* time_s */
 	double start_realtime;		/* CLOCK_REALTIME seconds when tracing began */
