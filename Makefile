@@ -35,7 +35,16 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all install test unit-test integration-test clean workloads bench sanitize-test fuzz fuzz-build
-all: memattr-bpf
+# The SPANK plugin (srun --memattr), built where Slurm's headers are (libslurm-dev).
+SPANK_SRCS := $(wildcard userspace/spank/*.c)
+SPANK_SO   := $(if $(wildcard /usr/include/slurm/spank.h),memattr_spank.so)
+SPANK_DIR  ?= $(PREFIX)/lib/memattr-bpf
+
+all: memattr-bpf $(SPANK_SO)
+
+memattr_spank.so: $(SPANK_SRCS) userspace/spank/spank_memattr.h
+	$(CC) $(filter-out -I%,$(CFLAGS)) -fPIC -shared -DMEMATTR_BIN='"$(PREFIX)/sbin/memattr-bpf"' \
+		$(SPANK_SRCS) -o $@
 
 $(BUILD):
 	mkdir -p $(BUILD) $(BUILD)/tests
@@ -66,8 +75,10 @@ $(BUILD)/memattr-bpf: $(ALL_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 	ln -sfn ../uprobe_specs $(BUILD)/uprobe_specs
 
-install: memattr-bpf
+install: memattr-bpf $(SPANK_SO)
 	install -D -m 0755 memattr-bpf $(DESTDIR)$(PREFIX)/sbin/memattr-bpf
+	# srun --memattr: add "required $(SPANK_DIR)/memattr_spank.so" to Slurm's plugstack.conf.
+	$(if $(SPANK_SO),install -D -m 0755 memattr_spank.so $(DESTDIR)$(SPANK_DIR)/memattr_spank.so)
 	install -d $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs
 	install -m 0644 uprobe_specs/*.spec $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs/
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/README.md
@@ -143,5 +154,5 @@ fuzz: fuzz-build
 	tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD) memattr-bpf
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD) memattr-bpf memattr_spank.so
 	$(MAKE) -C tests/workloads clean

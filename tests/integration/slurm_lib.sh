@@ -9,7 +9,9 @@
 # the EXIT trap (slurm_stop) cancels the jobs, stops the daemons by PID and
 # removes the job cgroups Slurm made.
 #
-#   slurm_start            SLURM_DIR, SLURM_CONF, SLURM_NODE (exported)
+#   slurm_start            SLURM_DIR, SLURM_CONF, SLURM_NODE (exported);
+#                          with SLURM_PLUGSTACK set, its lines are Slurm's
+#                          plugstack.conf (SPANK plugins)
 #   slurm_as_user CMD...   a Slurm client command as the test user
 #   slurm_wait_running JOBID TIMEOUT
 
@@ -51,9 +53,11 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 SchedulerParameters=batch_sched_delay=0
 KillWait=2
+${SLURM_PLUGSTACK:+PlugStackConfig=$SLURM_DIR/plugstack.conf}
 NodeName=$SLURM_NODE NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
 PartitionName=debug Nodes=$SLURM_NODE Default=YES MaxTime=INFINITE State=UP
 EOF
+	[ -n "${SLURM_PLUGSTACK:-}" ] && printf '%s\n' "$SLURM_PLUGSTACK" >"$SLURM_DIR/plugstack.conf"
 	cat >"$SLURM_DIR/cgroup.conf" <<EOF
 CgroupPlugin=cgroup/v1
 CgroupAutomount=yes

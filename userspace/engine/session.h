@@ -33,6 +33,7 @@ struct session {
 	size_t nsinks;
 	struct output_dir out;
 	bool out_open;
+	bool ending;			/* its last figures are being written */
 
 	/* Counters of this job's events and processes. */
 	uint64_t events, rss_events, syscall_events;

@@ -74,6 +74,7 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->id = s->job;
 	j->job = s->job ? s->job : t->own_job;
 	j->node = t->node;
+	j->finished = s->ending;
 	j->dir = s->out_open ? s->out.path : NULL;
 	j->now = tracker_now(t);
 	j->start_realtime = t->start_realtime;
@@ -724,6 +725,7 @@ static void end_session(struct tracker *t, struct session *s)
 
 	proc_table_for_each(&s->procs, p, tmp)
 		retire(t, s, p);
+	s->ending = true;
 	summarize(t, s);
 	job_view(t, s, &j);
 	session_end(s, &j);

@@ -155,7 +155,7 @@ static bool not_a_count(const char *key)
 {
 	static const char *const special[] = {
 		"interval_ms", "modes", "duration_s", "start_time_unix_s", "hostname", "job",
-		"version", "command_line", "unwind_us_per_request", "nodes", "lines_still_written",
+		"version", "command_line", "unwind_us_per_request", "nodes", "lines_still_written", "finished",
 	};
 
 	for (size_t i = 0; i < sizeof(special) / sizeof(*special); i++)
@@ -219,6 +219,17 @@ static double unwind_us(const struct mg_node *nodes, size_t n)
 	return weight ? sum / weight : 0;
 }
 
+static int all_finished(const struct mg_node *nodes, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *v = mg_info(&nodes[i], "finished");
+
+		if (!v || strcmp(v, "1"))
+			return 0;
+	}
+	return 1;
+}
+
 int mg_write_info(FILE *f, const struct mg_node *nodes, size_t n, const char *cmdline,
 		  size_t cut_lines)
 {
@@ -255,6 +266,7 @@ int mg_write_info(FILE *f, const struct mg_node *nodes, size_t n, const char *cm
 		}
 	}
 	fprintf(f, "lines_still_written,%zu\n", cut_lines);
+	fprintf(f, "finished,%d\n", all_finished(nodes, n));
 	fprintf(f, "command_line,");
 	csv_put_field(f, cmdline);
 	fputc('\n', f);

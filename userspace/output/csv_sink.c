@@ -231,7 +231,8 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	csv_put_field(f, j->node ? j->node : "");
 	fprintf(f, "\njob,");
 	csv_put_field(f, j->job ? j->job : "");
-	fputc('\n', f);
+	/* 1 once the run ended and every file is final: what the SPANK plugin waits for before merging. */
+	fprintf(f, "\nfinished,%d\n", j->finished);
 	fprintf(f, "version,");
 	csv_put_field(f, j->version);
 	fprintf(f, "\ncommand_line,");

@@ -67,6 +67,7 @@ struct sink_job {
 	const char *id;			/* --job ID, or NULL */
 	const char *job;		/* the job for merging: id, else the tool's own Slurm job, or "" */
 	const char *node;		/* this node's name (node_name.h) */
+	bool finished;			/* these are the run's last figures */
 	const char *dir;		/* output directory, NULL when there is none */
 	double now;			/* time_s */
 	double start_realtime;		/* CLOCK_REALTIME seconds when tracing began */

@@ -1,0 +1,84 @@
+#!/bin/bash
+# srun --memattr: the SPANK plugin (memattr_spank.so, loaded by a real
+# slurmd through plugstack.conf) traces a 4-rank Open MPI step launched by
+# the test user with srun --mpi=pmix from its first instruction: every
+# rank's MPI_Init growth must be in mpi_calls.csv (an attach after the
+# start could not see it), every rank's (R+1)*8 MiB must be in app, the
+# per-node dataset must be handed to the user, and srun must have merged it
+# into DIR/job with its report once the step ended. A bad mode is refused
+# by srun before anything runs; nothing stays attached.
+source "$(dirname "$0")/lib.sh"
+source "$IT_DIR/slurm_lib.sh"
+
+NP=4
+MIB=8
+SPANK_SO=${SPANK_SO:-$REPO/memattr_spank.so}
+
+[ -f "$SPANK_SO" ] || fail "no $SPANK_SO (make builds it where libslurm-dev is installed)"
+it_setup
+# The tool and plugin where slurmd and the user can reach them.
+cp "$MEMATTR_BIN" "$TMPD/bin/memattr-bpf"
+cp "$SPANK_SO" "$TMPD/bin/memattr_spank.so"
+ln -sfn "$REPO/uprobe_specs" "$TMPD/bin/uprobe_specs"
+chmod 755 "$TMPD/bin/memattr-bpf" "$TMPD/bin/memattr_spank.so"
+export SLURM_PLUGSTACK="required $TMPD/bin/memattr_spank.so bin=$TMPD/bin/memattr-bpf"
+slurm_start
+
+WORK=$TMPD/work
+install -d -o "$TEST_USER" -g "$(id -g "$TEST_USER")" "$WORK"
+
+# A mode the plugin does not know: srun refuses, nothing runs.
+if (cd "$WORK" && slurm_as_user srun --memattr=bogus -n1 true) >"$TMPD/bad.out" 2>&1; then
+	fail "srun --memattr=bogus ran: $(cat "$TMPD/bad.out")"
+fi
+grep -q "unknown mode 'bogus'" "$TMPD/bad.out" || fail "srun --memattr=bogus: no clear error: $(cat "$TMPD/bad.out")"
+
+OUT=$WORK/mem
+log "srun --memattr --mpi=pmix -n$NP mpi_demo as $TEST_USER"
+(cd "$WORK" && slurm_as_user timeout 120 srun --mpi=pmix -n "$NP" --memattr --memattr-dir=mem \
+	"$TMPD/bin/mpi_demo" --app-mib "$MIB" --steps 3 --step-ms 300) >"$TMPD/srun.out" 2>&1 ||
+	fail "srun --memattr failed: $(tail -5 "$TMPD/srun.out"); slurmd: $(tail -5 "$SLURM_DIR/slurmd.log")"
+grep -q "merged into $OUT/job" "$TMPD/srun.out" || fail "srun did not say it merged: $(tail -5 "$TMPD/srun.out")"
+check_no_bpf_leftovers
+
+NODE_DIR=$(find "$OUT" -mindepth 1 -maxdepth 1 -type d ! -name job | head -1)
+[ -n "$NODE_DIR" ] || fail "no per-node dataset in $OUT: $(ls -la "$OUT")"
+assert_eq "$(stat -c %U "$NODE_DIR/rank-0.csv")" "$TEST_USER" "owner of the node's rank-0.csv"
+[ -f "$OUT/job/report.html" ] || fail "no report of the merged dataset"
+grep -q '^finished,1$' "$NODE_DIR/run_info.csv" || fail "the node's run_info.csv is not final"
+
+log "checking every rank's MPI_Init and app memory"
+"$PY" - "$NODE_DIR" "$OUT/job" "$NP" "$MIB" <<'PY' || fail "the traced step is not right (above)"
+import csv, os, sys
+node_dir, merged, np, mib = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+bad = 0
+init = {}
+for row in csv.DictReader(open(os.path.join(node_dir, "mpi_calls.csv"))):
+    if row["function"] == "MPI_Init":
+        init[int(row["rank"])] = int(row["gained_bytes"])
+for r in range(np):
+    # MPI_Init maps and touches several MiB here (test_mpi_growth): only a
+    # tracer present before the rank's first instruction sees it grow.
+    if init.get(r, 0) < 1 << 20:
+        print(f"rank {r}: MPI_Init gained {init.get(r, 0)} bytes, expected > 1 MiB: not traced from its start")
+        bad = 1
+    peak_app = 0
+    for row in csv.DictReader(open(os.path.join(node_dir, f"rank-{r}.csv"))):
+        if row["component"] == "app":
+            peak_app = max(peak_app, int(row["rss_bytes"]))
+    want = (r + 1) * mib << 20
+    if not want <= peak_app <= want + (4 << 20):
+        print(f"rank {r}: app peak {peak_app} bytes, expected {want} + at most 4 MiB")
+        bad = 1
+nodes = list(csv.DictReader(open(os.path.join(merged, "nodes.csv"))))
+if len(nodes) != 1 or nodes[0]["ranks"] != str(np):
+    print(f"merged nodes.csv: {nodes}")
+    bad = 1
+rows = list(csv.DictReader(open(os.path.join(merged, "rank-0.csv"))))
+if not rows or rows[0].get("node") != nodes[0]["node"]:
+    print("merged rank-0.csv has no node column naming the node")
+    bad = 1
+print("MPI_Init per rank:", {r: f"{v / 2**20:.1f} MiB" for r, v in sorted(init.items())})
+sys.exit(bad)
+PY
+log "PASS"

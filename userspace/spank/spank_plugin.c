@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The SPANK entry points of memattr_spank.so: the --memattr options, where
+ * the output goes, and when the tracer starts, stops and is merged (see
+ * spank_memattr.h for the sequence).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "spank_memattr.h"
+
+SPANK_PLUGIN(memattr, 1);
+
+#ifndef MEMATTR_BIN
+#define MEMATTR_BIN "/usr/local/sbin/memattr-bpf"
+#endif
+
+static bool enabled;
+static char modes[32];		/* "mpi-calls,heap" */
+static char dir_opt[PATH_MAX];	/* --memattr-dir, relative to srun's cwd */
+static char bin[PATH_MAX] = MEMATTR_BIN;
+
+/* Remote: the node's tasks as they are forked, and the tracer once started. */
+static pid_t task_pids[MA_MAX_TASKS];
+static size_t ntasks;
+static struct ma_tracer tracer = { .pid = -1, .pidfd = -1 };
+
+/* "mpi-calls", "heap", "mpi-calls,heap" (either order) or nothing. */
+static int opt_memattr(int val, const char *arg, int remote)
+{
+	char copy[64], *tok, *save = NULL;
+	bool calls = false, heap = false;
+
+	(void)val;
+	(void)remote;
+	enabled = true;
+	if (!arg || !arg[0])
+		return 0;
+	if (strlen(arg) >= sizeof(copy)) {
+		slurm_error("--memattr: '%.40s...' is too long (modes: mpi-calls,heap)", arg);
+		return -1;
+	}
+	strcpy(copy, arg);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "mpi-calls")) {
+			calls = true;
+		} else if (!strcmp(tok, "heap")) {
+			heap = true;
+		} else {
+			slurm_error("--memattr: unknown mode '%s' (modes: mpi-calls, heap)", tok);
+			return -1;
+		}
+	}
+	snprintf(modes, sizeof(modes), "%s%s%s", calls ? "mpi-calls" : "", calls && heap ? "," : "",
+		 heap ? "heap" : "");
+	return 0;
+}
+
+static int opt_dir(int val, const char *arg, int remote)
+{
+	(void)val;
+	(void)remote;
+	if (!arg || !arg[0] || strlen(arg) >= sizeof(dir_opt)) {
+		slurm_error("--memattr-dir: give a directory");
+		return -1;
+	}
+	enabled = true;
+	strcpy(dir_opt, arg);
+	return 0;
+}
+
+struct spank_option spank_options[] = {
+	{ "memattr", "[modes]",
+	  "Trace each rank's memory by library with memattr-bpf from the first instruction; "
+	  "modes: mpi-calls,heap (comma-separated, optional)", 2, 0, opt_memattr },
+	{ "memattr-dir", "DIR",
+	  "Where --memattr writes (default ./memattr-<job>.<step>): DIR/<node>/ per node, DIR/job/ merged",
+	  1, 0, opt_dir },
+	SPANK_OPTIONS_TABLE_END
+};
+
+/* Plugin arguments from plugstack.conf: bin=PATH of memattr-bpf. */
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	for (int i = 0; i < ac; i++) {
+		if (!strncmp(av[i], "bin=", 4) && av[i][4] == '/' && strlen(av[i] + 4) < sizeof(bin)) {
+			strcpy(bin, av[i] + 4);
+		} else {
+			slurm_error("memattr: unknown plugin argument '%s' (bin=/absolute/path/memattr-bpf)", av[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* srun, as the user, with the job and step known: make DIR and tell the nodes where it is. */
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+	char cwd[PATH_MAX], path[PATH_MAX];
+	uint32_t job = 0, step = 0;
+	int n;
+
+	(void)ac;
+	(void)av;
+	if (!enabled)
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return slurm_error("--memattr: cannot get the working directory: %m"), -1;
+	if (dir_opt[0] == '/')
+		n = snprintf(path, sizeof(path), "%s", dir_opt);
+	else if (dir_opt[0])
+		n = snprintf(path, sizeof(path), "%s/%s", cwd, dir_opt);
+	else
+		n = snprintf(path, sizeof(path), "%s/memattr-%u.%u", cwd, job, step);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return slurm_error("--memattr: output path too long"), -1;
+	if (mkdir(path, 0750) && errno != EEXIST)
+		return slurm_error("--memattr: cannot create %s: %m", path), -1;
+	/* srun's environment is the job's: the nodes read it (spank_getenv) from there. */
+	if (setenv(MA_ENV_DIR, path, 1) || setenv(MA_ENV_MODES, modes, 1))
+		return slurm_error("--memattr: cannot pass the output directory to the nodes: %m"), -1;
+	return 0;
+}
+
+/*
+ * This node's name as Slurm calls it (a site's node names need not be its
+ * hostnames): the step's node list at this node's index. The tasks get it
+ * as SLURMD_NODENAME only after this point; the hostname when nothing says.
+ */
+static void node_of(spank_t sp, char *buf, int len)
+{
+	char list[4096];
+	uint32_t nodeid = 0;
+	hostlist_t hl;
+	char *name = NULL;
+
+	if (spank_getenv(sp, "SLURMD_NODENAME", buf, len) == ESPANK_SUCCESS && buf[0])
+		return;
+	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) == ESPANK_SUCCESS &&
+	    spank_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) == ESPANK_SUCCESS &&
+	    (hl = slurm_hostlist_create(list))) {
+		for (uint32_t i = 0; i <= nodeid; i++) {
+			free(name);
+			name = slurm_hostlist_shift(hl);
+		}
+		slurm_hostlist_destroy(hl);
+		if (name && name[0]) {
+			snprintf(buf, (size_t)len, "%s", name);
+			free(name);
+			return;
+		}
+		free(name);
+	}
+	if (gethostname(buf, (size_t)len))
+		snprintf(buf, (size_t)len, "node");
+	buf[len - 1] = '\0';
+}
+
+static int start_tracer(spank_t sp)
+{
+	char dir[PATH_MAX], out[PATH_MAX + 80], node[64], job[32], mode_env[32], why[512];
+	uint32_t jobid = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+
+	if (spank_getenv(sp, MA_ENV_DIR, dir, sizeof(dir)) != ESPANK_SUCCESS || dir[0] != '/')
+		return slurm_error("memattr: no output directory from srun (%s)", MA_ENV_DIR), -1;
+	if (spank_getenv(sp, MA_ENV_MODES, mode_env, sizeof(mode_env)) != ESPANK_SUCCESS)
+		mode_env[0] = '\0';
+	node_of(sp, node, sizeof(node));
+	spank_get_item(sp, S_JOB_ID, &jobid);
+	spank_get_item(sp, S_JOB_UID, &uid);
+	spank_get_item(sp, S_JOB_GID, &gid);
+	snprintf(job, sizeof(job), "%u", jobid);
+	snprintf(out, sizeof(out), "%s/%s", dir, node);
+	if (ma_tracer_start(&tracer, bin, task_pids, ntasks, out, node, job, mode_env, uid, gid,
+			    why, sizeof(why))) {
+		slurm_error("memattr: the step is not traced: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * slurmstepd, as root, each task forked but held before its exec: once the
+ * node's last task is here, the tracer starts and takes them all.
+ */
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	uint32_t local = 0;
+	pid_t pid = -1;
+
+	(void)ac;
+	(void)av;
+	if (!enabled || spank_remote(sp) != 1)
+		return 0;
+	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0 ||
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS)
+		return slurm_error("memattr: cannot learn the task's pid"), -1;
+	if (ntasks == MA_MAX_TASKS)
+		return slurm_error("memattr: more than %d tasks on one node", MA_MAX_TASKS), -1;
+	task_pids[ntasks++] = pid;
+	return ntasks == local ? start_tracer(sp) : 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	char dir[PATH_MAX], why[512];
+	uint32_t nnodes = 0;
+
+	(void)ac;
+	(void)av;
+	if (!enabled)
+		return 0;
+	if (spank_remote(sp) == 1) {
+		/* The tasks are gone: the tracer writes its last figures and ends. */
+		if (tracer.pid > 0)
+			ma_tracer_wait(&tracer, 30);
+		return 0;
+	}
+	if (spank_context() != S_CTX_LOCAL || !getenv(MA_ENV_DIR) ||
+	    snprintf(dir, sizeof(dir), "%s", getenv(MA_ENV_DIR)) >= (int)sizeof(dir))
+		return 0;
+	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes) {
+		const char *env = getenv("SLURM_STEP_NUM_NODES") ?: getenv("SLURM_NNODES");
+
+		nnodes = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	}
+	if (ma_merge_step(bin, dir, nnodes, 60, why, sizeof(why)))
+		fprintf(stderr, "memattr: %s\n", why);
+	return 0;
+}
