@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * merge's pure parts: node names and --output's %n/%j, which files are
+ * timelines of which rank, how nodes are placed on the job's clock and
+ * refused, how run_info.csv counters add up, and one timeline rewritten
+ * with its summary recomputed.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "merge.h"
+#include "node_name.h"
+
+static void test_expand_path(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(node_expand_path("out/%n", "cn042", "77", out, sizeof(out)), 0);
+	assert_string_equal(out, "out/cn042");
+	assert_int_equal(node_expand_path("m-%j/%n.d", "a", "1234", out, sizeof(out)), 0);
+	assert_string_equal(out, "m-1234/a.d");
+	assert_int_equal(node_expand_path("100%%/%j", "a", NULL, out, sizeof(out)), 0);
+	assert_string_equal(out, "100%/");
+	assert_int_equal(node_expand_path("out/%x", "a", "1", out, sizeof(out)), -1);
+	assert_int_equal(node_expand_path("trailing%", "a", "1", out, sizeof(out)), -1);
+	/* Exactly full is too long: the terminating NUL needs its byte. */
+	assert_int_equal(node_expand_path("%n", "0123456789", "1", out, 10), -1);
+	assert_int_equal(node_expand_path("%n", "012345678", "1", out, 10), 0);
+}
+
+static void test_node_name(void **state)
+{
+	char buf[NODE_NAME_MAX];
+
+	(void)state;
+	setenv("SLURMD_NODENAME", "cn 1/../x", 1);
+	node_name(buf, sizeof(buf));
+	assert_string_equal(buf, "cn_1_.._x");
+	setenv("SLURMD_NODENAME", "..", 1);
+	node_name(buf, sizeof(buf));
+	assert_true(node_name_valid(buf));
+	unsetenv("SLURMD_NODENAME");
+	node_name(buf, sizeof(buf));
+	assert_true(node_name_valid(buf));
+	assert_true(node_name_valid("node-01.cluster_a"));
+	assert_false(node_name_valid(""));
+	assert_false(node_name_valid("."));
+	assert_false(node_name_valid(".."));
+	assert_false(node_name_valid("a/b"));
+	assert_false(node_name_valid("a,b"));
+}
+
+static void test_timeline_rank(void **state)
+{
+	(void)state;
+	assert_int_equal(mg_timeline_rank("rank-0.csv"), 0);
+	assert_int_equal(mg_timeline_rank("rank-127999.csv.gz"), 127999);
+	assert_int_equal(mg_timeline_rank("pid-4242.csv"), -1);
+	assert_int_equal(mg_timeline_rank("rank-3.1.csv"), -2);	/* written beside a planted file */
+	assert_int_equal(mg_timeline_rank("rank-.csv"), -2);
+	assert_int_equal(mg_timeline_rank("rank-1.csv.tmp"), -2);
+	assert_int_equal(mg_timeline_rank("summary.csv"), -2);
+	assert_int_equal(mg_timeline_rank("rank-99999999999.csv"), -2);
+}
+
+static struct mg_node node(const char *name, const char *job, double start, double duration)
+{
+	struct mg_node n = { .dir = name, .dirfd = -1, .start = start, .duration = duration };
+
+	snprintf(n.name, sizeof(n.name), "%s", name);
+	snprintf(n.job, sizeof(n.job), "%s", job);
+	return n;
+}
+
+static void test_check_nodes(void **state)
+{
+	struct mg_node nodes[3];
+	char err[MG_ERRLEN];
+
+	(void)state;
+	nodes[0] = node("a", "1234.0", 1000.5, 10);
+	nodes[1] = node("b", "1234.batch", 1000.25, 10);
+	nodes[2] = node("c", "1234", 1001.0, 10);
+	assert_int_equal(mg_check_nodes(nodes, 3, err, sizeof(err)), 0);
+	/* The earliest start is the job's time 0. */
+	assert_true(nodes[0].offset == 0.25);
+	assert_true(nodes[1].offset == 0.0);
+	assert_true(nodes[2].offset == 0.75);
+
+	nodes[2] = node("c", "12345", 1001.0, 10);
+	assert_int_equal(mg_check_nodes(nodes, 3, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "different jobs"));
+	nodes[2] = node("a", "1234", 1001.0, 10);
+	assert_int_equal(mg_check_nodes(nodes, 3, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "both node a"));
+}
+
+static void add(struct mg_node *n, const char *key, const char *value)
+{
+	n->info = realloc(n->info, (n->ninfo + 1) * sizeof(*n->info));
+	assert_non_null(n->info);
+	snprintf(n->info[n->ninfo].key, sizeof(n->info->key), "%s", key);
+	snprintf(n->info[n->ninfo].value, sizeof(n->info->value), "%s", value);
+	n->ninfo++;
+}
+
+/* The merged run_info.csv as key -> value lookups over its text. */
+static const char *value_of(const char *text, const char *key, char *buf, size_t len)
+{
+	char pat[80];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), "\n%s,", key);
+	at = strstr(text, pat);
+	if (!at)
+		return NULL;
+	at += strlen(pat);
+	snprintf(buf, len, "%.*s", (int)strcspn(at, "\n"), at);
+	return buf;
+}
+
+static void test_write_info(void **state)
+{
+	struct mg_node nodes[2] = { node("a", "77.0", 100, 5), node("b", "77.0", 101.5, 5) };
+	char text[4096], v[64];
+	FILE *f = tmpfile();
+	size_t n;
+
+	(void)state;
+	assert_int_equal(mg_check_nodes(nodes, 2, text, sizeof(text)), 0);
+	add(&nodes[0], "events", "10");
+	add(&nodes[0], "dropped_events", "1");
+	add(&nodes[0], "finished", "1");
+	add(&nodes[0], "unwind_us_per_request", "10.0");
+	add(&nodes[0], "memory_requests", "100");
+	add(&nodes[1], "events", "32");
+	add(&nodes[1], "finished", "1");
+	add(&nodes[1], "odd", "x");
+	add(&nodes[1], "unwind_us_per_request", "40.0");
+	add(&nodes[1], "memory_requests", "300");
+	assert_int_equal(mg_write_info(f, nodes, 2, "memattr-bpf merge a b -o j", 3), 0);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	assert_string_equal(value_of(text, "events", v, sizeof(v)), "42");
+	assert_string_equal(value_of(text, "dropped_events", v, sizeof(v)), "1");	/* absent on b: 0 */
+	assert_string_equal(value_of(text, "memory_requests", v, sizeof(v)), "400");
+	assert_string_equal(value_of(text, "unwind_us_per_request", v, sizeof(v)), "32.5");
+	assert_string_equal(value_of(text, "job", v, sizeof(v)), "77");
+	assert_string_equal(value_of(text, "nodes", v, sizeof(v)), "2");
+	assert_string_equal(value_of(text, "duration_s", v, sizeof(v)), "6.500");
+	assert_string_equal(value_of(text, "finished", v, sizeof(v)), "1");
+	assert_string_equal(value_of(text, "lines_still_written", v, sizeof(v)), "3");
+	assert_null(value_of(text, "odd", v, sizeof(v)));	/* not a count: not summed */
+	/* One node not final: the merge is not either. */
+	snprintf(nodes[1].info[1].value, sizeof(nodes[1].info[1].value), "0");
+	rewind(f);
+	assert_int_equal(ftruncate(fileno(f), 0), 0);
+	assert_int_equal(mg_write_info(f, nodes, 2, "m", 0), 0);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	assert_string_equal(value_of(text, "finished", v, sizeof(v)), "0");
+	fclose(f);
+	free(nodes[0].info);
+	free(nodes[1].info);
+}
+
+static void write_text(int dirfd, const char *name, const char *text)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static char *read_text(int dirfd, const char *name)
+{
+	static char buf[4096];
+	int fd = openat(dirfd, name, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A node's rank file onto the job's clock, its peaks recomputed; a cut last line left out. */
+static void test_timeline(void **state)
+{
+	char in[] = "/tmp/mg-in.XXXXXX", outp[] = "/tmp/mg-out.XXXXXX", err[MG_ERRLEN];
+	struct mg_node n = node("cn7", "9", 50, 1);
+	struct mg_out o = { 0 };
+	char sumbuf[1024];
+	FILE *sum;
+
+	(void)state;
+	assert_non_null(mkdtemp(in));
+	assert_non_null(mkdtemp(outp));
+	n.dir = in;
+	n.dirfd = open(in, O_RDONLY | O_DIRECTORY);
+	n.offset = 2.5;
+	write_text(n.dirfd, "rank-3.csv",
+		   "time_s,rank,pid,component,rss_bytes,pss_bytes\n"
+		   "0.100,3,77,total,100,50\n0.100,3,77,app,60,30\n"
+		   "0.200,3,77,total,300,150\n0.200,3,77,app,200,100\n"
+		   "0.300,3,77,total,300,120\n0.300,3,77,app,40,20\n"
+		   "0.400,3,77,tot");
+	assert_int_equal(outdir_open(&o.dir, outp, (uid_t)-1, (gid_t)-1, err, sizeof(err)), 0);
+	sum = fmemopen(sumbuf, sizeof(sumbuf), "w");
+	o.summary = sum;
+	assert_int_equal(mg_timeline(&o, &n, "rank-3.csv", err, sizeof(err)), 0);
+	fclose(sum);
+	assert_string_equal(read_text(o.dir.dirfd, "rank-3.csv"),
+			    CSV_HEADER_NODE "\n"
+			    "2.600,3,77,total,100,50,cn7\n2.600,3,77,app,60,30,cn7\n"
+			    "2.700,3,77,total,300,150,cn7\n2.700,3,77,app,200,100,cn7\n"
+			    "2.800,3,77,total,300,120,cn7\n2.800,3,77,app,40,20,cn7\n");
+	/* The first time the peak was reached; final values from the last sample. */
+	assert_string_equal(sumbuf, "3,77,total,300,2.700,150,2.700,300,120,cn7\n"
+				    "3,77,app,200,2.700,100,2.700,40,20,cn7\n");
+	assert_int_equal(o.cut_lines, 1);
+
+	/* A row of another rank in rank-3.csv: refused with its line. */
+	write_text(n.dirfd, "rank-3.csv", "time_s,rank,pid,component,rss_bytes,pss_bytes\n0.1,4,77,total,1,1\n");
+	sum = fmemopen(sumbuf, sizeof(sumbuf), "w");
+	o.summary = sum;
+	assert_int_equal(mg_timeline(&o, &n, "rank-3.csv", err, sizeof(err)), -1);
+	fclose(sum);
+	assert_non_null(strstr(err, "rank-3.csv:2: rank 4"));
+	outdir_close(&o.dir);
+	close(n.dirfd);
+	assert_int_equal(system("rm -rf /tmp/mg-in.?????? /tmp/mg-out.??????"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_expand_path),
+		cmocka_unit_test(test_node_name),
+		cmocka_unit_test(test_timeline_rank),
+		cmocka_unit_test(test_check_nodes),
+		cmocka_unit_test(test_write_info),
+		cmocka_unit_test(test_timeline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
