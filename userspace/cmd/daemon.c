@@ -199,10 +199,27 @@ static struct session *start_job(struct daemon *d, const char *id, pid_t pid)
 	return s;
 }
 
+/*
+ * The job pid belongs to: Slurm's cgroup says so first (a job's mpirun run
+ * with an emptied environment carries no SLURM_JOB_ID, and a process cannot
+ * leave the cgroup Slurm put it in), then the environment.
+ */
+static const char *job_of(pid_t pid, const struct environ_buf *env, char *buf, size_t len)
+{
+	struct slurm_cgroup sc;
+
+	if (!procfs_read_slurm_cgroup(pid, &sc) && sc.job) {
+		snprintf(buf, len, "%llu", (unsigned long long)sc.job);
+		return buf;
+	}
+	return environ_job_id(env);
+}
+
 /* pid may belong to a job: start or join its session. */
 static void admit(struct daemon *d, pid_t pid)
 {
 	struct environ_buf env = {0};
+	char slurm_id[24];
 	struct session *s;
 	const char *id;
 
@@ -218,7 +235,7 @@ static void admit(struct daemon *d, pid_t pid)
 			fprintf(stderr, "memattr-bpf: exec of %d: environment unreadable\n", pid);
 		return;		/* gone, or a kernel thread */
 	}
-	id = environ_job_id(&env);
+	id = job_of(pid, &env, slurm_id, sizeof(slurm_id));
 	if (id && !was_refused(d, id)) {
 		s = session_of_job(&d->t, id);
 		if (s)
