@@ -1,10 +1,12 @@
 #!/bin/bash
-# The node service and Slurm: `memattr-bpf daemon` runs, then a real Slurm
-# starts, as the test user, a batch job whose mpirun runs 4 ranks of
-# mpi_hold with an emptied environment (env -i): no SLURM_JOB_ID reaches
-# any process the daemon sees exec, so only Slurm's cgroup ties them to the
-# job. The daemon must trace them from their exec as that job, labelled
-# with Slurm's job ID and the user, each rank's (R+1)*8 MiB in app.
+# The node service and Slurm: a real Slurm runs, as the test user, a batch
+# job whose mpirun runs 4 ranks of mpi_hold with an emptied environment
+# (env -i): no SLURM_JOB_ID in any rank. `memattr-bpf daemon` starts (or
+# restarts) while they run: it finds them in /proc one by one, so only
+# Slurm's cgroup ties them to the job (the batch script's own environment
+# names it; its children are not followed at a fork the daemon never saw).
+# It must trace them as that job, labelled with Slurm's job ID and the
+# user, each rank's (R+1)*8 MiB in app.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 source "$IT_DIR/slurm_lib.sh"
@@ -14,8 +16,6 @@ MIB=8
 
 command -v curl >/dev/null || fail "curl not installed (tools/install-deps.sh)"
 it_setup
-PORT=$(free_port)
-start_daemon --spool "$TMPD/spool" --listen "127.0.0.1:$PORT" --interval 100
 slurm_start
 
 SCRIPT=$TMPD/job.sbatch
@@ -32,6 +32,12 @@ until [ "$(cat "$LOGS"/hold-rank-*.csv 2>/dev/null | grep -c '^ready,')" -eq "$N
 	elapsed_since "$t0" 60 && fail "ranks not ready after 60 s: $(cat "$TMPD/slurm-job.out")"
 	sleep 0.1
 done
+for pid in $(pgrep -u "$TEST_USER" -f "$TMPD/bin/mpi_hold"); do
+	grep -q '^SLURM_JOB_ID=' <(tr '\0' '\n' <"/proc/$pid/environ") &&
+		fail "rank pid $pid carries SLURM_JOB_ID: the test would not prove the cgroup path"
+done
+PORT=$(free_port)
+start_daemon --spool "$TMPD/spool" --listen "127.0.0.1:$PORT" --interval 100
 go
 
 # Until every rank's app holds its (R+1)*8 MiB in the daemon's exposition.
