@@ -1,7 +1,8 @@
 #!/bin/bash
 # srun --memattr: the SPANK plugin (memattr_spank.so, loaded by a real
 # slurmd through plugstack.conf) traces a 4-rank Open MPI step launched by
-# the test user with srun --mpi=pmix from its first instruction: every
+# the test user with srun --mpi=pmix (MPICH: --mpi=pmi2,
+# test_slurm_spank_mpich) from its first instruction: every
 # rank's MPI_Init growth must be in mpi_calls.csv (an attach after the
 # start could not see it), every rank's (R+1)*8 MiB must be in app, the
 # per-node dataset must be handed to the user, and srun must have merged it
@@ -12,6 +13,9 @@ source "$IT_DIR/slurm_lib.sh"
 
 NP=4
 MIB=8
+# The PMI plugin each MPI works with here (../../shared/DESIGN.md, Slurm).
+SRUN_MPI=pmix
+[ "$IT_MPI" = mpich ] && SRUN_MPI=pmi2
 SPANK_SO=${SPANK_SO:-$REPO/memattr_spank.so}
 
 [ -f "$SPANK_SO" ] || fail "no $SPANK_SO (make builds it where libslurm-dev is installed)"
@@ -34,9 +38,9 @@ fi
 grep -q "unknown mode 'bogus'" "$TMPD/bad.out" || fail "srun --memattr=bogus: no clear error: $(cat "$TMPD/bad.out")"
 
 OUT=$WORK/mem
-log "srun --memattr --mpi=pmix -n$NP mpi_demo as $TEST_USER"
-(cd "$WORK" && slurm_as_user timeout 120 srun --mpi=pmix -n "$NP" --memattr --memattr-dir=mem \
-	"$TMPD/bin/mpi_demo" --app-mib "$MIB" --steps 3 --step-ms 300) >"$TMPD/srun.out" 2>&1 ||
+log "srun --memattr --mpi=$SRUN_MPI -n$NP mpi_demo$MPI_SUFFIX as $TEST_USER"
+(cd "$WORK" && slurm_as_user timeout 120 srun --mpi="$SRUN_MPI" -n "$NP" --memattr --memattr-dir=mem \
+	"$TMPD/bin/mpi_demo$MPI_SUFFIX" --app-mib "$MIB" --steps 3 --step-ms 300) >"$TMPD/srun.out" 2>&1 ||
 	fail "srun --memattr failed: $(tail -5 "$TMPD/srun.out"); slurmd: $(tail -5 "$SLURM_DIR/slurmd.log")"
 grep -q "merged into $OUT/job" "$TMPD/srun.out" || fail "srun did not say it merged: $(tail -5 "$TMPD/srun.out")"
 check_no_bpf_leftovers
