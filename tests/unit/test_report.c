@@ -328,7 +328,7 @@ static void test_agg(void **state)
 
 	assert_true(fabs(rp_interval(&fx->run) - 0.1) < 1e-6);
 	assert_true(fabs(rp_duration(&fx->run) - 0.302) < 1e-9);
-	assert_int_equal(rp_agg_build(&fx->run, 0.1, &a), 0);
+	assert_int_equal(rp_agg_build(&fx->run, 0.1, -1, &a), 0);
 	/* Ranks 2 ms apart land in the same buckets; pid 50 only in the last. */
 	assert_int_equal(a.nb, 4);
 	assert_int_equal(a.tot[0], 0);
@@ -353,7 +353,7 @@ static void test_agg_gaps(void **state)
 	struct rp_agg a;
 
 	(void)state;
-	assert_int_equal(rp_agg_build(&run, 0.1, &a), 0);
+	assert_int_equal(rp_agg_build(&run, 0.1, -1, &a), 0);
 	assert_int_equal(a.nb, 5);
 	assert_int_equal(a.tot[0], 10);
 	assert_int_equal(a.tot[1], 30);
@@ -425,6 +425,55 @@ static void test_order(void **state)
 	assert_int_equal(order[2], 2);
 }
 
+/*
+ * A merged dataset: the node column, pid-<P>@<node>.csv, each node's sum on
+ * the common grid (cnA 3000 + 500 at 0.2 s; cnB 5000 at 0.1 s), and the
+ * node section listing the larger node first.
+ */
+static void test_nodes(void **state)
+{
+	struct rp_run run;
+	struct rp_groups g;
+	struct rp_pstat st[3];
+	struct rp_agg a;
+	char err[RP_ERRLEN], *page = NULL;
+	size_t len = 0;
+	FILE *f;
+	int na, nb;
+
+	(void)state;
+	assert_int_equal(load("merged", &run, err), 0);
+	assert_int_equal(run.nprocs, 3);
+	assert_int_equal(run.nnodes, 2);
+	na = strcmp(run.nodes[0], "cnA") ? 1 : 0;
+	nb = 1 - na;
+	assert_string_equal(run.nodes[nb], "cnB");
+	assert_int_equal(proc_of_rank(&run, 0)->node, na);
+	assert_int_equal(proc_of_rank(&run, 1)->node, nb);
+	assert_int_equal(rp_groups_make(&run, &g), 0);
+	assert_int_equal(rp_groups_apply(&run, &g), 0);
+	assert_int_equal(rp_agg_build(&run, 0.1, na, &a), 0);
+	assert_int_equal(a.tot[a.peak_b], 3500);
+	rp_agg_free(&a);
+	assert_int_equal(rp_agg_build(&run, 0.1, nb, &a), 0);
+	assert_int_equal(a.tot[a.peak_b], 5000);
+	assert_int_equal(a.peak_b, 1);
+	rp_agg_free(&a);
+	for (size_t i = 0; i < run.nprocs; i++)
+		rp_pstat_of(&run, &g, i, &st[i]);
+	f = open_memstream(&page, &len);
+	assert_int_equal(rp_html_nodes(f, &run, &g, st, 0.1, rp_duration(&run), -1, 1000), 0);
+	fclose(f);
+	/* Larger node first; cnB's peak is all mpi: 100%. */
+	assert_non_null(strstr(page, "<td class=\"l\">cnB</td>"));
+	assert_true(strstr(page, "<td class=\"l\">cnB</td>") < strstr(page, "<td class=\"l\">cnA</td>"));
+	assert_non_null(strstr(page, "100.0%"));
+	assert_non_null(strstr(page, "2 nodes"));
+	free(page);
+	rp_groups_free(&g);
+	rp_run_free(&run);
+}
+
 static void test_format(void **state)
 {
 	char b[32];
@@ -468,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test_setup_teardown(test_order, fx_setup, fx_teardown),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_nodes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

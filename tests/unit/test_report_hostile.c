@@ -91,7 +91,7 @@ static void test_zero_late_start(void **state)
 	mk(&r);
 	put(&r, "rank-0.csv", HDR "0.100,0,100,total,0,0\n0.100,0,100,app,0,0\n");
 	assert_int_equal(draw(&r), 0);
-	assert_int_equal(rp_agg_build(&r.run, rp_interval(&r.run), &a), 0);
+	assert_int_equal(rp_agg_build(&r.run, rp_interval(&r.run), -1, &a), 0);
 	assert_int_equal(a.first_b, 1);
 	assert_true(a.peak_b >= a.first_b && a.peak_b < a.nb);
 	rp_agg_free(&a);
@@ -123,7 +123,7 @@ static void test_overflow_components(void **state)
 	    "0.200,2,102,total,4,0\n0.200,2,102,app," I64MAX ",0\n0.200,2,102,mpi," I64MAX ",0\n");
 	assert_int_equal(draw(&r), 0);
 	assert_int_equal(r.run.dropped_samples, 1);
-	assert_int_equal(rp_agg_build(&r.run, rp_interval(&r.run), &a), 0);
+	assert_int_equal(rp_agg_build(&r.run, rp_interval(&r.run), -1, &a), 0);
 	for (size_t b = 0; b < a.nb; b++) {
 		assert_true(a.tot[b] >= 0);
 		for (size_t g = 0; g < RP_MAX_GROUPS; g++)

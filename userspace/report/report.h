@@ -39,7 +39,8 @@ static inline int64_t rp_sat_add(int64_t a, int64_t b)
 struct rp_proc {
 	int rank;		/* -1: not an MPI rank (pid-<P>.csv) */
 	int pid;
-	char file[64];		/* file name inside DIR */
+	int node;		/* index into rp_run.nodes; -1: not a merged dataset */
+	char file[96];		/* file name inside DIR */
 	size_t n, cap;		/* samples read, room */
 	double *t;		/* time_s of each sample */
 	int64_t *pss_total;	/* pss of the `total` row, -1 if the sample had none */
@@ -88,6 +89,8 @@ struct rp_run {
 	size_t ncomp;
 	struct rp_proc *procs;	/* ranks by rank, then other processes by pid */
 	size_t nprocs;
+	char **nodes;		/* a merged dataset's nodes (its node column), in order of appearance */
+	size_t nnodes;
 	struct rp_summary_row *summary;
 	size_t nsummary;
 	bool has_summary;
@@ -189,7 +192,8 @@ void rp_dist_of(const double *v, size_t n, struct rp_dist *d);
 double rp_interval(const struct rp_run *run);
 double rp_duration(const struct rp_run *run);
 
-int rp_agg_build(const struct rp_run *run, double interval, struct rp_agg *a);
+/* The sum over every process (node < 0) or over one node's processes. */
+int rp_agg_build(const struct rp_run *run, double interval, int node, struct rp_agg *a);
 void rp_agg_free(struct rp_agg *a);
 
 /*
@@ -247,12 +251,25 @@ struct rp_heat_chart {
 int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_t nrow,
 		const double *cells, size_t ncol, const struct rp_pstat *st,
 		const struct rp_heat_chart *c);
+/* The same with rows of any kind: row r is cells[r * ncol ...], labelled labels[r]. */
+int rp_svg_heat_rows(FILE *f, const char *const *labels, size_t nrow, const double *cells,
+		     size_t ncol, const struct rp_heat_chart *c);
 
 /* s with & < > " ' escaped, for text and attribute values. */
 void rp_xml_escape(FILE *f, const char *s);
 
 /* One coloured square per group with its name, wrapped to width. */
 int rp_svg_legend(FILE *f, const struct rp_groups *g, double width);
+
+/* report_nodes.c -------------------------------------------------------- */
+
+/*
+ * A merged dataset's nodes: a node x time heat map of each node's summed
+ * total and the per-node peak table. Nothing when the run has no nodes.
+ */
+int rp_html_nodes(FILE *f, const struct rp_run *run, const struct rp_groups *g,
+		  const struct rp_pstat *st, double interval, double dur, double job_peak_t,
+		  double width);
 
 /* report_html.c --------------------------------------------------------- */
 

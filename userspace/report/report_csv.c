@@ -378,11 +378,29 @@ static void proc_free(struct rp_proc *p)
 	memset(p, 0, sizeof(*p));
 }
 
-enum { C_TIME, C_RANK, C_PID, C_COMP, C_RSS, C_PSS, NCOLS_PROC };
+enum { C_TIME, C_RANK, C_PID, C_COMP, C_RSS, C_PSS, C_NODE, NCOLS_PROC };
 
 static const char *const proc_cols[NCOLS_PROC] = {
-	COL_TIME, COL_RANK, COL_PID, COL_COMPONENT, COL_RSS, COL_PSS,
+	COL_TIME, COL_RANK, COL_PID, COL_COMPONENT, COL_RSS, COL_PSS, "?" COL_NODE,
 };
+
+/* Index of a merged dataset's node, registered on first sight. */
+static int node_index(struct rp_run *run, const char *name)
+{
+	char **grown;
+
+	for (size_t i = 0; i < run->nnodes; i++)
+		if (!strcmp(run->nodes[i], name))
+			return (int)i;
+	grown = realloc(run->nodes, (run->nnodes + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	run->nodes = grown;
+	run->nodes[run->nnodes] = strdup(name);
+	if (!run->nodes[run->nnodes])
+		return -1;
+	return (int)run->nnodes++;
+}
 
 /* Rows of the timeline into p; the reader is past the header. */
 static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *rd,
@@ -419,6 +437,13 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *
 		if (p->n == 0) {
 			p->rank = rank;
 			p->pid = pid;
+			if (col[C_NODE] >= 0) {
+				if (!fld[col[C_NODE]][0])
+					return bad_field(rd, COL_NODE, "", err, errlen);
+				p->node = node_index(run, fld[col[C_NODE]]);
+				if (p->node < 0)
+					goto oom;
+			}
 		} else if (pid != p->pid || rank != p->rank) {
 			seterr(err, errlen, rd, "rank/pid %d/%d differ from the file's first row (%d/%d)",
 			       rank, pid, p->rank, p->pid);
@@ -472,7 +497,7 @@ oom:
 int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
 	struct reader rd = { .f = f, .name = name };
-	struct rp_proc p = { .rank = -1 }, *grown;
+	struct rp_proc p = { .rank = -1, .node = -1 }, *grown;
 	int col[NCOLS_PROC];
 	char *hdr[MAX_FIELDS];
 	size_t nhdr;
@@ -712,7 +737,11 @@ out:
 	return ret;
 }
 
-/* "rank-<digits>.csv" or "pid-<digits>.csv", gzip'ed or not (--compress, the node service). */
+/*
+ * "rank-<digits>.csv" or "pid-<digits>.csv", gzip'ed or not (--compress, the
+ * node service); in a merged dataset "pid-<digits>@<node>.csv" (pids repeat
+ * across nodes).
+ */
 static bool timeline_name(const char *name)
 {
 	const char *d;
@@ -725,7 +754,21 @@ static bool timeline_name(const char *name)
 	else
 		return false;
 	len = strspn(d, "0123456789");
-	return len > 0 && len < 12 && (!strcmp(d + len, ".csv") || !strcmp(d + len, ".csv.gz"));
+	if (!len || len >= 12)
+		return false;
+	d += len;
+	if (name[0] == 'p' && *d == '@') {
+		/* The node name may hold dots: the suffix is found from the end. */
+		size_t rest = strlen(d + 1);
+		size_t suffix = rest > 7 && !strcmp(d + 1 + rest - 7, ".csv.gz") ? 7 :
+				rest > 4 && !strcmp(d + 1 + rest - 4, ".csv") ? 4 : 0;
+
+		len = strspn(d + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+		if (!suffix || len != rest || rest - suffix >= 64)
+			return false;
+		d += 1 + rest - suffix;
+	}
+	return !strcmp(d, ".csv") || !strcmp(d, ".csv.gz");
 }
 
 /*
@@ -864,6 +907,9 @@ void rp_run_free(struct rp_run *run)
 	for (size_t i = 0; i < run->ncomp; i++)
 		free(run->comp[i]);
 	free(run->comp);
+	for (size_t i = 0; i < run->nnodes; i++)
+		free(run->nodes[i]);
+	free(run->nodes);
 	free(run->summary);
 	free(run->calls);
 	free(run->info);

@@ -148,7 +148,7 @@ static int page_init(struct page *pg, struct rp_run *run)
 	rp_order_by_peak(pg->st, run->nprocs, pg->order);
 	pg->dur = rp_duration(run);
 	pg->interval = rp_interval(run);
-	return rp_agg_build(run, pg->interval, &pg->agg);
+	return rp_agg_build(run, pg->interval, -1, &pg->agg);
 }
 
 static void page_free(struct page *pg)
@@ -403,8 +403,9 @@ static int agg_chart(FILE *f, const struct page *pg)
 	};
 
 	fprintf(f, "<h2>Job total over time</h2>\n<p class=\"note\">Resident memory of the whole job on "
-		"this node, by owner; samples of different processes are aligned on a %.0f ms grid. "
-		"The black line is the total.</p>\n", pg->interval * 1000);
+		"%s, by owner; samples of different processes are aligned on a %.0f ms grid. "
+		"The black line is the total.</p>\n",
+		pg->run->nnodes > 1 ? "all its nodes" : "this node", pg->interval * 1000);
 	return rp_svg_agg(f, &pg->g, &pg->agg, &c);
 }
 
@@ -716,6 +717,9 @@ int rp_html_write(FILE *f, struct rp_run *run)
 	if (agg_chart(f, &pg))
 		goto out;
 	peak_table(f, &pg);
+	if (rp_html_nodes(f, run, &pg.g, pg.st, pg.interval, pg.dur,
+			  pg.agg.nb ? (double)pg.agg.peak_b * pg.agg.interval : -1, PAGE_W))
+		goto out;
 	if (small_multiples(f, &pg) || heat_maps(f, &pg))
 		goto out;
 	proc_table(f, &pg);

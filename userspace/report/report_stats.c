@@ -330,7 +330,7 @@ static void agg_add(struct rp_agg *a, const struct rp_proc *p)
 	}
 }
 
-int rp_agg_build(const struct rp_run *run, double interval, struct rp_agg *a)
+int rp_agg_build(const struct rp_run *run, double interval, int node, struct rp_agg *a)
 {
 	double dur = rp_duration(run);
 
@@ -352,7 +352,7 @@ int rp_agg_build(const struct rp_run *run, double interval, struct rp_agg *a)
 	for (size_t i = 0; i < run->nprocs; i++) {
 		const struct rp_proc *p = &run->procs[i];
 
-		if (!p->n)
+		if (!p->n || (node >= 0 && p->node != node))
 			continue;
 		agg_add(a, p);
 		if (bucket_of(p->t[0], interval) < a->first_b)

@@ -415,16 +415,14 @@ static void heat_row(FILE *f, const double *row, size_t ncol, double vmax,
 	}
 }
 
-int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_t nrow,
-		const double *cells, size_t ncol, const struct rp_pstat *st,
-		const struct rp_heat_chart *c)
+int rp_svg_heat_rows(FILE *f, const char *const *labels, size_t nrow, const double *cells,
+		     size_t ncol, const struct rp_heat_chart *c)
 {
 	double rh = nrow ? 260.0 / (double)nrow : 1, vmax = 0, x0 = 78, y0 = 26, pw, ph, cw;
 	double tstep, height;
 	size_t every;
 	char lab[48];
 
-	(void)st;
 	rh = rh < 2 ? 2 : rh > 30 ? 30 : rh;
 	ph = rh * (double)nrow;
 	height = y0 + ph + 36;
@@ -434,7 +432,7 @@ int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_
 	cw = pw / (double)(ncol ? ncol : 1);
 	for (size_t r = 0; r < nrow; r++)
 		for (size_t k = 0; k < ncol; k++) {
-			double v = cells[row_proc[r] * ncol + k];
+			double v = cells[r * ncol + k];
 
 			if (!isnan(v) && v > vmax)
 				vmax = v;
@@ -447,16 +445,16 @@ int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_
 		x0, y0, pw, ph);
 	every = label_every(nrow, rh);
 	for (size_t r = 0; r < nrow; r++) {
-		const struct rp_proc *p = &run->procs[row_proc[r]];
-		const double *row = cells + row_proc[r] * ncol;
+		const double *row = cells + r * ncol;
 		double y = y0 + rh * (double)r;
 		size_t pk = ncol;
 
 		heat_row(f, row, ncol, vmax, x0, cw, y, rh);
 		if (r % every == 0) {
-			proc_label(p, lab, sizeof(lab));
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"end\">%s</text>\n",
-				x0 - 6, y + rh / 2 + 4, lab);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"end\">",
+				x0 - 6, y + rh / 2 + 4);
+			rp_xml_escape(f, labels[r]);
+			fputs("</text>\n", f);
 		}
 		/* Each row's peak: a white-ringed dot where rows are tall enough to see one. */
 		for (size_t k = 0; k < ncol; k++)
@@ -488,6 +486,31 @@ int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_
 	heat_legend(f, x0 + pw + 16, y0, ph > 100 ? ph : 100, vmax);
 	fputs("</svg>\n", f);
 	return 0;
+}
+
+/* Rows are processes: their labels, and their cells in row order. */
+int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_t nrow,
+		const double *cells, size_t ncol, const struct rp_pstat *st,
+		const struct rp_heat_chart *c)
+{
+	char (*names)[24] = calloc(nrow ? nrow : 1, sizeof(*names));
+	const char **labels = calloc(nrow ? nrow : 1, sizeof(*labels));
+	double *rows = malloc((nrow ? nrow : 1) * ncol * sizeof(*rows));
+	int ret = -1;
+
+	(void)st;
+	if (names && labels && rows) {
+		for (size_t r = 0; r < nrow; r++) {
+			proc_label(&run->procs[row_proc[r]], names[r], sizeof(names[r]));
+			labels[r] = names[r];
+			memcpy(rows + r * ncol, cells + row_proc[r] * ncol, ncol * sizeof(*rows));
+		}
+		ret = rp_svg_heat_rows(f, labels, nrow, rows, ncol, c);
+	}
+	free(names);
+	free(labels);
+	free(rows);
+	return ret;
 }
 
 int rp_svg_legend(FILE *f, const struct rp_groups *g, double width)
