@@ -5,40 +5,51 @@
 
 #include "close_many.h"
 
-#define CLOSE_THREADS	16
+#define PARALLEL_THREADS	16
 
-struct close_slice {
-	const int *fds;
-	size_t n;
+struct slice {
+	void (*fn)(void *ctx, size_t i);
+	void *ctx;
+	size_t from, n;
 };
 
-static void *close_slice(void *arg)
+static void *run_slice(void *arg)
 {
-	const struct close_slice *s = arg;
+	const struct slice *s = arg;
 
-	for (size_t i = 0; i < s->n; i++)
-		close(s->fds[i]);
+	for (size_t i = s->from; i < s->from + s->n; i++)
+		s->fn(s->ctx, i);
 	return NULL;
 }
 
-void close_many(const int *fds, size_t n)
+void parallel_for(size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
 {
-	struct close_slice slice[CLOSE_THREADS];
-	pthread_t tid[CLOSE_THREADS];
-	bool started[CLOSE_THREADS] = { 0 };
-	size_t nthreads = n < CLOSE_THREADS ? n : CLOSE_THREADS, done = 0;
+	struct slice slice[PARALLEL_THREADS];
+	pthread_t tid[PARALLEL_THREADS];
+	bool started[PARALLEL_THREADS] = { 0 };
+	size_t nthreads = n < PARALLEL_THREADS ? n : PARALLEL_THREADS, done = 0;
 
 	for (size_t i = 0; i < nthreads; i++) {
 		size_t take = (n - done) / (nthreads - i);
 
-		slice[i] = (struct close_slice){ fds + done, take };
+		slice[i] = (struct slice){ fn, ctx, done, take };
 		done += take;
-		/* A thread that cannot start: its slice is closed here, in turn. */
-		started[i] = !pthread_create(&tid[i], NULL, close_slice, &slice[i]);
+		/* A thread that cannot start: its slice runs here, in turn. */
+		started[i] = !pthread_create(&tid[i], NULL, run_slice, &slice[i]);
 		if (!started[i])
-			close_slice(&slice[i]);
+			run_slice(&slice[i]);
 	}
 	for (size_t i = 0; i < nthreads; i++)
 		if (started[i])
 			pthread_join(tid[i], NULL);
+}
+
+static void close_one(void *ctx, size_t i)
+{
+	close(((const int *)ctx)[i]);
+}
+
+void close_many(const int *fds, size_t n)
+{
+	parallel_for(n, close_one, (void *)fds);
 }
