@@ -474,6 +474,35 @@ static void test_nodes(void **state)
 	rp_run_free(&run);
 }
 
+/* Thinning a long timeline keeps the first and last samples and every slice's peak. */
+static void test_thin(void **state)
+{
+	double *t = malloc(10 * sizeof(*t));
+	int64_t *pss = malloc(10 * sizeof(*pss)), *tot = malloc(10 * sizeof(*tot));
+	int64_t *rss[1] = { tot };
+	static const int64_t v[10] = { 5, 1, 9, 2, 3, 8, 1, 1, 7, 4 };
+	struct rp_proc p = { .n = 10, .cap = 10, .t = t, .pss_total = pss, .nrss = 1 };
+
+	(void)state;
+	p.rss = malloc(sizeof(*p.rss));
+	p.rss[0] = rss[0];
+	for (int i = 0; i < 10; i++) {
+		t[i] = i;
+		tot[i] = pss[i] = v[i];
+	}
+	rp_thin(&p, 5);
+	/* Slices of 3 s over 1..8: {1,2,3} -> 9 at 2, {4,5,6} -> 8 at 5, {7,8} -> 7 at 8. */
+	assert_int_equal(p.n, 5);
+	assert_true(p.t[0] == 0 && p.t[1] == 2 && p.t[2] == 5 && p.t[3] == 8 && p.t[4] == 9);
+	assert_int_equal(p.rss[0][1], 9);
+	assert_int_equal(p.rss[0][4], 4);
+	assert_int_equal(p.pss_total[2], 8);
+	free(p.t);
+	free(p.pss_total);
+	free(p.rss[0]);
+	free(p.rss);
+}
+
 static void test_format(void **state)
 {
 	char b[32];
@@ -518,6 +547,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_order, fx_setup, fx_teardown),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_thin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,13 @@
 #define RP_ERRLEN	512
 #define RP_MAX_GROUPS	10	/* colours a reader can tell apart in one legend */
 #define RP_MAX_LIBS	4	/* lib:* shown apart; the rest is "other libraries" */
+/*
+ * Samples the report keeps in memory over all processes (about 150 bytes
+ * each): past it, each process keeps RP_KEEP_SAMPLES / processes of them
+ * (at least RP_MIN_SAMPLES), its largest totals first (rp_thin).
+ */
+#define RP_KEEP_SAMPLES	(8u << 20)
+#define RP_MIN_SAMPLES	48
 /* Largest CSV the report reads: a day of 100 ms samples of 64 components is ~3 GiB. */
 #define RP_MAX_FILE	(16ULL << 30)
 
@@ -101,6 +108,8 @@ struct rp_run {
 	size_t ninfo;
 	bool has_info;
 	size_t partial_lines;	/* cut last lines ignored: the run is in progress */
+	size_t max_samples;	/* per process, 0: all; a job of 100,000 ranks is thinned as read */
+	size_t thinned;		/* processes whose timelines were thinned */
 	size_t dropped_samples;	/* incomplete last samples ignored */
 };
 
@@ -124,7 +133,9 @@ int rp_load_dir(struct rp_run *run, int dirfd, const char *dir, char *err, size_
 
 /* Read one process timeline from an open stream (name is for messages). */
 int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+/* summary.csv's rows, sorted by rp_summary_cmp (ranks by rank, then the other processes by pid). */
 int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+int rp_summary_cmp(int rank_a, int pid_a, int rank_b, int pid_b);
 int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
 int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
 
@@ -132,6 +143,13 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 int rp_comp_find(const struct rp_run *run, const char *name);
 
 void rp_run_free(struct rp_run *run);
+
+/*
+ * Keep at most max of p's samples: the first, the last, and in each of
+ * max - 2 equal slices of its time the one with the largest total, so no
+ * peak is lost; the arrays shrink to them.
+ */
+void rp_thin(struct rp_proc *p, size_t max);
 
 /* report_stats.c -------------------------------------------------------- */
 
@@ -203,6 +221,8 @@ void rp_agg_free(struct rp_agg *a);
  * cells is nprocs * ncol.
  */
 void rp_heat_build(const struct rp_run *run, int grp, double tmax, size_t ncol, double *cells);
+/* One process's row of that matrix. */
+void rp_heat_row(const struct rp_proc *p, int grp, double tmax, size_t ncol, double *row);
 
 /*
  * Samples to draw in a chart ncol pixels wide: per pixel the one with the

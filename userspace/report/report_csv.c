@@ -515,6 +515,10 @@ int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_
 	if (read_proc_rows(run, &p, &rd, col, nhdr, err, errlen))
 		goto out;
 	snprintf(p.file, sizeof(p.file), "%s", strrchr(name, '/') ? strrchr(name, '/') + 1 : name);
+	if (run->max_samples && p.n > run->max_samples) {
+		rp_thin(&p, run->max_samples);
+		run->thinned++;
+	}
 	/* A file with a header and no whole sample yet: a process just found. */
 	if (p.n == 0) {
 		ret = 0;
@@ -533,6 +537,22 @@ out:
 	proc_free(&p);
 	free(rd.line);
 	return ret;
+}
+
+int rp_summary_cmp(int rank_a, int pid_a, int rank_b, int pid_b)
+{
+	unsigned int ra = (unsigned int)rank_a, rb = (unsigned int)rank_b;	/* -1: after every rank */
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return (pid_a > pid_b) - (pid_a < pid_b);
+}
+
+static int cmp_summary_row(const void *a, const void *b)
+{
+	const struct rp_summary_row *x = a, *y = b;
+
+	return rp_summary_cmp(x->rank, x->pid, y->rank, y->pid);
 }
 
 enum { S_RANK, S_PID, S_COMP, S_PEAK, S_PEAK_T, S_PSS, S_PSS_T, S_FINAL, NCOLS_SUM };
@@ -596,6 +616,8 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 		goto out;
 	}
 	run->has_summary = true;
+	/* Looked up once per process: a 100,000-rank job needs a sorted table, not a scan. */
+	qsort(run->summary, run->nsummary, sizeof(*run->summary), cmp_summary_row);
 	ret = 0;
 out:
 	free(rd.line);
@@ -879,6 +901,8 @@ int rp_load_dir(struct rp_run *run, int dirfd, const char *dir, char *err, size_
 			 dir);
 		goto out;
 	}
+	if (n * 600 > RP_KEEP_SAMPLES)
+		run->max_samples = RP_KEEP_SAMPLES / n > RP_MIN_SAMPLES ? RP_KEEP_SAMPLES / n : RP_MIN_SAMPLES;
 	for (size_t i = 0; i < n; i++)
 		if (read_file(run, dirfd, dir, names[i], false, rp_read_proc, err, errlen))
 			goto out;
@@ -914,4 +938,55 @@ void rp_run_free(struct rp_run *run)
 	free(run->calls);
 	free(run->info);
 	memset(run, 0, sizeof(*run));
+}
+
+/* Give back what a thinned process no longer uses. */
+static void proc_shrink(struct rp_proc *p)
+{
+	size_t n = p->n ? p->n : 1;
+	void *q;
+
+	if ((q = realloc(p->t, n * sizeof(*p->t))))
+		p->t = q;
+	if ((q = realloc(p->pss_total, n * sizeof(*p->pss_total))))
+		p->pss_total = q;
+	for (size_t c = 0; c < p->nrss; c++)
+		if (p->rss[c] && (q = realloc(p->rss[c], n * sizeof(**p->rss))))
+			p->rss[c] = q;
+	p->cap = n;
+}
+
+static void keep_sample(struct rp_proc *p, size_t to, size_t from)
+{
+	p->t[to] = p->t[from];
+	p->pss_total[to] = p->pss_total[from];
+	for (size_t c = 0; c < p->nrss; c++)
+		if (p->rss[c])
+			p->rss[c][to] = p->rss[c][from];
+}
+
+void rp_thin(struct rp_proc *p, size_t max)
+{
+	size_t slices, w = 1, i = 1;
+	double t0, span;
+
+	if (max < 3 || p->n <= max)
+		return;
+	slices = max - 2;
+	t0 = p->t[0];
+	span = p->t[p->n - 1] - t0;
+	/* Sample 0 stays; the ones between go by slices of time; the last stays last. */
+	for (size_t k = 0; k < slices && i < p->n - 1; k++) {
+		double end = t0 + span * (double)(k + 1) / (double)slices;
+		size_t start = i, best = i;
+
+		for (; i < p->n - 1 && (p->t[i] <= end || k == slices - 1); i++)
+			if (p->rss[0][i] > p->rss[0][best])
+				best = i;
+		if (i > start)
+			keep_sample(p, w++, best);
+	}
+	keep_sample(p, w, p->n - 1);
+	p->n = w + 1;
+	proc_shrink(p);
 }

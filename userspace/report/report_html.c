@@ -18,6 +18,7 @@
 #define MAX_TABLE_ROWS	32
 #define TOP_TABLE_ROWS	16
 #define HEAT_COLS	240
+#define MAX_HEAT_ROWS	256	/* more processes than this: bands of them */
 #define MAX_CALL_ROWS	30
 
 static const char css[] =
@@ -454,39 +455,88 @@ static int small_multiples(FILE *f, const struct page *pg)
 	return ret;
 }
 
+/*
+ * Rows of the rank x time heat maps: one per process up to MAX_HEAT_ROWS;
+ * past that, bands of consecutive processes (ranks in order), each cell the
+ * band's largest value, so a 100,000-rank job stays a picture, and no
+ * rank's peak disappears in it.
+ */
+static int heat_rows(const struct page *pg, int grp, size_t ncol, size_t nrow, double *cells,
+		     char (*names)[40], const char **labels)
+{
+	const struct rp_run *run = pg->run;
+	double *row = malloc(ncol * sizeof(*row));
+
+	if (!row)
+		return -1;
+	for (size_t r = 0; r < nrow; r++) {
+		size_t first = r * run->nprocs / nrow, end = (r + 1) * run->nprocs / nrow;
+		double *band = cells + r * ncol;
+		const struct rp_proc *a = &run->procs[first], *z = &run->procs[end - 1];
+
+		for (size_t k = 0; k < ncol; k++)
+			band[k] = NAN;
+		for (size_t i = first; i < end; i++) {
+			rp_heat_row(&run->procs[i], grp, pg->dur, ncol, row);
+			for (size_t k = 0; k < ncol; k++)
+				if (!isnan(row[k]) && (isnan(band[k]) || row[k] > band[k]))
+					band[k] = row[k];
+		}
+		if (end - first == 1 && a->rank >= 0)
+			snprintf(names[r], sizeof(names[r]), "rank %d", a->rank);
+		else if (end - first == 1)
+			snprintf(names[r], sizeof(names[r]), "pid %d", a->pid);
+		else if (a->rank >= 0 && z->rank >= 0)
+			snprintf(names[r], sizeof(names[r]), "ranks %d-%d", a->rank, z->rank);
+		else
+			snprintf(names[r], sizeof(names[r]), "%zu processes", end - first);
+		labels[r] = names[r];
+	}
+	free(row);
+	return 0;
+}
+
 static int heat_maps(FILE *f, const struct page *pg)
 {
 	const struct rp_run *run = pg->run;
-	size_t ncol = HEAT_COLS, *rows = malloc(run->nprocs * sizeof(*rows));
-	double *cells = malloc(run->nprocs * ncol * sizeof(*cells));
+	size_t ncol = HEAT_COLS, nrow = run->nprocs < MAX_HEAT_ROWS ? run->nprocs : MAX_HEAT_ROWS;
+	double *cells = malloc(nrow * ncol * sizeof(*cells));
+	char (*names)[40] = calloc(nrow, sizeof(*names));
+	const char **labels = calloc(nrow, sizeof(*labels));
 	struct rp_heat_chart c = {
 		.width = PAGE_W, .tmax = pg->dur,
 		.peak_t = pg->agg.nb ? (double)pg->agg.peak_b * pg->agg.interval : -1,
 	};
 	int ret = -1;
 
-	if (!rows || !cells)
+	if (!cells || !names || !labels)
 		goto out;
-	for (size_t i = 0; i < run->nprocs; i++)
-		rows[i] = i;
-	fputs("<h2>Ranks &times; time</h2>\n<p class=\"note\">One row per process, one column per "
-	      "time slice (its largest value); yellow is much, dark purple little, grey not running. "
-	      "White rings mark each row's peak.</p>\n<div class=\"box\">\n", f);
-	rp_heat_build(run, -1, pg->dur, ncol, cells);
+	fputs("<h2>Ranks &times; time</h2>\n<p class=\"note\">", f);
+	if (nrow < run->nprocs)
+		fprintf(f, "%zu processes in %zu bands of consecutive ranks, each cell the largest value "
+			"in its band", run->nprocs, nrow);
+	else
+		fputs("One row per process", f);
+	fputs(", one column per time slice (its largest value); yellow is much, dark purple little, "
+	      "grey not running. White rings mark each row's peak.</p>\n<div class=\"box\">\n", f);
+	if (heat_rows(pg, -1, ncol, nrow, cells, names, labels))
+		goto out;
 	c.title = "total resident memory";
-	if (rp_svg_heat(f, run, rows, run->nprocs, cells, ncol, pg->st, &c))
+	if (rp_svg_heat_rows(f, labels, nrow, cells, ncol, &c))
 		goto out;
 	if (pg->g.mpi >= 0) {
-		rp_heat_build(run, pg->g.mpi, pg->dur, ncol, cells);
+		if (heat_rows(pg, pg->g.mpi, ncol, nrow, cells, names, labels))
+			goto out;
 		c.title = "MPI library (mpi)";
-		if (rp_svg_heat(f, run, rows, run->nprocs, cells, ncol, pg->st, &c))
+		if (rp_svg_heat_rows(f, labels, nrow, cells, ncol, &c))
 			goto out;
 	}
 	fputs("</div>\n", f);
 	ret = 0;
 out:
-	free(rows);
 	free(cells);
+	free(names);
+	free(labels);
 	return ret;
 }
 

@@ -185,16 +185,37 @@ void rp_groups_free(struct rp_groups *g)
 	g->of_comp = NULL;
 }
 
-/* summary.csv's peak pss of this process's total, -1 when it has none. */
+/*
+ * summary.csv's peak pss of this process's total, -1 when it has none, or
+ * when two processes share its rank and pid (a merged dataset's nodes reuse
+ * pids): then the timeline's own figure stands.
+ */
 static int64_t summary_peak_pss(const struct rp_run *run, const struct rp_proc *p)
 {
-	for (size_t i = 0; i < run->nsummary; i++) {
+	size_t lo = 0, hi = run->nsummary;
+	int64_t found = -1;
+	int totals = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct rp_summary_row *r = &run->summary[mid];
+
+		if (rp_summary_cmp(r->rank, r->pid, p->rank, p->pid) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < run->nsummary; i++) {
 		const struct rp_summary_row *r = &run->summary[i];
 
-		if (r->pid == p->pid && !strcmp(r->component, "total"))
-			return r->peak_pss;
+		if (r->rank != p->rank || r->pid != p->pid)
+			break;
+		if (!strcmp(r->component, "total")) {
+			found = r->peak_pss;
+			totals++;
+		}
 	}
-	return -1;
+	return totals == 1 ? found : -1;
 }
 
 void rp_pstat_of(const struct rp_run *run, const struct rp_groups *g, size_t pi,
@@ -385,35 +406,36 @@ static double value_at(const struct rp_proc *p, int grp, size_t s)
 
 void rp_heat_build(const struct rp_run *run, int grp, double tmax, size_t ncol, double *cells)
 {
-	double w = tmax > 0 ? tmax / (double)ncol : 1;
+	for (size_t i = 0; i < run->nprocs; i++)
+		rp_heat_row(&run->procs[i], grp, tmax, ncol, cells + i * ncol);
+}
 
-	for (size_t i = 0; i < run->nprocs; i++) {
-		const struct rp_proc *p = &run->procs[i];
-		double *row = cells + i * ncol, prev = NAN;
-		size_t s = 0, c0, c1;
+void rp_heat_row(const struct rp_proc *p, int grp, double tmax, size_t ncol, double *row)
+{
+	double w = tmax > 0 ? tmax / (double)ncol : 1, prev = NAN;
+	size_t s = 0, c0, c1;
 
-		for (size_t c = 0; c < ncol; c++)
-			row[c] = NAN;
-		if (!p->n)
-			continue;
-		c0 = (size_t)(p->t[0] / w);
-		c1 = (size_t)(p->t[p->n - 1] / w);
-		c0 = c0 < ncol ? c0 : ncol - 1;
-		c1 = c1 < ncol ? c1 : ncol - 1;
-		for (size_t c = c0; c <= c1; c++) {
-			double mx = NAN;
+	for (size_t c = 0; c < ncol; c++)
+		row[c] = NAN;
+	if (!p->n)
+		return;
+	c0 = (size_t)(p->t[0] / w);
+	c1 = (size_t)(p->t[p->n - 1] / w);
+	c0 = c0 < ncol ? c0 : ncol - 1;
+	c1 = c1 < ncol ? c1 : ncol - 1;
+	for (size_t c = c0; c <= c1; c++) {
+		double mx = NAN;
 
-			/* The largest sample inside the cell keeps the peaks visible... */
-			while (s < p->n && ((size_t)(p->t[s] / w) <= c || c == ncol - 1)) {
-				double v = value_at(p, grp, s);
+		/* The largest sample inside the cell keeps the peaks visible... */
+		while (s < p->n && ((size_t)(p->t[s] / w) <= c || c == ncol - 1)) {
+			double v = value_at(p, grp, s);
 
-				mx = isnan(mx) || v > mx ? v : mx;
-				prev = v;
-				s++;
-			}
-			/* ...and an empty cell holds the last value before it. */
-			row[c] = isnan(mx) ? prev : mx;
+			mx = isnan(mx) || v > mx ? v : mx;
+			prev = v;
+			s++;
 		}
+		/* ...and an empty cell holds the last value before it. */
+		row[c] = isnan(mx) ? prev : mx;
 	}
 }
 
