@@ -436,8 +436,10 @@ def commands(R, out):
 
 
 # Sections other scripts write into BENCHMARKS.md ("MPI libraries compared":
-# tools/bench/mpi_compare.sh), carried over verbatim so a `make bench` keeps them.
-KEPT_SECTIONS = ("## MPI libraries compared", "## Validation on real applications", "## Node service")
+# tools/bench/mpi_compare.sh; "Merge and report at scale": tools/bench/scale.sh),
+# carried over verbatim so a `make bench` keeps them.
+KEPT_SECTIONS = ("## MPI libraries compared", "## Validation on real applications", "## Node service",
+                 "## Merge and report at scale")
 
 
 COST_MODEL = """How it grows with the core count. An untraced process's fault runs two programs that each test
