@@ -147,3 +147,23 @@ slurm_wait_running() {
 		sleep 0.1
 	done
 }
+
+# slurm_hold_job NP COMMAND-LINE: sbatch, as the test user, a script of
+# NP tasks running COMMAND-LINE (ranks of mpi_hold logging to $LOGS), wait
+# until it runs and its NP ranks are ready; JOB is its ID.
+slurm_hold_job() {
+	local np=$1 cmd=$2 t0
+	printf '%s\n' '#!/bin/bash' "#SBATCH -n $np" "#SBATCH -o $TMPD/slurm-job.out" "#SBATCH -D $TMPD" \
+		"$cmd" >"$TMPD/job.sbatch"
+	chmod 755 "$TMPD/job.sbatch"
+	: >"$TMPD/slurm-job.out"
+	chown "$TEST_USER" "$TMPD/slurm-job.out"
+	JOB=$(slurm_as_user sbatch --parsable "$TMPD/job.sbatch") || fail "sbatch failed"
+	log "submitted batch job $JOB"
+	slurm_wait_running "$JOB" 30
+	t0=$EPOCHREALTIME
+	until [ "$(cat "$LOGS"/hold-rank-*.csv 2>/dev/null | grep -c '^ready,')" -eq "$np" ]; do
+		elapsed_since "$t0" 60 && fail "ranks not ready after 60 s: $(cat "$TMPD/slurm-job.out")"
+		sleep 0.1
+	done
+}

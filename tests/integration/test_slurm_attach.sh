@@ -19,26 +19,7 @@ MIB=8
 it_setup
 slurm_start
 
-SCRIPT=$TMPD/job.sbatch
-cat >"$SCRIPT" <<EOF
-#!/bin/bash
-#SBATCH -n $NP
-#SBATCH -o $TMPD/slurm-job.out
-#SBATCH -D $TMPD
-exec env -i PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np $NP $TMPD/bin/mpi_hold \
-	--log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120
-EOF
-chmod 755 "$SCRIPT"
-: >"$TMPD/slurm-job.out"
-chown "$TEST_USER" "$TMPD/slurm-job.out"
-JOB=$(slurm_as_user sbatch --parsable "$SCRIPT") || fail "sbatch failed"
-log "submitted batch job $JOB"
-slurm_wait_running "$JOB" 30
-t0=$EPOCHREALTIME
-until [ "$(cat "$LOGS"/hold-rank-*.csv 2>/dev/null | grep -c '^ready,')" -eq "$NP" ]; do
-	elapsed_since "$t0" 60 && fail "ranks not ready after 60 s: $(cat "$TMPD/slurm-job.out")"
-	sleep 0.1
-done
+slurm_hold_job "$NP" "exec env -i PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np $NP $TMPD/bin/mpi_hold --log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120"
 for f in "$LOGS"/hold-rank-*.csv; do
 	pid=$(awk -F, '$1 == "ready" { print $4 }' "$f")
 	grep -q '^SLURM_JOB_ID=' <(tr '\0' '\n' <"/proc/$pid/environ") &&

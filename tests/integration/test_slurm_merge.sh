@@ -23,20 +23,7 @@ cp "$MEMATTR_BIN" "$TMPD/bin/memattr-bpf"
 chmod 755 "$TMPD/bin/memattr-bpf"
 slurm_start
 
-SCRIPT=$TMPD/job.sbatch
-printf '%s\n' '#!/bin/bash' "#SBATCH -n $NP" "#SBATCH -o $TMPD/slurm-job.out" "#SBATCH -D $TMPD" \
-	"srun --mpi=pmix -n $NP $TMPD/bin/mpi_hold --log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120" \
-	>"$SCRIPT"
-chmod 755 "$SCRIPT"
-: >"$TMPD/slurm-job.out"
-chown "$TEST_USER" "$TMPD/slurm-job.out"
-JOB=$(slurm_as_user sbatch --parsable "$SCRIPT") || fail "sbatch failed"
-slurm_wait_running "$JOB" 30
-t0=$EPOCHREALTIME
-until [ "$(cat "$LOGS"/hold-rank-*.csv 2>/dev/null | grep -c '^ready,')" -eq "$NP" ]; do
-	elapsed_since "$t0" 60 && fail "ranks not ready after 60 s: $(cat "$TMPD/slurm-job.out")"
-	sleep 0.1
-done
+slurm_hold_job "$NP" "srun --mpi=pmix -n $NP $TMPD/bin/mpi_hold --log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120"
 
 # Each rank's pid, by the rank Open MPI gave it.
 declare -A RANK_PID

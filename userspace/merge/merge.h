@@ -23,6 +23,7 @@
 
 #include "csv_out.h"
 #include "node_name.h"
+#include "report.h"
 
 #define MG_ERRLEN	(PATH_MAX + 512)
 /* Largest input file merge reads (a day of 100 ms samples of 64 components is ~3 GiB). */
@@ -49,23 +50,12 @@ struct mg_node {
 	size_t nranks;
 };
 
-/* A line reader that knows its line number and whether the last line was cut. */
-struct mg_reader {
-	FILE *f;
-	const char *dir, *name;
-	char *line;
-	size_t cap, lineno;
-	bool partial;
-};
-
-/* merge_read.c */
-int mg_next_line(struct mg_reader *rd);	/* 1 a line, 0 the end, -1 errno */
-void mg_err(char *err, size_t errlen, const struct mg_reader *rd, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/*
+ * merge_read.c: a node's file, its lines then read with report's struct
+ * rp_reader (named by its path: errors say "DIR/FILE:LINE: why").
+ */
 /* name inside dirfd for reading (gzip'ed when it ends in .gz); NULL with errno. */
 FILE *mg_open(int dirfd, const char *name);
-int mg_parse_i64(const char *s, long long min, long long *out);
-int mg_parse_double(const char *s, double *out);
 
 /* merge_info.c */
 int mg_read_info(struct mg_node *n, char *err, size_t errlen);

@@ -21,7 +21,7 @@
 /* One component's figures over a timeline. */
 struct comp_stats {
 	char name[128];
-	long long peak_rss, peak_pss, rss, pss;
+	int64_t peak_rss, peak_pss, rss, pss;
 	double peak_rss_time, peak_pss_time;
 };
 
@@ -66,7 +66,7 @@ static struct comp_stats *comp_of(struct timeline *tl, const char *name)
 }
 
 /* Peaks as the tracer keeps them: the first time the highest value is reached. */
-static void account(struct comp_stats *c, double t, long long rss, long long pss)
+static void account(struct comp_stats *c, double t, int64_t rss, int64_t pss)
 {
 	if (rss > c->peak_rss) {
 		c->peak_rss = rss;
@@ -82,27 +82,27 @@ static void account(struct comp_stats *c, double t, long long rss, long long pss
 
 enum { C_TIME, C_RANK, C_PID, C_COMP, C_RSS, C_PSS, NCOLS };
 
-static int find_cols(struct mg_reader *rd, int *col, size_t *nhdr, char *err, size_t errlen)
+static int find_cols(struct rp_reader *rd, int *col, size_t *nhdr, char *err, size_t errlen)
 {
 	static const char *const names[NCOLS] = { COL_TIME, COL_RANK, COL_PID, COL_COMPONENT, COL_RSS, COL_PSS };
 	char *hdr[MAX_FIELDS];
-	int r = mg_next_line(rd), n;
+	int r = rp_next_line(rd), n;
 
 	if (r <= 0) {
-		mg_err(err, errlen, rd, r < 0 ? "cannot read: %s" : "no header line%s",
+		rp_reader_err(err, errlen, rd, r < 0 ? "cannot read: %s" : "no header line%s",
 		       r < 0 ? strerror(errno) : "");
 		return -1;
 	}
 	n = rp_csv_split(rd->line, hdr, MAX_FIELDS);
 	if (n < 0 || n > MAX_FIELDS) {
-		mg_err(err, errlen, rd, "unreadable header");
+		rp_reader_err(err, errlen, rd, "unreadable header");
 		return -1;
 	}
 	*nhdr = (size_t)n;
 	for (int i = 0; i < NCOLS; i++) {
 		col[i] = rp_col(hdr, (size_t)n, names[i]);
 		if (col[i] < 0) {
-			mg_err(err, errlen, rd, "not a memattr-bpf timeline (no column '%s')", names[i]);
+			rp_reader_err(err, errlen, rd, "not a memattr-bpf timeline (no column '%s')", names[i]);
 			return -1;
 		}
 	}
@@ -110,43 +110,43 @@ static int find_cols(struct mg_reader *rd, int *col, size_t *nhdr, char *err, si
 }
 
 /* One row, checked and written on the job's clock. */
-static int copy_row(struct mg_reader *rd, const int *col, size_t nhdr, struct timeline *tl,
+static int copy_row(struct rp_reader *rd, const int *col, size_t nhdr, struct timeline *tl,
 		    const struct mg_node *n, FILE *out, char *err, size_t errlen)
 {
 	char *fld[MAX_FIELDS];
-	long long rank = -1, pid, rss, pss;
+	int64_t rank = -1, pid, rss, pss;
 	struct comp_stats *c;
 	double t;
 	int nf = rp_csv_split(rd->line, fld, MAX_FIELDS);
 
 	if (nf < 0 || (size_t)nf != nhdr) {
-		mg_err(err, errlen, rd, nf < 0 ? "bad quoting" : "%d fields, the header has %zu", nf, nhdr);
+		rp_reader_err(err, errlen, rd, nf < 0 ? "bad quoting" : "%d fields, the header has %zu", nf, nhdr);
 		return -1;
 	}
-	if (mg_parse_double(fld[col[C_TIME]], &t) ||
-	    (fld[col[C_RANK]][0] && mg_parse_i64(fld[col[C_RANK]], 0, &rank)) ||
-	    mg_parse_i64(fld[col[C_PID]], 1, &pid) || pid > 0x7fffffff ||
-	    mg_parse_i64(fld[col[C_RSS]], 0, &rss) || mg_parse_i64(fld[col[C_PSS]], 0, &pss) ||
+	if (rp_parse_time(fld[col[C_TIME]], &t) ||
+	    (fld[col[C_RANK]][0] && rp_parse_i64(fld[col[C_RANK]], 0, &rank)) ||
+	    rp_parse_i64(fld[col[C_PID]], 1, &pid) || pid > 0x7fffffff ||
+	    rp_parse_i64(fld[col[C_RSS]], 0, &rss) || rp_parse_i64(fld[col[C_PSS]], 0, &pss) ||
 	    !fld[col[C_COMP]][0]) {
-		mg_err(err, errlen, rd, "bad value in a time_s, rank, pid, component, rss_bytes or pss_bytes field");
+		rp_reader_err(err, errlen, rd, "bad value in a time_s, rank, pid, component, rss_bytes or pss_bytes field");
 		return -1;
 	}
 	/* rank-3.csv holds rank 3: a file renamed by hand would give one rank two nodes' rows. */
 	if (rank != tl->rank) {
-		mg_err(err, errlen, rd, "rank %lld in the file of %s %d", rank,
+		rp_reader_err(err, errlen, rd, "rank %lld in the file of %s %d", (long long)rank,
 		       tl->rank >= 0 ? "rank" : "a process that is not a rank", tl->rank);
 		return -1;
 	}
 	c = comp_of(tl, fld[col[C_COMP]]);
 	if (!c) {
-		mg_err(err, errlen, rd, "more than %d components, or a name longer than 127 bytes", MAX_COMPS);
+		rp_reader_err(err, errlen, rd, "more than %d components, or a name longer than 127 bytes", MAX_COMPS);
 		return -1;
 	}
 	tl->pid = (int)pid;
 	t += n->offset;
 	account(c, t, rss, pss);
 	if (csv_write_node_row(out, t, (int)rank, (pid_t)pid, c->name, rss, pss, n->name)) {
-		mg_err(err, errlen, rd, "cannot write its merged copy: %s", strerror(errno ? errno : EIO));
+		rp_reader_err(err, errlen, rd, "cannot write its merged copy: %s", strerror(errno ? errno : EIO));
 		return -1;
 	}
 	return 0;
@@ -186,7 +186,7 @@ static FILE *create_out(struct mg_out *o, const struct timeline *tl, const char 
 	return f;
 }
 
-static int copy_rows(struct mg_out *o, struct mg_reader *rd, struct timeline *tl,
+static int copy_rows(struct mg_out *o, struct rp_reader *rd, struct timeline *tl,
 		     const struct mg_node *n, FILE *out, char *err, size_t errlen)
 {
 	int col[NCOLS], r;
@@ -195,14 +195,14 @@ static int copy_rows(struct mg_out *o, struct mg_reader *rd, struct timeline *tl
 	if (find_cols(rd, col, &nhdr, err, errlen))
 		return -1;
 	if (fputs(CSV_HEADER_NODE "\n", out) == EOF) {
-		mg_err(err, errlen, rd, "cannot write its merged copy: %s", strerror(errno));
+		rp_reader_err(err, errlen, rd, "cannot write its merged copy: %s", strerror(errno));
 		return -1;
 	}
-	while ((r = mg_next_line(rd)) > 0)
+	while ((r = rp_next_line(rd)) > 0)
 		if (rd->line[0] && copy_row(rd, col, nhdr, tl, n, out, err, errlen))
 			return -1;
 	if (r < 0) {
-		mg_err(err, errlen, rd, "cannot read: %s", strerror(errno));
+		rp_reader_err(err, errlen, rd, "cannot read: %s", strerror(errno));
 		return -1;
 	}
 	o->cut_lines += rd->partial;
@@ -211,9 +211,9 @@ static int copy_rows(struct mg_out *o, struct mg_reader *rd, struct timeline *tl
 
 int mg_timeline(struct mg_out *o, const struct mg_node *n, const char *file, char *err, size_t errlen)
 {
-	struct mg_reader rd = { .dir = n->dir, .name = file };
 	struct timeline *tl = calloc(1, sizeof(*tl));
-	char outname[128];
+	char outname[128], path[PATH_MAX + 96];
+	struct rp_reader rd = { .name = path };
 	FILE *out = NULL;
 	int ret = -1;
 
@@ -221,10 +221,11 @@ int mg_timeline(struct mg_out *o, const struct mg_node *n, const char *file, cha
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	snprintf(path, sizeof(path), "%s/%s", n->dir, file);
 	tl->rank = mg_timeline_rank(file);
 	rd.f = mg_open(n->dirfd, file);
 	if (!rd.f) {
-		mg_err(err, errlen, &rd, "cannot open: %s", safe_open_strerror(errno));
+		rp_reader_err(err, errlen, &rd, "cannot open: %s", safe_open_strerror(errno));
 		goto out;
 	}
 	out = create_out(o, tl, file, n, outname, sizeof(outname));
@@ -262,7 +263,7 @@ static bool time_column(const char *name)
 	return len > 2 && !strcmp(name + len - 2, "_s");
 }
 
-static int copy_table_row(struct mg_reader *rd, char **hdr, size_t nhdr, const struct mg_node *n,
+static int copy_table_row(struct rp_reader *rd, char **hdr, size_t nhdr, const struct mg_node *n,
 			  FILE *out, char *err, size_t errlen)
 {
 	char *fld[MAX_FIELDS];
@@ -270,7 +271,7 @@ static int copy_table_row(struct mg_reader *rd, char **hdr, size_t nhdr, const s
 	double t;
 
 	if (nf < 0 || (size_t)nf != nhdr) {
-		mg_err(err, errlen, rd, nf < 0 ? "bad quoting" : "%d fields, the header has %zu", nf, nhdr);
+		rp_reader_err(err, errlen, rd, nf < 0 ? "bad quoting" : "%d fields, the header has %zu", nf, nhdr);
 		return -1;
 	}
 	for (size_t i = 0; i < nhdr; i++) {
@@ -280,8 +281,8 @@ static int copy_table_row(struct mg_reader *rd, char **hdr, size_t nhdr, const s
 			csv_put_field(out, fld[i]);
 			continue;
 		}
-		if (mg_parse_double(fld[i], &t)) {
-			mg_err(err, errlen, rd, "bad value '%.40s' in column %s", fld[i], hdr[i]);
+		if (rp_parse_time(fld[i], &t)) {
+			rp_reader_err(err, errlen, rd, "bad value '%.40s' in column %s", fld[i], hdr[i]);
 			return -1;
 		}
 		fprintf(out, "%.3f", t + n->offset);
@@ -293,24 +294,24 @@ static int copy_table_row(struct mg_reader *rd, char **hdr, size_t nhdr, const s
 }
 
 /* One node's rows of a table (a node that has no such file adds none). */
-static int copy_table(struct mg_reader *rd, const char *header, const struct mg_node *n, FILE *out,
+static int copy_table(struct rp_reader *rd, const char *header, const struct mg_node *n, FILE *out,
 		      size_t *cut, char *err, size_t errlen)
 {
 	char hdr_line[1024], *hdr[MAX_FIELDS];
-	int r = mg_next_line(rd), nh;
+	int r = rp_next_line(rd), nh;
 
 	if (r <= 0 || strcmp(rd->line, header)) {
-		mg_err(err, errlen, rd, r < 0 ? "cannot read its header" :
+		rp_reader_err(err, errlen, rd, r < 0 ? "cannot read its header" :
 			"its columns are not this version's (%s)", header);
 		return -1;
 	}
 	snprintf(hdr_line, sizeof(hdr_line), "%s", header);
 	nh = rp_csv_split(hdr_line, hdr, MAX_FIELDS);
-	while ((r = mg_next_line(rd)) > 0)
+	while ((r = rp_next_line(rd)) > 0)
 		if (rd->line[0] && copy_table_row(rd, hdr, (size_t)nh, n, out, err, errlen))
 			return -1;
 	if (r < 0) {
-		mg_err(err, errlen, rd, "cannot read: %s", strerror(errno));
+		rp_reader_err(err, errlen, rd, "cannot read: %s", strerror(errno));
 		return -1;
 	}
 	*cut += rd->partial;
@@ -324,13 +325,15 @@ int mg_table(struct mg_out *o, const struct mg_node *nodes, size_t n, const char
 	int ret = 0;
 
 	for (size_t i = 0; i < n && !ret; i++) {
-		struct mg_reader rd = { .dir = nodes[i].dir, .name = file };
+		char path[PATH_MAX + 96];
+		struct rp_reader rd = { .name = path };
 
+		snprintf(path, sizeof(path), "%s/%s", nodes[i].dir, file);
 		rd.f = mg_open(nodes[i].dirfd, file);
 		if (!rd.f) {
 			if (errno == ENOENT)
 				continue;
-			mg_err(err, errlen, &rd, "cannot open: %s", safe_open_strerror(errno));
+			rp_reader_err(err, errlen, &rd, "cannot open: %s", safe_open_strerror(errno));
 			return -1;
 		}
 		if (!out) {

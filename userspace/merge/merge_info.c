@@ -39,61 +39,61 @@ static int add_kv(struct mg_node *n, const char *key, const char *value)
 	return 0;
 }
 
-static int read_rows(struct mg_node *n, struct mg_reader *rd, char *err, size_t errlen)
+static int read_rows(struct mg_node *n, struct rp_reader *rd, char *err, size_t errlen)
 {
 	char *fld[3];
 	int r, nf;
 
-	r = mg_next_line(rd);
+	r = rp_next_line(rd);
 	if (r <= 0 || strcmp(rd->line, RUN_INFO_HEADER)) {
-		mg_err(err, errlen, rd, r < 0 ? "cannot read: %s" : "not a run_info.csv (no '%s' header)",
+		rp_reader_err(err, errlen, rd, r < 0 ? "cannot read: %s" : "not a run_info.csv (no '%s' header)",
 		       r < 0 ? strerror(errno) : RUN_INFO_HEADER);
 		return -1;
 	}
-	while ((r = mg_next_line(rd)) > 0) {
+	while ((r = rp_next_line(rd)) > 0) {
 		nf = rp_csv_split(rd->line, fld, 3);
 		if (nf != 2) {
-			mg_err(err, errlen, rd, "not a key,value row");
+			rp_reader_err(err, errlen, rd, "not a key,value row");
 			return -1;
 		}
 		if (add_kv(n, fld[0], fld[1])) {
-			mg_err(err, errlen, rd, "too many rows");
+			rp_reader_err(err, errlen, rd, "too many rows");
 			return -1;
 		}
 	}
 	if (r < 0) {
-		mg_err(err, errlen, rd, "cannot read: %s", strerror(errno));
+		rp_reader_err(err, errlen, rd, "cannot read: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
 /* What a node must say about itself to be placed: its name and its clock. */
-static int read_identity(struct mg_node *n, struct mg_reader *rd, char *err, size_t errlen)
+static int read_identity(struct mg_node *n, struct rp_reader *rd, char *err, size_t errlen)
 {
 	const char *host = mg_info(n, "hostname"), *job = mg_info(n, "job");
 	const char *start = mg_info(n, "start_time_unix_s"), *dur = mg_info(n, "duration_s");
 
 	rd->lineno = 0;
 	if (!host || !start) {
-		mg_err(err, errlen, rd, "has no %s: not written by a memattr-bpf that records it (0.1.0 of 2026-11-24 or later)",
+		rp_reader_err(err, errlen, rd, "has no %s: not written by a memattr-bpf that records it (0.1.0 of 2026-11-24 or later)",
 		       !host ? "hostname" : "start_time_unix_s");
 		return -1;
 	}
 	if (!node_name_valid(host)) {
-		mg_err(err, errlen, rd, "hostname '%.64s' is not a node name ([A-Za-z0-9._-])", host);
+		rp_reader_err(err, errlen, rd, "hostname '%.64s' is not a node name ([A-Za-z0-9._-])", host);
 		return -1;
 	}
-	if (mg_parse_double(start, &n->start) || n->start < 1) {
-		mg_err(err, errlen, rd, "bad start_time_unix_s '%.40s'", start);
+	if (rp_parse_time(start, &n->start) || n->start < 1) {
+		rp_reader_err(err, errlen, rd, "bad start_time_unix_s '%.40s'", start);
 		return -1;
 	}
-	if (dur && mg_parse_double(dur, &n->duration)) {
-		mg_err(err, errlen, rd, "bad duration_s '%.40s'", dur);
+	if (dur && rp_parse_time(dur, &n->duration)) {
+		rp_reader_err(err, errlen, rd, "bad duration_s '%.40s'", dur);
 		return -1;
 	}
 	if (job && strlen(job) >= sizeof(n->job)) {
-		mg_err(err, errlen, rd, "job '%.40s...' is longer than a job ID", job);
+		rp_reader_err(err, errlen, rd, "job '%.40s...' is longer than a job ID", job);
 		return -1;
 	}
 	memcpy(n->name, host, strlen(host) + 1);	/* valid: shorter than NODE_NAME_MAX */
@@ -103,12 +103,14 @@ static int read_identity(struct mg_node *n, struct mg_reader *rd, char *err, siz
 
 int mg_read_info(struct mg_node *n, char *err, size_t errlen)
 {
-	struct mg_reader rd = { .dir = n->dir, .name = FILE_RUN_INFO };
+	char path[PATH_MAX + 32];
+	struct rp_reader rd = { .name = path };
 	int ret;
 
+	snprintf(path, sizeof(path), "%s/%s", n->dir, FILE_RUN_INFO);
 	rd.f = mg_open(n->dirfd, FILE_RUN_INFO);
 	if (!rd.f) {
-		mg_err(err, errlen, &rd, "cannot open: %s%s", safe_open_strerror(errno),
+		rp_reader_err(err, errlen, &rd, "cannot open: %s%s", safe_open_strerror(errno),
 		       errno == ENOENT ? " (not a memattr-bpf output directory, or its run is still starting)" : "");
 		return -1;
 	}
@@ -167,14 +169,15 @@ static bool not_a_count(const char *key)
 /* The sum over nodes of a count; -1 when a node's value is not a count (then it is left out). */
 static long long sum_count(const struct mg_node *nodes, size_t n, const char *key)
 {
-	long long sum = 0, v;
+	long long sum = 0;
+	int64_t v;
 
 	for (size_t i = 0; i < n; i++) {
 		const char *s = mg_info(&nodes[i], key);
 
 		if (!s)
 			continue;
-		if (mg_parse_i64(s, 0, &v) || __builtin_add_overflow(sum, v, &sum))
+		if (rp_parse_i64(s, 0, &v) || __builtin_add_overflow(sum, v, &sum))
 			return -1;
 	}
 	return sum;
@@ -205,13 +208,13 @@ static double job_duration(const struct mg_node *nodes, size_t n)
 static double unwind_us(const struct mg_node *nodes, size_t n)
 {
 	double us, sum = 0, weight = 0;
-	long long req;
+	int64_t req;
 
 	for (size_t i = 0; i < n; i++) {
 		const char *u = mg_info(&nodes[i], "unwind_us_per_request");
 		const char *r = mg_info(&nodes[i], "memory_requests");
 
-		if (!u || !r || mg_parse_double(u, &us) || mg_parse_i64(r, 0, &req))
+		if (!u || !r || rp_parse_time(u, &us) || rp_parse_i64(r, 0, &req))
 			continue;
 		sum += us * (double)req;
 		weight += (double)req;
@@ -276,9 +279,9 @@ int mg_write_info(FILE *f, const struct mg_node *nodes, size_t n, const char *cm
 static long long count_of(const struct mg_node *n, const char *key)
 {
 	const char *s = mg_info(n, key);
-	long long v;
+	int64_t v;
 
-	return s && !mg_parse_i64(s, 0, &v) ? v : 0;
+	return s && !rp_parse_i64(s, 0, &v) ? v : 0;
 }
 
 int mg_write_nodes(FILE *f, const struct mg_node *nodes, size_t n)

@@ -115,6 +115,32 @@ struct rp_run {
 
 /* report_csv.c ---------------------------------------------------------- */
 
+/* A line reader that knows its line number and whether the last line was cut. */
+struct rp_reader {
+	FILE *f;
+	const char *name;	/* for messages */
+	char *line;
+	size_t cap;
+	size_t lineno;
+	bool partial;
+};
+
+/*
+ * Next complete line, without its line break: 1, 0 at the end (partial set
+ * when the last line had no newline: it is still being written), -1 on a
+ * read error (errno; EILSEQ for a NUL byte).
+ */
+int rp_next_line(struct rp_reader *rd);
+
+/* err gets "NAME:LINE: " (or "NAME: " before the first line) and the message. */
+void rp_reader_err(char *err, size_t errlen, const struct rp_reader *rd, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Strict decimal integer within [min, INT64_MAX]. */
+int rp_parse_i64(const char *s, int64_t min, int64_t *out);
+/* A time in seconds: finite, not negative, plain decimal. */
+int rp_parse_time(const char *s, double *out);
+
 /*
  * Split one CSV line in place (RFC 4180 quotes allowed). Returns the field
  * count, or -1 on a bad quote. At most max fields are stored; the count is

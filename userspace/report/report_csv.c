@@ -29,19 +29,8 @@
 
 #define MAX_FIELDS	64
 
-/* A line reader that knows its line number and whether the last line was cut. */
-struct reader {
-	FILE *f;
-	const char *name;
-	char *line;
-	size_t cap;
-	size_t lineno;
-	bool partial;
-};
 
-static void seterr(char *err, size_t errlen, const struct reader *rd, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void seterr(char *err, size_t errlen, const struct reader *rd, const char *fmt, ...)
+void rp_reader_err(char *err, size_t errlen, const struct rp_reader *rd, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -59,12 +48,7 @@ static void seterr(char *err, size_t errlen, const struct reader *rd, const char
 	va_end(ap);
 }
 
-/*
- * Next complete line, without its line break: 1, 0 at the end (partial set
- * when the last line had no newline: it is still being written), -1 on a
- * read error.
- */
-static int next_line(struct reader *rd)
+int rp_next_line(struct rp_reader *rd)
 {
 	ssize_t len;
 
@@ -139,8 +123,7 @@ int rp_col(char *const *hdr, size_t n, const char *name)
 	return -1;
 }
 
-/* Strict decimal integer within [min, INT64_MAX]. */
-static int parse_i64(const char *s, int64_t min, int64_t *out)
+int rp_parse_i64(const char *s, int64_t min, int64_t *out)
 {
 	char *end;
 	long long v;
@@ -159,14 +142,13 @@ static int parse_int(const char *s, int min, int *out)
 {
 	int64_t v;
 
-	if (parse_i64(s, min, &v) || v > 0x7fffffff)
+	if (rp_parse_i64(s, min, &v) || v > 0x7fffffff)
 		return -1;
 	*out = (int)v;
 	return 0;
 }
 
-/* A time in seconds: finite, not negative, plain decimal. */
-static int parse_time(const char *s, double *out)
+int rp_parse_time(const char *s, double *out)
 {
 	char *end;
 
@@ -190,23 +172,23 @@ static int parse_rank(const char *s, int *out)
 }
 
 /* Header line into hdr[]; the file must have one, complete. */
-static int read_header(struct reader *rd, char **hdr, size_t *nhdr, char *err, size_t errlen)
+static int read_header(struct rp_reader *rd, char **hdr, size_t *nhdr, char *err, size_t errlen)
 {
-	int r = next_line(rd), n;
+	int r = rp_next_line(rd), n;
 
 	if (r < 0) {
-		seterr(err, errlen, rd, "cannot read: %s", strerror(errno));
+		rp_reader_err(err, errlen, rd, "cannot read: %s", strerror(errno));
 		return -1;
 	}
 	if (r == 0) {
 		rd->lineno = 1;
-		seterr(err, errlen, rd, rd->partial ? "header line is cut short (truncated file)"
+		rp_reader_err(err, errlen, rd, rd->partial ? "header line is cut short (truncated file)"
 						    : "empty file, no header");
 		return -1;
 	}
 	n = rp_csv_split(rd->line, hdr, MAX_FIELDS);
 	if (n < 0 || n > MAX_FIELDS) {
-		seterr(err, errlen, rd, "unreadable header");
+		rp_reader_err(err, errlen, rd, "unreadable header");
 		return -1;
 	}
 	*nhdr = (size_t)n;
@@ -217,7 +199,7 @@ static int read_header(struct reader *rd, char **hdr, size_t *nhdr, char *err, s
  * Find the named columns; every one is required unless marked optional with
  * a leading '?'. idx[i] is -1 for an absent optional one.
  */
-static int find_cols(struct reader *rd, char **hdr, size_t nhdr, const char *what,
+static int find_cols(struct rp_reader *rd, char **hdr, size_t nhdr, const char *what,
 		     const char *const *names, size_t nnames, int *idx, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < nnames; i++) {
@@ -226,7 +208,7 @@ static int find_cols(struct reader *rd, char **hdr, size_t nhdr, const char *wha
 
 		idx[i] = rp_col(hdr, nhdr, name);
 		if (idx[i] < 0 && !optional) {
-			seterr(err, errlen, rd, "not a %s (no column '%s' in the header)", what, name);
+			rp_reader_err(err, errlen, rd, "not a %s (no column '%s' in the header)", what, name);
 			return -1;
 		}
 	}
@@ -234,30 +216,30 @@ static int find_cols(struct reader *rd, char **hdr, size_t nhdr, const char *wha
 }
 
 /* The fields of one data row; the row must have as many as the header. */
-static int split_row(struct reader *rd, char **fld, size_t nhdr, char *err, size_t errlen)
+static int split_row(struct rp_reader *rd, char **fld, size_t nhdr, char *err, size_t errlen)
 {
 	int n = rp_csv_split(rd->line, fld, MAX_FIELDS);
 
 	if (n < 0) {
-		seterr(err, errlen, rd, "bad quoting");
+		rp_reader_err(err, errlen, rd, "bad quoting");
 		return -1;
 	}
 	if ((size_t)n != nhdr) {
-		seterr(err, errlen, rd, "%d fields, the header has %zu", n, nhdr);
+		rp_reader_err(err, errlen, rd, "%d fields, the header has %zu", n, nhdr);
 		return -1;
 	}
 	return 0;
 }
 
-static int bad_field(struct reader *rd, const char *col, const char *val, char *err, size_t errlen)
+static int bad_field(struct rp_reader *rd, const char *col, const char *val, char *err, size_t errlen)
 {
-	seterr(err, errlen, rd, "bad value '%.40s' in column %s", val, col);
+	rp_reader_err(err, errlen, rd, "bad value '%.40s' in column %s", val, col);
 	return -1;
 }
 
-static int read_error(struct reader *rd, char *err, size_t errlen)
+static int read_error(struct rp_reader *rd, char *err, size_t errlen)
 {
-	seterr(err, errlen, rd, "cannot read: %s", strerror(errno));
+	rp_reader_err(err, errlen, rd, "cannot read: %s", strerror(errno));
 	return -1;
 }
 
@@ -269,25 +251,30 @@ int rp_comp_find(const struct rp_run *run, const char *name)
 	return -1;
 }
 
+/* name's index in a list of names, appended on first sight; -1: out of memory. */
+static int intern(char ***names, size_t *n, const char *name)
+{
+	char **grown;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*names)[i], name))
+			return (int)i;
+	grown = realloc(*names, (*n + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	*names = grown;
+	grown[*n] = strdup(name);
+	if (!grown[*n])
+		return -1;
+	return (int)(*n)++;
+}
+
 /* Index of a component, registered on first sight; hint is tried first. */
 static int comp_index(struct rp_run *run, const char *name, size_t hint)
 {
-	char **grown;
-	int i;
-
 	if (hint < run->ncomp && !strcmp(run->comp[hint], name))
 		return (int)hint;
-	i = rp_comp_find(run, name);
-	if (i >= 0)
-		return i;
-	grown = realloc(run->comp, (run->ncomp + 1) * sizeof(*grown));
-	if (!grown)
-		return -1;
-	run->comp = grown;
-	run->comp[run->ncomp] = strdup(name);
-	if (!run->comp[run->ncomp])
-		return -1;
-	return (int)run->ncomp++;
+	return intern(&run->comp, &run->ncomp, name);
 }
 
 static int proc_grow(struct rp_proc *p, size_t want)
@@ -384,26 +371,9 @@ static const char *const proc_cols[NCOLS_PROC] = {
 	COL_TIME, COL_RANK, COL_PID, COL_COMPONENT, COL_RSS, COL_PSS, "?" COL_NODE,
 };
 
-/* Index of a merged dataset's node, registered on first sight. */
-static int node_index(struct rp_run *run, const char *name)
-{
-	char **grown;
-
-	for (size_t i = 0; i < run->nnodes; i++)
-		if (!strcmp(run->nodes[i], name))
-			return (int)i;
-	grown = realloc(run->nodes, (run->nnodes + 1) * sizeof(*grown));
-	if (!grown)
-		return -1;
-	run->nodes = grown;
-	run->nodes[run->nnodes] = strdup(name);
-	if (!run->nodes[run->nnodes])
-		return -1;
-	return (int)run->nnodes++;
-}
 
 /* Rows of the timeline into p; the reader is past the header. */
-static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *rd,
+static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct rp_reader *rd,
 			  const int *col, size_t nhdr, char *err, size_t errlen)
 {
 	char *fld[MAX_FIELDS];
@@ -413,7 +383,7 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *
 	size_t pos = 0;
 	int r;
 
-	while ((r = next_line(rd)) > 0) {
+	while ((r = rp_next_line(rd)) > 0) {
 		int64_t rss, pss, *series;
 		double t;
 		int rank, pid, c;
@@ -422,7 +392,7 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *
 			continue;
 		if (split_row(rd, fld, nhdr, err, errlen))
 			return -1;
-		if (parse_time(fld[col[C_TIME]], &t))
+		if (rp_parse_time(fld[col[C_TIME]], &t))
 			return bad_field(rd, "time_s", fld[col[C_TIME]], err, errlen);
 		if (parse_rank(fld[col[C_RANK]], &rank))
 			return bad_field(rd, "rank", fld[col[C_RANK]], err, errlen);
@@ -430,9 +400,9 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *
 			return bad_field(rd, "pid", fld[col[C_PID]], err, errlen);
 		if (!fld[col[C_COMP]][0])
 			return bad_field(rd, COL_COMPONENT, "", err, errlen);
-		if (parse_i64(fld[col[C_RSS]], 0, &rss))
+		if (rp_parse_i64(fld[col[C_RSS]], 0, &rss))
 			return bad_field(rd, COL_RSS, fld[col[C_RSS]], err, errlen);
-		if (parse_i64(fld[col[C_PSS]], 0, &pss))
+		if (rp_parse_i64(fld[col[C_PSS]], 0, &pss))
 			return bad_field(rd, COL_PSS, fld[col[C_PSS]], err, errlen);
 		if (p->n == 0) {
 			p->rank = rank;
@@ -440,16 +410,16 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *
 			if (col[C_NODE] >= 0) {
 				if (!fld[col[C_NODE]][0])
 					return bad_field(rd, COL_NODE, "", err, errlen);
-				p->node = node_index(run, fld[col[C_NODE]]);
+				p->node = intern(&run->nodes, &run->nnodes, fld[col[C_NODE]]);
 				if (p->node < 0)
 					goto oom;
 			}
 		} else if (pid != p->pid || rank != p->rank) {
-			seterr(err, errlen, rd, "rank/pid %d/%d differ from the file's first row (%d/%d)",
+			rp_reader_err(err, errlen, rd, "rank/pid %d/%d differ from the file's first row (%d/%d)",
 			       rank, pid, p->rank, p->pid);
 			return -1;
 		} else if (t < p->t[p->n - 1]) {
-			seterr(err, errlen, rd, "time_s goes back (%.3f after %.3f)", t, p->t[p->n - 1]);
+			rp_reader_err(err, errlen, rd, "time_s goes back (%.3f after %.3f)", t, p->t[p->n - 1]);
 			return -1;
 		}
 		if (!strcmp(fld[col[C_COMP]], "total"))
@@ -463,7 +433,7 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *
 		/* A sample begins with a new time, or with a second `total` row at the same one. */
 		if (p->n == 0 || t != p->t[p->n - 1] || (c == 0 && has_total)) {
 			if (p->n && !has_total) {
-				seterr(err, errlen, rd, "the sample before (time_s %.3f) has no total row",
+				rp_reader_err(err, errlen, rd, "the sample before (time_s %.3f) has no total row",
 				       p->t[p->n - 1]);
 				return -1;
 			}
@@ -490,13 +460,13 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct reader *
 	}
 	return 0;
 oom:
-	seterr(err, errlen, rd, "out of memory");
+	rp_reader_err(err, errlen, rd, "out of memory");
 	return -1;
 }
 
 int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
-	struct reader rd = { .f = f, .name = name };
+	struct rp_reader rd = { .f = f, .name = name };
 	struct rp_proc p = { .rank = -1, .node = -1 }, *grown;
 	int col[NCOLS_PROC];
 	char *hdr[MAX_FIELDS];
@@ -505,7 +475,7 @@ int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_
 
 	/* "total" is component 0 in every run: the readers rely on it. */
 	if (comp_index(run, "total", 0) != 0) {
-		seterr(err, errlen, &rd, "out of memory");
+		rp_reader_err(err, errlen, &rd, "out of memory");
 		return -1;
 	}
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
@@ -526,7 +496,7 @@ int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_
 	}
 	grown = realloc(run->procs, (run->nprocs + 1) * sizeof(*grown));
 	if (!grown) {
-		seterr(err, errlen, &rd, "out of memory");
+		rp_reader_err(err, errlen, &rd, "out of memory");
 		goto out;
 	}
 	run->procs = grown;
@@ -562,7 +532,7 @@ static const char *const sum_cols[NCOLS_SUM] = {
 	"?" COL_PEAK_PSS, "?" COL_PEAK_PSS_TIME, "?" COL_FINAL_RSS,
 };
 
-static int parse_sum_row(struct reader *rd, char **fld, const int *col,
+static int parse_sum_row(struct rp_reader *rd, char **fld, const int *col,
 			 struct rp_summary_row *row, char *err, size_t errlen)
 {
 	if (parse_rank(fld[col[S_RANK]], &row->rank))
@@ -570,24 +540,24 @@ static int parse_sum_row(struct reader *rd, char **fld, const int *col,
 	if (parse_int(fld[col[S_PID]], 1, &row->pid))
 		return bad_field(rd, "pid", fld[col[S_PID]], err, errlen);
 	snprintf(row->component, sizeof(row->component), "%s", fld[col[S_COMP]]);
-	if (parse_i64(fld[col[S_PEAK]], 0, &row->peak_rss))
+	if (rp_parse_i64(fld[col[S_PEAK]], 0, &row->peak_rss))
 		return bad_field(rd, COL_PEAK_RSS, fld[col[S_PEAK]], err, errlen);
-	if (parse_time(fld[col[S_PEAK_T]], &row->peak_rss_time))
+	if (rp_parse_time(fld[col[S_PEAK_T]], &row->peak_rss_time))
 		return bad_field(rd, "peak_rss_time_s", fld[col[S_PEAK_T]], err, errlen);
 	row->peak_pss = row->final_rss = -1;
 	row->peak_pss_time = -1;
-	if (col[S_PSS] >= 0 && parse_i64(fld[col[S_PSS]], 0, &row->peak_pss))
+	if (col[S_PSS] >= 0 && rp_parse_i64(fld[col[S_PSS]], 0, &row->peak_pss))
 		return bad_field(rd, COL_PEAK_PSS, fld[col[S_PSS]], err, errlen);
-	if (col[S_PSS_T] >= 0 && parse_time(fld[col[S_PSS_T]], &row->peak_pss_time))
+	if (col[S_PSS_T] >= 0 && rp_parse_time(fld[col[S_PSS_T]], &row->peak_pss_time))
 		return bad_field(rd, "peak_pss_time_s", fld[col[S_PSS_T]], err, errlen);
-	if (col[S_FINAL] >= 0 && parse_i64(fld[col[S_FINAL]], 0, &row->final_rss))
+	if (col[S_FINAL] >= 0 && rp_parse_i64(fld[col[S_FINAL]], 0, &row->final_rss))
 		return bad_field(rd, COL_FINAL_RSS, fld[col[S_FINAL]], err, errlen);
 	return 0;
 }
 
 int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
-	struct reader rd = { .f = f, .name = name };
+	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_SUM], r, ret = -1;
 	size_t nhdr;
@@ -595,7 +565,7 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf summary", sum_cols, NCOLS_SUM, col, err, errlen))
 		goto out;
-	while ((r = next_line(&rd)) > 0) {
+	while ((r = rp_next_line(&rd)) > 0) {
 		struct rp_summary_row row, *grown;
 
 		if (!rd.line[0])
@@ -605,7 +575,7 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 			goto out;
 		grown = realloc(run->summary, (run->nsummary + 1) * sizeof(*grown));
 		if (!grown) {
-			seterr(err, errlen, &rd, "out of memory");
+			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
 		run->summary = grown;
@@ -638,10 +608,10 @@ static int opt_time(const char *s, double *out)
 		*out = -1;
 		return 0;
 	}
-	return parse_time(s, out);
+	return rp_parse_time(s, out);
 }
 
-static int parse_call_row(struct reader *rd, char **fld, const int *col,
+static int parse_call_row(struct rp_reader *rd, char **fld, const int *col,
 			  struct rp_call_row *row, char *err, size_t errlen)
 {
 	const char *v;
@@ -657,17 +627,17 @@ static int parse_call_row(struct reader *rd, char **fld, const int *col,
 	snprintf(row->function, sizeof(row->function), "%s", fld[col[K_FUNC]]);
 	/* Empty: a run without --mpi-calls has growth per function, not calls. */
 	row->calls = -1;
-	if (fld[col[K_CALLS]][0] && parse_i64(fld[col[K_CALLS]], 0, &row->calls))
+	if (fld[col[K_CALLS]][0] && rp_parse_i64(fld[col[K_CALLS]], 0, &row->calls))
 		return bad_field(rd, "calls", fld[col[K_CALLS]], err, errlen);
-	if (parse_i64(fld[col[K_GAIN]], 0, &row->gained))
+	if (rp_parse_i64(fld[col[K_GAIN]], 0, &row->gained))
 		return bad_field(rd, "gained_bytes", fld[col[K_GAIN]], err, errlen);
 	/* net may be negative: a call that released more than it took. */
-	if (parse_i64(fld[col[K_NET]], INT64_MIN, &row->net))
+	if (rp_parse_i64(fld[col[K_NET]], INT64_MIN, &row->net))
 		return bad_field(rd, "net_bytes", fld[col[K_NET]], err, errlen);
 	row->released = row->peak = -1;
-	if (col[K_REL] >= 0 && parse_i64(fld[col[K_REL]], 0, &row->released))
+	if (col[K_REL] >= 0 && rp_parse_i64(fld[col[K_REL]], 0, &row->released))
 		return bad_field(rd, "released_bytes", fld[col[K_REL]], err, errlen);
-	if (col[K_PEAK] >= 0 && parse_i64(fld[col[K_PEAK]], 0, &row->peak))
+	if (col[K_PEAK] >= 0 && rp_parse_i64(fld[col[K_PEAK]], 0, &row->peak))
 		return bad_field(rd, "peak_bytes", fld[col[K_PEAK]], err, errlen);
 	v = col[K_FIRST] >= 0 ? fld[col[K_FIRST]] : NULL;
 	if (opt_time(v, &row->first_growth))
@@ -680,7 +650,7 @@ static int parse_call_row(struct reader *rd, char **fld, const int *col,
 
 int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
-	struct reader rd = { .f = f, .name = name };
+	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_CALLS], r, ret = -1;
 	size_t nhdr;
@@ -689,7 +659,7 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf MPI call table", call_cols, NCOLS_CALLS, col,
 		      err, errlen))
 		goto out;
-	while ((r = next_line(&rd)) > 0) {
+	while ((r = rp_next_line(&rd)) > 0) {
 		struct rp_call_row row, *grown;
 
 		if (!rd.line[0])
@@ -699,7 +669,7 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 			goto out;
 		grown = realloc(run->calls, (run->ncalls + 1) * sizeof(*grown));
 		if (!grown) {
-			seterr(err, errlen, &rd, "out of memory");
+			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
 		run->calls = grown;
@@ -718,11 +688,11 @@ out:
 
 int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
-	struct reader rd = { .f = f, .name = name };
+	struct rp_reader rd = { .f = f, .name = name };
 	char *fld[MAX_FIELDS];
 	int r, n, ret = -1;
 
-	while ((r = next_line(&rd)) > 0) {
+	while ((r = rp_next_line(&rd)) > 0) {
 		struct rp_kv kv, *grown;
 		size_t used;
 
@@ -730,7 +700,7 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 			continue;
 		n = rp_csv_split(rd.line, fld, MAX_FIELDS);
 		if (n < 2 || n > MAX_FIELDS || !fld[0][0]) {
-			seterr(err, errlen, &rd, "expected key,value");
+			rp_reader_err(err, errlen, &rd, "expected key,value");
 			goto out;
 		}
 		if (rd.lineno == 1 && !strcmp(fld[0], "key") && !strcmp(fld[1], "value"))
@@ -742,7 +712,7 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 			used += (size_t)snprintf(kv.value + used, sizeof(kv.value) - used, ",%s", fld[i]);
 		grown = realloc(run->info, (run->ninfo + 1) * sizeof(*grown));
 		if (!grown) {
-			seterr(err, errlen, &rd, "out of memory");
+			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
 		run->info = grown;
