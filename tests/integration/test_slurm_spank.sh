@@ -85,4 +85,34 @@ if not rows or rows[0].get("node") != nodes[0]["node"]:
 print("MPI_Init per rank:", {r: f"{v / 2**20:.1f} MiB" for r, v in sorted(init.items())})
 sys.exit(bad)
 PY
+
+# #SBATCH --memattr: the batch script's step, traced by the plugin from the
+# script's first instruction (its mpirun's ranks are its descendants), in
+# the submit directory, merged by the step itself at its end.
+if [ "$IT_MPI" = openmpi ]; then
+	log "sbatch --memattr: a batch script whose mpirun runs 2 ranks"
+	printf '%s\n' '#!/bin/bash' '#SBATCH -n 2' '#SBATCH --memattr' "#SBATCH -o $WORK/batch.out" \
+		"exec env -i PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np 2 $TMPD/bin/mpi_demo --app-mib $MIB --steps 3 --step-ms 300" \
+		>"$WORK/batch.sbatch"
+	chown "$TEST_USER" "$WORK/batch.sbatch"
+	BJOB=$(cd "$WORK" && slurm_as_user sbatch --parsable batch.sbatch) || fail "sbatch --memattr failed"
+	BDIR=$WORK/memattr-$BJOB.batch
+	t0=$EPOCHREALTIME
+	until [ -f "$BDIR/job/report.html" ]; do
+		elapsed_since "$t0" 90 && fail "no merged dataset in $BDIR 90 s after sbatch: $(ls -R "$BDIR" 2>&1 | head); job: $(cat "$WORK/batch.out" 2>/dev/null); slurmd: $(grep -i memattr "$SLURM_DIR/slurmd.log" | tail -3)"
+		sleep 0.3
+	done
+	check_no_bpf_leftovers
+	assert_eq "$(stat -c %U "$BDIR")" "$TEST_USER" "owner of $BDIR"
+	assert_eq "$(stat -c %U "$BDIR/job/summary.csv")" "$TEST_USER" "owner of the merged summary.csv"
+	"$PY" - "$BDIR" <<'PY' || fail "the batch step's dataset is not right (above)"
+import csv, glob, os, sys
+d = sys.argv[1]
+node = [p for p in glob.glob(os.path.join(d, "*")) if os.path.isdir(p) and not p.endswith("/job")][0]
+init = {int(r["rank"]): int(r["gained_bytes"]) for r in csv.DictReader(open(os.path.join(node, "mpi_calls.csv")))
+        if r["function"] == "MPI_Init"}
+print("batch step, MPI_Init per rank:", {r: f"{v / 2**20:.1f} MiB" for r, v in sorted(init.items())})
+sys.exit(0 if sorted(init) == [0, 1] and min(init.values()) > 1 << 20 else 1)
+PY
+fi
 log "PASS"

@@ -38,11 +38,12 @@ int ma_tracer_start(struct ma_tracer *t, const char *bin, const pid_t *pids, siz
 /* Wait up to timeout_s for it to end (files final), then SIGTERM, then SIGKILL. */
 void ma_tracer_wait(struct ma_tracer *t, double timeout_s);
 
-/* spank_merge.c: wait for every node's final dataset in dir, merge into dir/job, report it. */
+/*
+ * spank_merge.c: wait for every node's final dataset in dir, merge into
+ * dir/job, report it. Run as root (a batch step's end), the merged files
+ * go to uid/gid; (uid_t)-1: they are the caller's.
+ */
 int ma_merge_step(const char *bin, const char *dir, unsigned int nnodes, double timeout_s,
-		  char *why, size_t whylen);
-
-/* A command run to its end, as we are; its exit status, or -1. */
-int ma_run(const char *const argv[]);
+		  uid_t uid, gid_t gid, char *why, size_t whylen);
 
 #endif

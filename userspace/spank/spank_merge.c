@@ -25,7 +25,8 @@
 #define MAX_NODES	4096
 #define MERGED		"job"
 
-int ma_run(const char *const argv[])
+/* A command run to its end; its exit status, or -1. As root, its files go to uid/gid (as under sudo). */
+static int run(const char *const argv[], uid_t uid, gid_t gid)
 {
 	int status;
 	pid_t pid = fork();
@@ -34,8 +35,15 @@ int ma_run(const char *const argv[])
 		return -1;
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
+		char env_uid[32], env_gid[32];
 
 		dup2(devnull, 1);	/* its one-line summary; errors still reach stderr */
+		if (uid != (uid_t)-1) {
+			snprintf(env_uid, sizeof(env_uid), "%u", (unsigned int)uid);
+			snprintf(env_gid, sizeof(env_gid), "%u", (unsigned int)gid);
+			setenv("SUDO_UID", env_uid, 1);
+			setenv("SUDO_GID", env_gid, 1);
+		}
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
@@ -97,7 +105,8 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int merge(const char *bin, const char *dir, char **names, size_t n, char *why, size_t whylen)
+static int merge(const char *bin, const char *dir, char **names, size_t n, uid_t uid, gid_t gid,
+		 char *why, size_t whylen)
 {
 	const char **argv = calloc(n + 6, sizeof(*argv));
 	char out[PATH_MAX + 8], **paths = calloc(n, sizeof(*paths));
@@ -118,11 +127,11 @@ static int merge(const char *bin, const char *dir, char **names, size_t n, char 
 	}
 	argv[a++] = "-o";
 	argv[a++] = out;
-	if (ma_run(argv)) {
+	if (run(argv, uid, gid)) {
 		snprintf(why, whylen, "merging the nodes' datasets in %s failed (above)", dir);
 		goto out;
 	}
-	if (ma_run((const char *const[]){ bin, "report", out, NULL })) {
+	if (run((const char *const[]){ bin, "report", out, NULL }, uid, gid)) {
 		snprintf(why, whylen, "the report of %s failed (above)", out);
 		goto out;
 	}
@@ -138,7 +147,7 @@ out:
 }
 
 int ma_merge_step(const char *bin, const char *dir, unsigned int nnodes, double timeout_s,
-		  char *why, size_t whylen)
+		  uid_t uid, gid_t gid, char *why, size_t whylen)
 {
 	char **names = calloc(MAX_NODES, sizeof(*names));
 	double t0 = now_s();
@@ -162,7 +171,7 @@ int ma_merge_step(const char *bin, const char *dir, unsigned int nnodes, double 
 		}
 		usleep(200 * 1000);
 	}
-	ret = merge(bin, dir, names, n, why, whylen);
+	ret = merge(bin, dir, names, n, uid, gid, why, whylen);
 	free_names(names, n);
 	free(names);
 	return ret;

@@ -5,6 +5,7 @@
  * spank_memattr.h for the sequence).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,11 @@ static char bin[PATH_MAX] = MEMATTR_BIN;
 static pid_t task_pids[MA_MAX_TASKS];
 static size_t ntasks;
 static struct ma_tracer tracer = { .pid = -1, .pidfd = -1 };
+/* A batch step's own directory, merged by the step itself at its end (no srun to do it). */
+static bool batch_step;
+static char step_dir[PATH_MAX];
+static uid_t step_uid;
+static gid_t step_gid;
 
 /* "mpi-calls", "heap", "mpi-calls,heap" (either order) or nothing. */
 static int opt_memattr(int val, const char *arg, int remote)
@@ -78,7 +84,8 @@ static int opt_dir(int val, const char *arg, int remote)
 	return 0;
 }
 
-struct spank_option spank_options[] = {
+/* Registered in slurm_spank_init: also for sbatch and salloc (#SBATCH --memattr). */
+static struct spank_option options[] = {
 	{ "memattr", "[modes]",
 	  "Trace each rank's memory by library with memattr-bpf from the first instruction; "
 	  "modes: mpi-calls,heap (comma-separated, optional)", 2, 0, opt_memattr },
@@ -91,7 +98,9 @@ struct spank_option spank_options[] = {
 /* Plugin arguments from plugstack.conf: bin=PATH of memattr-bpf. */
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	(void)sp;
+	for (size_t i = 0; options[i].name; i++)
+		if (spank_option_register(sp, &options[i]) != ESPANK_SUCCESS)
+			return slurm_error("memattr: cannot register --%s", options[i].name), -1;
 	for (int i = 0; i < ac; i++) {
 		if (!strncmp(av[i], "bin=", 4) && av[i][4] == '/' && strlen(av[i] + 4) < sizeof(bin)) {
 			strcpy(bin, av[i] + 4);
@@ -168,6 +177,41 @@ static void node_of(spank_t sp, char *buf, int len)
 	buf[len - 1] = '\0';
 }
 
+/*
+ * The batch script's step (#SBATCH --memattr): no srun made the directory,
+ * so it is made here, as root, for the job's user, in the submit directory:
+ * --memattr-dir relative to it, or memattr-<job>.batch. Something already
+ * on that name that is not the user's own directory is not used.
+ */
+static int batch_dir(spank_t sp, uint32_t job, uid_t uid, gid_t gid, char *dir, size_t len)
+{
+	char submit[PATH_MAX];
+	struct stat st;
+	int n, fd;
+
+	if (dir_opt[0] == '/')
+		n = snprintf(dir, len, "%s", dir_opt);
+	else if (spank_getenv(sp, "SLURM_SUBMIT_DIR", submit, sizeof(submit)) == ESPANK_SUCCESS &&
+		 submit[0] == '/')
+		n = dir_opt[0] ? snprintf(dir, len, "%s/%s", submit, dir_opt)
+			       : snprintf(dir, len, "%s/memattr-%u.batch", submit, job);
+	else
+		return slurm_error("memattr: the batch step has no submit directory"), -1;
+	if (n < 0 || (size_t)n >= len)
+		return slurm_error("memattr: output path too long"), -1;
+	if (mkdir(dir, 0750) && errno != EEXIST)
+		return slurm_error("memattr: cannot create %s: %m", dir), -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) ||
+	    (st.st_uid != uid && (st.st_uid != 0 || fchown(fd, uid, gid)))) {
+		if (fd >= 0)
+			close(fd);
+		return slurm_error("memattr: %s is not a directory of the job's user", dir), -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int start_tracer(spank_t sp)
 {
 	char dir[PATH_MAX], out[PATH_MAX + 80], node[64], job[32], mode_env[32], why[512];
@@ -175,14 +219,20 @@ static int start_tracer(spank_t sp)
 	uid_t uid = 0;
 	gid_t gid = 0;
 
-	if (spank_getenv(sp, MA_ENV_DIR, dir, sizeof(dir)) != ESPANK_SUCCESS || dir[0] != '/')
-		return slurm_error("memattr: no output directory from srun (%s)", MA_ENV_DIR), -1;
-	if (spank_getenv(sp, MA_ENV_MODES, mode_env, sizeof(mode_env)) != ESPANK_SUCCESS)
-		mode_env[0] = '\0';
-	node_of(sp, node, sizeof(node));
 	spank_get_item(sp, S_JOB_ID, &jobid);
 	spank_get_item(sp, S_JOB_UID, &uid);
 	spank_get_item(sp, S_JOB_GID, &gid);
+	if (spank_getenv(sp, MA_ENV_DIR, dir, sizeof(dir)) != ESPANK_SUCCESS || dir[0] != '/') {
+		if (batch_dir(sp, jobid, uid, gid, dir, sizeof(dir)))
+			return -1;
+		batch_step = true;
+		snprintf(step_dir, sizeof(step_dir), "%s", dir);
+		step_uid = uid;
+		step_gid = gid;
+	}
+	if (spank_getenv(sp, MA_ENV_MODES, mode_env, sizeof(mode_env)) != ESPANK_SUCCESS)
+		snprintf(mode_env, sizeof(mode_env), "%s", modes);
+	node_of(sp, node, sizeof(node));
 	snprintf(job, sizeof(job), "%u", jobid);
 	snprintf(out, sizeof(out), "%s/%s", dir, node);
 	if (ma_tracer_start(&tracer, bin, task_pids, ntasks, out, node, job, mode_env, uid, gid,
@@ -228,6 +278,9 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		/* The tasks are gone: the tracer writes its last figures and ends. */
 		if (tracer.pid > 0)
 			ma_tracer_wait(&tracer, 30);
+		if (tracer.pid > 0 && batch_step &&
+		    ma_merge_step(bin, step_dir, 1, 10, step_uid, step_gid, why, sizeof(why)))
+			slurm_error("memattr: %s", why);
 		return 0;
 	}
 	if (spank_context() != S_CTX_LOCAL || !getenv(MA_ENV_DIR) ||
@@ -238,7 +291,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 
 		nnodes = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
 	}
-	if (ma_merge_step(bin, dir, nnodes, 60, why, sizeof(why)))
+	if (ma_merge_step(bin, dir, nnodes, 60, (uid_t)-1, (gid_t)-1, why, sizeof(why)))
 		fprintf(stderr, "memattr: %s\n", why);
 	return 0;
 }
