@@ -49,8 +49,8 @@ log "promtool check metrics: accepted ($(grep -c "job=\"$JOB_ID\"" "$TMPD/exposi
 grep -qi '^content-type: application/openmetrics-text; version=1.0.0' "$TMPD/om.headers" ||
 	fail "OpenMetrics asked for, not served: $(cat "$TMPD/om.headers")"
 [ "$(tail -n 1 "$TMPD/exposition.om")" = "# EOF" ] || fail "OpenMetrics exposition does not end in # EOF"
-grep -q "^memattr_rank_resident_bytes{job=\"$JOB_ID\",user=\"$TEST_USER\",rank=\"0\",component=\"total\"} " \
-	"$TMPD/exposition.txt" || fail "no rank 0 total series labelled job/user/rank/component"
+grep -q "^memattr_rank_resident_bytes{job=\"$JOB_ID\",user=\"$TEST_USER\",step=\"\",rank=\"0\",component=\"total\"} " \
+	"$TMPD/exposition.txt" || fail "no rank 0 total series labelled job/user/step/rank/component"
 
 # node_exporter's textfile collector serves --textfile's memattr.prom.
 NE_PORT=$(free_port)
@@ -60,7 +60,7 @@ NE_PID=$!
 track_pid "$NE_PID"
 wait_http "http://127.0.0.1:$NE_PORT/metrics" 20
 curl -fsS "http://127.0.0.1:$NE_PORT/metrics" >"$TMPD/node_exporter.txt"
-grep -q "^memattr_rank_resident_bytes{component=\"total\",job=\"$JOB_ID\",rank=\"0\",user=\"$TEST_USER\"} " \
+grep -q "^memattr_rank_resident_bytes{component=\"total\",job=\"$JOB_ID\",rank=\"0\",step=\"\",user=\"$TEST_USER\"} " \
 	"$TMPD/node_exporter.txt" || fail "node_exporter does not serve the textfile's series: $(grep -i 'textfile\|error' "$TMPD/node_exporter.txt" | head -5)"
 grep -q '^node_textfile_scrape_error 0' "$TMPD/node_exporter.txt" ||
 	fail "node_exporter's textfile collector reports an error: $(grep -i textfile "$TMPD/node_exporter.txt")"

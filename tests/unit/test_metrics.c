@@ -64,18 +64,18 @@ static void test_ranks_and_other(void **state)
 	char *s;
 
 	(void)state;
-	assert_int_equal(metrics_proc_update(j, &r1, 1, &t, c, 2), 0);
-	assert_int_equal(metrics_proc_update(j, &r0, 0, &t, c, 2), 0);
-	assert_int_equal(metrics_proc_update(j, &x, -1, &t2, c2, 1), 0);
-	assert_int_equal(metrics_proc_update(j, &y, -1, &t2, c2, 1), 0);
+	assert_int_equal(metrics_proc_update(j, &r1, 1, "", &t, c, 2), 0);
+	assert_int_equal(metrics_proc_update(j, &r0, 0, "", &t, c, 2), 0);
+	assert_int_equal(metrics_proc_update(j, &x, -1, "", &t2, c2, 1), 0);
+	assert_int_equal(metrics_proc_update(j, &y, -1, "", &t2, c2, 1), 0);
 	s = render(&m, NULL, false);
 	must_have(s, "# TYPE memattr_rank_resident_bytes gauge\n");
-	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",rank=\"0\",component=\"total\"} 100\n");
-	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",rank=\"1\",component=\"mpi\"} 40\n");
-	must_have(s, "memattr_rank_proportional_bytes{job=\"42\",user=\"alice\",rank=\"0\",component=\"app\"} 50\n");
-	must_have(s, "memattr_rank_peak_resident_bytes{job=\"42\",user=\"alice\",rank=\"1\",component=\"total\"} 150\n");
+	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"0\",component=\"total\"} 100\n");
+	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"1\",component=\"mpi\"} 40\n");
+	must_have(s, "memattr_rank_proportional_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"0\",component=\"app\"} 50\n");
+	must_have(s, "memattr_rank_peak_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"1\",component=\"total\"} 150\n");
 	/* Two non-rank processes: one series, summed. */
-	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",rank=\"other\",component=\"app\"} 20\n");
+	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"other\",component=\"app\"} 20\n");
 	/* The job: every process. */
 	must_have(s, "memattr_job_resident_bytes{job=\"42\",user=\"alice\",component=\"total\"} 220\n");
 	must_have(s, "memattr_job_resident_bytes{job=\"42\",user=\"alice\",component=\"app\"} 140\n");
@@ -115,7 +115,7 @@ static void test_fold_top16(void **state)
 		if (i >= METRICS_TOP_COMPONENTS)
 			other += c[i].rss;
 	}
-	assert_int_equal(metrics_proc_update(j, &p, 3, &t, c, 20), 0);
+	assert_int_equal(metrics_proc_update(j, &p, 3, "0", &t, c, 20), 0);
 	s = render(&m, NULL, false);
 	must_have(s, "component=\"lib:l00.so\"} 1000\n");
 	must_have(s, "component=\"lib:l15.so\"} 985\n");
@@ -125,7 +125,7 @@ static void test_fold_top16(void **state)
 		char line[160];
 
 		snprintf(line, sizeof(line),
-			 "memattr_rank_resident_bytes{job=\"big\",user=\"bob\",rank=\"3\",component=\"other\"} %lld\n",
+			 "memattr_rank_resident_bytes{job=\"big\",user=\"bob\",step=\"0\",rank=\"3\",component=\"other\"} %lld\n",
 			 (long long)other);
 		must_have(s, line);
 	}

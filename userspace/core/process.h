@@ -66,6 +66,7 @@ struct proc {
 	double born_time;		/* time_s when tracing saw it first */
 	char exe[PATH_MAX];
 	char comm[17];
+	char step[16];			/* its Slurm step ("0", "batch"), "" when none */
 
 	struct region_table regions;
 	struct code_reader code;	/* return addresses are checked against its code */

@@ -69,6 +69,26 @@ int job_rank_of(pid_t pid, int *rank)
 	return 0;
 }
 
+void job_step_of(pid_t pid, char *step, size_t len)
+{
+	struct environ_buf env = {0};
+	struct slurm_cgroup sc;
+	const char *v;
+
+	step[0] = '\0';
+	/* Slurm's cgroup first: an emptied environment cannot hide it. */
+	if (!procfs_read_slurm_cgroup(pid, &sc)) {
+		snprintf(step, len, "%s", sc.step);
+		return;
+	}
+	if (procfs_read_environ(pid, &env, ENVIRON_MAX))
+		return;
+	v = environ_get(&env, "SLURM_STEP_ID");
+	if (v)
+		snprintf(step, len, "%s", v);
+	environ_free(&env);
+}
+
 /* Calls fn for each numeric entry of /proc. */
 static int for_each_pid(int (*fn)(pid_t pid, void *arg), void *arg)
 {

@@ -54,5 +54,7 @@ bool job_is_launcher(const char *comm);
 
 /* *rank: the MPI rank pid's environment gives (OMPI_COMM_WORLD_RANK, ...), -1: none. 0 or -errno (unreadable). */
 int job_rank_of(pid_t pid, int *rank);
+/* pid's Slurm step: its cgroup's ("0", "batch", ...), else SLURM_STEP_ID; "" when neither says. */
+void job_step_of(pid_t pid, char *step, size_t len);
 
 #endif

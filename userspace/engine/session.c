@@ -127,6 +127,7 @@ static void view_of(const struct session *s, const struct proc *p, struct sink_p
 	memset(v, 0, sizeof(*v));
 	v->rank = p->rank;
 	v->pid = p->pid;
+	v->step = p->step;
 	v->time = p->total.peak_rss_time;
 	fill_comp(&v->total, "total", &p->total, p->total.peak_rss);
 	for (size_t i = 0; i < p->ncomps; i++)

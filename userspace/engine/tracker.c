@@ -255,6 +255,7 @@ static void identify(struct session *s, struct proc *p)
 	p->account = !job_is_launcher(p->comm);
 	if (p->named || job_rank_of(p->pid, &rank))
 		return;		/* once its figures went out, the identity stays */
+	job_step_of(p->pid, p->step, sizeof(p->step));
 	p->rank = rank >= 0 && !rank_taken(s, p, rank) ? rank : -1;
 }
 

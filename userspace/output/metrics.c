@@ -50,7 +50,7 @@ void metrics_job_remove(struct metrics *m, struct mx_job *j)
 	free(j);
 }
 
-int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank,
+int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank, const char *step,
 			const struct mx_comp *total, const struct mx_comp *comps, size_t n)
 {
 	struct mx_proc *p = *slot;
@@ -75,6 +75,7 @@ int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank,
 		p->cap = n;
 	}
 	p->rank = rank;
+	snprintf(p->step, sizeof(p->step), "%s", step ? step : "");
 	p->total = *total;
 	memcpy(p->comps, comps, n * sizeof(*comps));
 	p->ncomps = n;
@@ -112,10 +113,15 @@ void metrics_put_label(FILE *f, const char *v)
 
 enum { V_RSS, V_PSS, V_PEAK, V_NR };
 
+struct rank_key {
+	const char *step;	/* the process's own, valid while the job is rendered */
+	int rank;		/* -1: "other" */
+};
+
 struct folded {
 	const char **names;	/* output components: "total", the kept ones, then "other" */
 	size_t nnames;
-	int *ranks;		/* rank groups, ascending; -1 ("other") last */
+	struct rank_key *ranks;	/* rank groups by step, ranks ascending, -1 ("other") last */
 	size_t nranks;
 	int64_t *v;		/* [rank group][name][V_*] */
 	int64_t *job;		/* [name][V_*]: every process of the job */
@@ -137,12 +143,25 @@ static int by_rss_desc(const void *a, const void *b)
 
 static int by_rank(const void *a, const void *b)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	const struct rank_key *p = a, *q = b;
+	int x = p->rank, y = q->rank, s = strcmp(p->step, q->step);
 
+	if (s)
+		return s;
 	/* -1 ("other") sorts last. */
 	if ((x < 0) != (y < 0))
 		return x < 0 ? 1 : -1;
 	return (x > y) - (x < y);
+}
+
+static struct rank_key key_of(const struct mx_proc *p)
+{
+	return (struct rank_key){ p->step, p->rank < 0 ? -1 : p->rank };
+}
+
+static bool same_key(struct rank_key a, struct rank_key b)
+{
+	return a.rank == b.rank && !strcmp(a.step, b.step);
 }
 
 static ssize_t find_name(const char *const *names, size_t n, const char *name)
@@ -224,10 +243,10 @@ static int pick_ranks(const struct mx_job *j, struct folded *fo)
 	if (!fo->ranks)
 		return -ENOMEM;
 	for (const struct mx_proc *p = j->procs; p; p = p->next) {
-		int r = p->rank < 0 ? -1 : p->rank;
+		struct rank_key r = key_of(p);
 		size_t k;
 
-		for (k = 0; k < fo->nranks && fo->ranks[k] != r; k++)
+		for (k = 0; k < fo->nranks && !same_key(fo->ranks[k], r); k++)
 			;
 		if (k == fo->nranks)
 			fo->ranks[fo->nranks++] = r;
@@ -266,10 +285,10 @@ static int fold_job(const struct mx_job *j, struct folded *fo)
 	if (!fo->v || !fo->job)
 		goto fail;
 	for (const struct mx_proc *p = j->procs; p; p = p->next) {
-		int r = p->rank < 0 ? -1 : p->rank;
+		struct rank_key r = key_of(p);
 		size_t g;
 
-		for (g = 0; fo->ranks[g] != r; g++)
+		for (g = 0; !same_key(fo->ranks[g], r); g++)
 			;
 		add_comp(fo, g, &p->total, true);
 		for (size_t i = 0; i < p->ncomps; i++)
@@ -325,10 +344,12 @@ static void rank_family(FILE *f, bool om, const struct metrics *m, const struct 
 			for (size_t k = 0; k < fo->nnames; k++) {
 				fprintf(f, "%s{", name);
 				job_labels(f, j);
-				if (fo->ranks[g] < 0)
-					fputs(",rank=\"other\",component=\"", f);
+				fputs(",step=\"", f);
+				metrics_put_label(f, fo->ranks[g].step);
+				if (fo->ranks[g].rank < 0)
+					fputs("\",rank=\"other\",component=\"", f);
 				else
-					fprintf(f, ",rank=\"%d\",component=\"", fo->ranks[g]);
+					fprintf(f, "\",rank=\"%d\",component=\"", fo->ranks[g].rank);
 				metrics_put_label(f, fo->names[k]);
 				fprintf(f, "\"} %" PRId64 "\n",
 					fo->v[(g * fo->nnames + k) * V_NR + which]);

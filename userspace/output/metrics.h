@@ -4,8 +4,10 @@
  * job (fed by the metrics sink), the service's own counters, and their
  * exposition in the Prometheus text format 0.0.4 or OpenMetrics 1.0.
  *
- * Cardinality is bounded here, not by the scraper: processes that are not
- * ranks are summed under rank="other", a job's components past its largest
+ * Series are labelled job, user, step (Slurm's, "" when none: an absent
+ * label to Prometheus) and rank: ranks of two steps running at once are
+ * apart. Cardinality is bounded here, not by the scraper: processes that
+ * are not ranks are summed under rank="other" (per step), a job's components past its largest
  * METRICS_TOP_COMPONENTS (by resident bytes) fold into component="other",
  * and a job's series vanish with it (metrics_job_remove).
  */
@@ -25,8 +27,11 @@ struct mx_comp {
 	int64_t rss, pss, peak_rss;
 };
 
+#define MX_STEP_LEN	16
+
 struct mx_proc {
 	int rank;			/* < 0: not a rank (rank="other") */
+	char step[MX_STEP_LEN];		/* Slurm step ("0", "batch"), "" when none */
 	struct mx_comp total;
 	struct mx_comp *comps;
 	size_t ncomps, cap;
@@ -69,7 +74,7 @@ struct mx_job *metrics_job_add(struct metrics *m, const char *id, const char *us
 void metrics_job_remove(struct metrics *m, struct mx_job *j);
 
 /* A process's latest figures (*slot NULL at first: a new entry). 0 or -ENOMEM. */
-int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank,
+int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank, const char *step,
 			const struct mx_comp *total, const struct mx_comp *comps, size_t n);
 void metrics_proc_remove(struct mx_proc **slot);
 

@@ -41,7 +41,8 @@ static void mx_proc_sample(struct sink *s, const struct sink_job *j, const struc
 	mx_comp_of(&total, &p->total);
 	for (size_t i = 0; i < p->ncomps; i++)
 		mx_comp_of(&comps[i], &p->comps[i]);
-	metrics_proc_update(ms->job, (struct mx_proc **)p->state, p->rank, &total, comps, p->ncomps);
+	metrics_proc_update(ms->job, (struct mx_proc **)p->state, p->rank, p->step, &total, comps,
+			    p->ncomps);
 	if (comps != stack)
 		free(comps);
 }

@@ -36,6 +36,7 @@ struct sink_comp {
 struct sink_proc {
 	int rank;			/* -1: not an MPI rank */
 	pid_t pid;
+	const char *step;		/* Slurm step, "" when none */
 	double time;			/* time_s of the latest sample */
 	struct sink_comp total;
 	const struct sink_comp *comps;	/* components that have had memory, by id */
