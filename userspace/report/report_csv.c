@@ -368,7 +368,8 @@ static void proc_free(struct rp_proc *p)
 enum { C_TIME, C_RANK, C_PID, C_COMP, C_RSS, C_PSS, C_NODE, NCOLS_PROC };
 
 static const char *const proc_cols[NCOLS_PROC] = {
-	COL_TIME, COL_RANK, COL_PID, COL_COMPONENT, COL_RSS, COL_PSS, "?" COL_NODE,
+	COL_TIME, COL_RANK, COL_PID, COL_COMPONENT, COL_RSS, COL_PSS,
+	"?node",	/* "?" COL_NODE: optional, only in a merged dataset */
 };
 
 
