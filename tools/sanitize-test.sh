@@ -3,7 +3,8 @@
 # with ASan + UBSan, stopping at the first error):
 #   tools/sanitize-test.sh report BIN   `report` on every fixture run in
 #       tests/unit/fixtures/report (copies): good ones must give a page,
-#       bad ones a clean refusal, none a sanitizer report.
+#       bad ones a clean refusal, none a sanitizer report; then `merge` of
+#       synthetic per-node datasets, its report and a refused merge.
 #   tools/sanitize-test.sh trace BIN    (root) a real 4-rank Open MPI job
 #       traced by BIN and reported on: tests/integration/test_report.sh (and
 #       test_report_bad_input.sh, which the same name selects); then the
@@ -49,8 +50,34 @@ report_fixtures() {
 	[ "$bad" -eq 0 ]
 }
 
+# merge of synthetic per-node datasets (tools/bench/synth_job.c), its
+# report, and a refusal found while writing (a bad row): no sanitizer report.
+merge_synthetic() {
+	local tmp rc=0
+	tmp=$(mktemp -d /tmp/memattr-san.XXXXXX)
+	trap 'rm -rf "$tmp"' RETURN
+	gcc -O1 -o "$tmp/synth_job" tools/bench/synth_job.c -lm
+	"$tmp/synth_job" --nodes 3 --ranks-per-node 4 --samples 20 -o "$tmp/nodes"
+	"$BIN" merge "$tmp"/nodes/node* -o "$tmp/job" >"$tmp/merge.out" 2>"$tmp/merge.err" || rc=$?
+	[ "$rc" -eq 0 ] && "$BIN" report "$tmp/job" >/dev/null 2>>"$tmp/merge.err" || rc=$?
+	if sanitizer_said "$tmp/merge.err" || [ "$rc" -ne 0 ] || [ ! -s "$tmp/job/report.html" ]; then
+		echo "sanitize: merge and report of 3 synthetic nodes: exit $rc:"
+		head -n 30 "$tmp/merge.err" | sed 's/^/    /'
+		return 1
+	fi
+	echo "1.0,4,99,app,notanumber,0" >>"$tmp/nodes/node0001/rank-4.csv"
+	rc=0
+	"$BIN" merge "$tmp"/nodes/node* -o "$tmp/bad" >/dev/null 2>"$tmp/bad.err" || rc=$?
+	if sanitizer_said "$tmp/bad.err" || [ "$rc" -ne 1 ] || [ -e "$tmp/bad" ]; then
+		echo "sanitize: merge of a bad row: exit $rc, expected a refusal:"
+		head -n 30 "$tmp/bad.err" | sed 's/^/    /'
+		return 1
+	fi
+	echo "sanitize: merge, report and a refused merge of synthetic nodes under ASan+UBSan: as expected"
+}
+
 case $MODE in
-report) report_fixtures ;;
+report) report_fixtures && merge_synthetic ;;
 trace)
 	export KEEP_TMP= MEMATTR_BIN=$BIN
 	for t in test_report test_output_full_disk test_hostile_files test_bad_input; do
