@@ -17,6 +17,8 @@
 
 SLURM_NODE=node1
 SLURM_PIDS=()
+# linuxproc: Slurm tracks processes by their tree, no cgroup (task/none).
+SLURM_PROCTRACK=${SLURM_PROCTRACK:-cgroup}
 
 slurm_free_port() {
 	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -42,8 +44,8 @@ SlurmctldPidFile=$SLURM_DIR/slurmctld.pid
 SlurmdPidFile=$SLURM_DIR/slurmd.pid
 SlurmctldLogFile=$SLURM_DIR/slurmctld.log
 SlurmdLogFile=$SLURM_DIR/slurmd.log
-ProctrackType=proctrack/cgroup
-TaskPlugin=task/cgroup
+ProctrackType=proctrack/$SLURM_PROCTRACK
+TaskPlugin=$([ "$SLURM_PROCTRACK" = cgroup ] && echo task/cgroup || echo task/none)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
@@ -54,7 +56,7 @@ SlurmdParameters=config_overrides
 SchedulerParameters=batch_sched_delay=0
 KillWait=2
 ${SLURM_PLUGSTACK:+PlugStackConfig=$SLURM_DIR/plugstack.conf}
-NodeName=$SLURM_NODE NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
+NodeName=$SLURM_NODE NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
 PartitionName=debug Nodes=$SLURM_NODE Default=YES MaxTime=INFINITE State=UP
 EOF
 	[ -n "${SLURM_PLUGSTACK:-}" ] && printf '%s\n' "$SLURM_PLUGSTACK" >"$SLURM_DIR/plugstack.conf"

@@ -9,7 +9,9 @@
 # their ranks. The tool, as root, attached after the ranks started, must
 # trace all 4 with ranks 0..3 and each rank's (R+1)*8 MiB in app; the step
 # selection must hold: "J.batch" finds the job, "J.0" (a step the job does
-# not have) finds nothing and says so.
+# not have) finds nothing and says so. With SLURM_PROCTRACK=linuxproc
+# (test_slurm_attach_linuxproc) Slurm tracks the job without cgroups and
+# only `scontrol listpids` knows the ranks.
 source "$(dirname "$0")/lib.sh"
 source "$IT_DIR/slurm_lib.sh"
 
@@ -24,10 +26,19 @@ for f in "$LOGS"/hold-rank-*.csv; do
 	pid=$(awk -F, '$1 == "ready" { print $4 }' "$f")
 	grep -q '^SLURM_JOB_ID=' <(tr '\0' '\n' <"/proc/$pid/environ") &&
 		fail "rank pid $pid carries SLURM_JOB_ID: the test would not prove the cgroup path"
-	grep -q "job_$JOB/step_batch" "/proc/$pid/cgroup" ||
-		fail "rank pid $pid is not in job $JOB's batch step cgroup: $(cat "/proc/$pid/cgroup")"
+	if [ "$SLURM_PROCTRACK" = linuxproc ]; then
+		! grep -q "job_$JOB" "/proc/$pid/cgroup" ||
+			fail "rank pid $pid is in a cgroup of job $JOB: the test would not prove scontrol listpids"
+	else
+		grep -q "job_$JOB/step_batch" "/proc/$pid/cgroup" ||
+			fail "rank pid $pid is not in job $JOB's batch step cgroup: $(cat "/proc/$pid/cgroup")"
+	fi
 done
-log "4 ranks in job_$JOB/step_batch, none with SLURM_JOB_ID in its environment"
+if [ "$SLURM_PROCTRACK" = linuxproc ]; then
+	log "4 ranks in no cgroup of job $JOB, none with SLURM_JOB_ID: only scontrol listpids knows them"
+else
+	log "4 ranks in job_$JOB/step_batch, none with SLURM_JOB_ID in its environment"
+fi
 
 # A step the job does not have: nothing, and a clear line.
 if "$MEMATTR_BIN" --job "$JOB.0" --duration 1 --output "$TMPD/out.step0" 2>"$TMPD/step0.err"; then

@@ -144,6 +144,7 @@ struct env_scan {
 	void *ctx;
 	struct pid_list *out;
 	bool slurm;		/* id names a Slurm job (and maybe a step) */
+	size_t in_cgroup;	/* processes found in the job's cgroups */
 	uint64_t job;
 	char step[64];
 };
@@ -184,8 +185,10 @@ static int match_env(pid_t pid, void *arg)
 	 * variables on; a process in another job's cgroup is not ours).
 	 */
 	if (!procfs_read_slurm_cgroup(pid, &sc)) {
-		if (s->slurm && sc.job == s->job && (!s->step[0] || !strcmp(sc.step, s->step)))
+		if (s->slurm && sc.job == s->job && (!s->step[0] || !strcmp(sc.step, s->step))) {
+			s->in_cgroup++;
 			return pid_list_add(s->out, pid);
+		}
 		return 0;
 	}
 	if (procfs_read_environ(pid, &env, ENVIRON_MAX))
@@ -200,9 +203,18 @@ int job_scan_env(const char *id, pid_t self, bool (*known)(void *ctx, pid_t pid)
 		 struct pid_list *out)
 {
 	struct env_scan s = { .id = id, .self = self, .known = known, .ctx = ctx, .out = out };
+	int ret;
 
 	s.slurm = parse_slurm_id(id, &s.job, s.step, sizeof(s.step));
-	return for_each_pid(match_env, &s);
+	ret = for_each_pid(match_env, &s);
+	/*
+	 * A Slurm job with no process in a cgroup of it: this Slurm tracks
+	 * processes otherwise (proctrack/linuxproc): ask it. Its list holds
+	 * what no environment shows (an mpirun run under env -i).
+	 */
+	if (!ret && s.slurm && !s.in_cgroup && !known)
+		ret = slurm_listpids(s.job, s.step, self, out) < 0 ? -ENOMEM : 0;
+	return ret;
 }
 
 struct parent_map {

@@ -15,6 +15,7 @@
 #define MEMATTR_DISCOVERY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -54,6 +55,13 @@ bool job_is_launcher(const char *comm);
 
 /* *rank: the MPI rank pid's environment gives (OMPI_COMM_WORLD_RANK, ...), -1: none. 0 or -errno (unreadable). */
 int job_rank_of(pid_t pid, int *rank);
+
+/*
+ * slurm_listpids.c: add the pids `scontrol listpids` gives for job (and
+ * step, "" for all) on this node, not self, none twice; how many were
+ * added, 0 when scontrol is missing or does not know the job, -ENOMEM.
+ */
+int slurm_listpids(uint64_t job, const char *step, pid_t self, struct pid_list *out);
 /* pid's Slurm step: its cgroup's ("0", "batch", ...), else SLURM_STEP_ID; "" when neither says. */
 void job_step_of(pid_t pid, char *step, size_t len);
 
