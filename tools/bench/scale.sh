@@ -7,7 +7,8 @@
 #   tools/bench/scale.sh [NODES [RANKS_PER_NODE [SAMPLES]]]   (default 1000 128 600)
 #
 # Needs about 45 GB free under SCALE_DIR (default /tmp/memattr-scale) at
-# the default size; everything it wrote is removed at the end.
+# the default size; everything it wrote is removed at the end, but for the
+# merged dataset with SCALE_KEEP=1 (to report on it again).
 set -euo pipefail
 NODES=${1:-1000}
 PER_NODE=${2:-128}
@@ -20,7 +21,11 @@ BIN=$REPO/memattr-bpf
 command -v /usr/bin/time >/dev/null || { echo "scale.sh: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }
 rm -rf "$DIR"
 mkdir -p "$DIR"
-trap 'rm -rf "$DIR"' EXIT
+if [ "${SCALE_KEEP:-0}" = 1 ]; then
+	trap 'rm -rf "$DIR/nodes"' EXIT
+else
+	trap 'rm -rf "$DIR"' EXIT
+fi
 gcc -O2 -o "$DIR/synth_job" "$REPO/tools/bench/synth_job.c" -lm
 
 # seconds and peak RSS (MiB) of one command: "S MIB"

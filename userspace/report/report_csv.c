@@ -911,19 +911,33 @@ void rp_run_free(struct rp_run *run)
 	memset(run, 0, sizeof(*run));
 }
 
+/*
+ * An array's first n elements in a fresh block of their size, the old one
+ * freed whole: shrunk in place, each of 100,000 timelines would leave a
+ * hole the next one's larger arrays cannot use, and the heap would grow
+ * by the full size of every timeline read.
+ */
+static void *exact_copy(void *a, size_t bytes)
+{
+	void *q = malloc(bytes);
+
+	if (!q)
+		return a;	/* kept as it is: still correct, only larger */
+	memcpy(q, a, bytes);
+	free(a);
+	return q;
+}
+
 /* Give back what a thinned process no longer uses. */
 static void proc_shrink(struct rp_proc *p)
 {
 	size_t n = p->n ? p->n : 1;
-	void *q;
 
-	if ((q = realloc(p->t, n * sizeof(*p->t))))
-		p->t = q;
-	if ((q = realloc(p->pss_total, n * sizeof(*p->pss_total))))
-		p->pss_total = q;
+	p->t = exact_copy(p->t, n * sizeof(*p->t));
+	p->pss_total = exact_copy(p->pss_total, n * sizeof(*p->pss_total));
 	for (size_t c = 0; c < p->nrss; c++)
-		if (p->rss[c] && (q = realloc(p->rss[c], n * sizeof(**p->rss))))
-			p->rss[c] = q;
+		if (p->rss[c])
+			p->rss[c] = exact_copy(p->rss[c], n * sizeof(**p->rss));
 	p->cap = n;
 }
 
