@@ -268,8 +268,6 @@ static int open_tmp(struct mg_out *o, const char *out, char *tmp, size_t len, ch
 	struct stat st;
 
 	snprintf(tmp, len, "%s.merging-%d", out, (int)getpid());
-	while (strlen(tmp) > 1 && tmp[strlen(tmp) - 1] == '/')
-		tmp[strlen(tmp) - 1] = '\0';
 	if (!lstat(tmp, &st)) {
 		snprintf(err, errlen, "%s exists (a merge that was killed?): remove it", tmp);
 		return -1;
@@ -336,7 +334,7 @@ int merge_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL;
+	char out[PATH_MAX] = "";
 	bool compress = false;
 	struct mg_node *nodes;
 	char *cmdline;
@@ -350,20 +348,24 @@ int merge_main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (c == 'o' && optarg[0]) {
-			out = optarg;
+		if (c == 'o' && optarg[0] && strlen(optarg) < sizeof(out)) {
+			/* "job/" names the directory job: the temporary one goes beside it. */
+			snprintf(out, sizeof(out), "%s", optarg);
+			for (size_t l = strlen(out); l > 1 && out[l - 1] == '/'; l--)
+				out[l - 1] = '\0';
 		} else if (c == 'z') {
 			compress = true;
 		} else {
 			fprintf(stderr, "memattr-bpf merge: %s '%s'\n",
-				c == 'o' ? "empty output path" : "unknown option or missing value", argv[optind - 1]);
+				c == 'o' ? "empty or too long output path" : "unknown option or missing value",
+				argv[optind - 1]);
 			usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
 	n = (size_t)(argc - optind);
-	if (!out || !n) {
-		fprintf(stderr, "memattr-bpf merge: %s\n", !out ? "no -o OUT given" : "no dataset given");
+	if (!out[0] || !n) {
+		fprintf(stderr, "memattr-bpf merge: %s\n", !out[0] ? "no -o OUT given" : "no dataset given");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
