@@ -569,8 +569,9 @@ static void proc_table(FILE *f, const struct page *pg)
 	if (!all)
 		fprintf(f, "<p class=\"note\">The %zu processes with the largest peaks of %zu.</p>\n",
 			n, run->nprocs);
-	fputs("<table><tr><th>rank</th><th>pid</th><th>peak total</th><th>at</th><th>MPI at peak</th>"
-	      "<th class=\"l\">MPI share</th><th>app at peak</th><th>unattributed at peak</th>"
+	fprintf(f, "<table><tr><th>rank</th>%s<th>pid</th><th>peak total</th><th>at</th><th>MPI at peak</th>",
+		run->nnodes ? "<th class=\"l\">node</th>" : "");
+	fputs("<th class=\"l\">MPI share</th><th>app at peak</th><th>unattributed at peak</th>"
 	      "<th>peak PSS</th><th>at end</th></tr>\n", f);
 	for (size_t i = 0; i < n; i++) {
 		size_t pi = all ? i : pg->order[i];
@@ -581,6 +582,13 @@ static void proc_table(FILE *f, const struct page *pg)
 			fprintf(f, "<tr><td>%d</td>", p->rank);
 		else
 			fputs("<tr><td>&ndash;</td>", f);
+		if (run->nnodes && p->node >= 0 && (size_t)p->node < run->nnodes) {
+			fputs("<td class=\"l\">", f);
+			text(f, run->nodes[p->node]);
+			fputs("</td>", f);
+		} else if (run->nnodes) {
+			fputs("<td></td>", f);
+		}
 		fprintf(f, "<td>%d</td><td><b>", p->pid);
 		bytes(f, (double)st->peak_total);
 		fprintf(f, "</b></td><td>%.1f s</td>", st->peak_t);
