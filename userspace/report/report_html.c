@@ -190,10 +190,16 @@ static void head(FILE *f, const struct page *pg)
 	if (others)
 		fprintf(f, "%s%zu other traced process%s", pg->ranks ? " + " : "", others,
 			others == 1 ? "" : "es");
+	/* The tracer's own interval: a thinned timeline's gaps are wider. */
 	fprintf(f, " &middot; %.1f s traced &middot; a sample every %.0f ms &middot; resident memory (RSS) "
-		"by owner, as written by memattr-bpf in <code>", pg->dur, pg->interval * 1000);
+		"by owner, as written by memattr-bpf in <code>", pg->dur,
+		info_count(run, "interval_ms") > 0 ? (double)info_count(run, "interval_ms") : pg->interval * 1000);
 	text(f, run->dir);
 	fputs("</code></p>\n", f);
+	if (run->thinned)
+		fprintf(f, "<p class=\"note\">%zu timelines were thinned to %zu samples each for this page (their "
+			"first, their last and the largest total in each slice of time: no peak is lost); the "
+			"CSVs hold every sample.</p>\n", run->thinned, run->max_samples);
 }
 
 /* Drops, unwinding failures, a run still going: said before any figure. */
