@@ -90,7 +90,8 @@ static struct spank_option options[] = {
 	  "Trace each rank's memory by library with memattr-bpf from the first instruction; "
 	  "modes: mpi-calls,heap (comma-separated, optional)", 2, 0, opt_memattr },
 	{ "memattr-dir", "DIR",
-	  "Where --memattr writes (default ./memattr-<job>.<step>): DIR/<node>/ per node, DIR/job/ merged",
+	  "Where --memattr writes (default ./memattr-<job>.<step>): DIR/<node>/ per node, DIR/job/ merged; "
+	  "implies --memattr",
 	  1, 0, opt_dir },
 	SPANK_OPTIONS_TABLE_END
 };
