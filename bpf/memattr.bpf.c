@@ -636,46 +636,6 @@ MEMORY_SYSCALL(mlock, NR_MLOCK, 2)
 MEMORY_SYSCALL(mlockall, NR_MLOCKALL, 1)
 MEMORY_SYSCALL(mlock2, NR_MLOCK2, 3)
 
-/*
- * Syscalls that change a process's resident memory with no fault of its own
- * (System V shared memory, pages faulted in by get_user_pages): a change
- * inside them has no known cause. Without this, the thread's last fault
- * address, still noted, would take the change.
- */
-static __always_inline int other_enter(void)
-{
-	struct thread_ctx *c = ctx_get(false);
-
-	if (c)
-		c->kind = CTX_OTHER_SYSCALL;
-	return 0;
-}
-
-static __always_inline int other_exit(void)
-{
-	struct thread_ctx *c = ctx_get(false);
-
-	if (c)
-		c->kind = CTX_NONE;
-	return 0;
-}
-
-#define OTHER_SYSCALL(name)							\
-SEC("tracepoint/syscalls/sys_enter_" #name)					\
-int ma_enter_##name(void *ctx)							\
-{										\
-	return other_enter();							\
-}										\
-SEC("tracepoint/syscalls/sys_exit_" #name)					\
-int ma_exit_##name(void *ctx)							\
-{										\
-	return other_exit();							\
-}
-
-OTHER_SYSCALL(shmat)
-OTHER_SYSCALL(shmdt)
-OTHER_SYSCALL(process_madvise)
-OTHER_SYSCALL(io_uring_register)
 
 static __always_inline void note_fault(unsigned long address)
 {

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 6403,6408 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/out
+/tmp/memattr-bench.G2Gdxy/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 11200,11207 --output /tmp/memattr-bench.G2Gdxy/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 1613 --output /tmp/memattr-bench.fqlJl5/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.G2Gdxy/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 5086 --output /tmp/memattr-bench.G2Gdxy/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.G2Gdxy/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/costs.syscall.untraced.4/go   ||   untraced
