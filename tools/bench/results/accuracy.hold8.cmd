@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.G2Gdxy/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.G2Gdxy/runs/accuracy.hold8/stop   ||   memattr-bpf --job 14827 --output /tmp/memattr-bench.G2Gdxy/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.FS4NJF/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.FS4NJF/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.FS4NJF/runs/accuracy.hold8/stop   ||   memattr-bpf --job 9475 --output /tmp/memattr-bench.FS4NJF/runs/accuracy.hold8/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.G2Gdxy/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 11200,11207 --output /tmp/memattr-bench.G2Gdxy/runs/bpfstats.memreq/out
+/tmp/memattr-bench.FS4NJF/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.FS4NJF/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 6984,6991 --output /tmp/memattr-bench.FS4NJF/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.G2Gdxy/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 10794,10802 --output /tmp/memattr-bench.G2Gdxy/runs/bpfstats.syscall/out
+/tmp/memattr-bench.FS4NJF/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.FS4NJF/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 6670,6677 --output /tmp/memattr-bench.FS4NJF/runs/bpfstats.syscall/out

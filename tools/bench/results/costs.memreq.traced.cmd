@@ -1,1 +1,1 @@
-/tmp/memattr-bench.G2Gdxy/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 5086 --output /tmp/memattr-bench.G2Gdxy/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.FS4NJF/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.FS4NJF/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 1628 --output /tmp/memattr-bench.FS4NJF/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.G2Gdxy/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.FS4NJF/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.FS4NJF/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.FS4NJF/runs/costs.storm1.untraced.4/go   ||   untraced

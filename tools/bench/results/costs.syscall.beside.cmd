@@ -1,1 +1,1 @@
-/tmp/memattr-bench.G2Gdxy/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 4067 --output /tmp/memattr-bench.G2Gdxy/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.FS4NJF/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.FS4NJF/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 772 --output /tmp/memattr-bench.FS4NJF/runs/costs.syscall.beside.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.G2Gdxy/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.G2Gdxy/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.G2Gdxy/runs/storm.1.0.0/go   ||   memattr-bpf --pid 29852 --output /tmp/memattr-bench.G2Gdxy/runs/storm.1.0.0/out
+/tmp/memattr-bench.FS4NJF/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.FS4NJF/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.FS4NJF/runs/storm.1.0.0/go   ||   memattr-bpf --pid 31275 --output /tmp/memattr-bench.FS4NJF/runs/storm.1.0.0/out
