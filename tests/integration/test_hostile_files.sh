@@ -143,7 +143,8 @@ term=$(grep '^events of unknown processes:' "$TMPD/out-planted" || true)
 [ "$term" = "events of unknown processes: $(info events_unknown_pid); fault addresses outside known regions: $(info events_unplaced) (reread from maps)" ] ||
 	bad "terminal summary and run_info.csv disagree on lost precision: '$term' vs $(info events_unknown_pid)/$(info events_unplaced)"
 log "planted: in $O: $(ls -A "$O" | tr '\n' ' '); lost precision: unknown pid $(info events_unknown_pid), unplaced $(info events_unplaced), map full $(info processes_refused_map_full)"
-"$PY" "$IT_DIR/bpf_leftovers.py" || bad "planted: BPF programs/links left loaded"
+# The kernel finishes the detach after the tool's exit (lib.sh): allow it its seconds.
+check_no_bpf_leftovers
 touch "$STOP_FILE"
 wait_job_ok 60
 
