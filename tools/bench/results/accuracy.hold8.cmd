@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.FS4NJF/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.FS4NJF/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.FS4NJF/runs/accuracy.hold8/stop   ||   memattr-bpf --job 9475 --output /tmp/memattr-bench.FS4NJF/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/accuracy.hold8/stop   ||   memattr-bpf --job 8267 --output /tmp/memattr-bench.fqlJl5/runs/accuracy.hold8/out

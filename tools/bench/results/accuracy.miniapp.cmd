@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 2 /tmp/memattr-bench.FS4NJF/bin/miniapp --n 6 --ready-dir /tmp/memattr-bench.FS4NJF/runs/accuracy.miniapp/ready --go-file /tmp/memattr-bench.FS4NJF/runs/accuracy.miniapp/go   ||   memattr-bpf --job 9071 --output /tmp/memattr-bench.FS4NJF/runs/accuracy.miniapp/out
+mpirun --oversubscribe -np 2 /tmp/memattr-bench.fqlJl5/bin/miniapp --n 6 --ready-dir /tmp/memattr-bench.fqlJl5/runs/accuracy.miniapp/ready --go-file /tmp/memattr-bench.fqlJl5/runs/accuracy.miniapp/go   ||   memattr-bpf --job 7988 --output /tmp/memattr-bench.fqlJl5/runs/accuracy.miniapp/out

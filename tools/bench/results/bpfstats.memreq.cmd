@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.FS4NJF/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 6984,6991 --output /tmp/memattr-bench.FS4NJF/runs/bpfstats.memreq/out
+/tmp/memattr-bench.fqlJl5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 6403,6408 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/out

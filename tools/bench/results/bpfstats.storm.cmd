@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.FS4NJF/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.FS4NJF/runs/bpfstats.storm/go   ||   memattr-bpf --pid 6354,6363 --output /tmp/memattr-bench.FS4NJF/runs/bpfstats.storm/out
+/tmp/memattr-bench.fqlJl5/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.storm/go   ||   memattr-bpf --pid 6007,6015 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.storm/out

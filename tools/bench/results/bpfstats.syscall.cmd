@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.FS4NJF/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 6670,6677 --output /tmp/memattr-bench.FS4NJF/runs/bpfstats.syscall/out
+/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 6204,6213 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.FS4NJF/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 1628 --output /tmp/memattr-bench.FS4NJF/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.fqlJl5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 1613 --output /tmp/memattr-bench.fqlJl5/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.FS4NJF/runs/costs.memreq.untraced.4/go   ||   untraced
+/tmp/memattr-bench.fqlJl5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.memreq.untraced.4/go   ||   untraced

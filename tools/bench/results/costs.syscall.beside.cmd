@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.FS4NJF/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 772 --output /tmp/memattr-bench.FS4NJF/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 1108 --output /tmp/memattr-bench.fqlJl5/runs/costs.syscall.beside.4/out

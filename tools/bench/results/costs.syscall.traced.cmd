@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.FS4NJF/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.FS4NJF/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 1085 --output /tmp/memattr-bench.FS4NJF/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 1308 --output /tmp/memattr-bench.fqlJl5/runs/costs.syscall.traced.4/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.FS4NJF/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.FS4NJF/runs/footprint.1/ready --stop-file /tmp/memattr-bench.FS4NJF/runs/footprint.1/stop   ||   memattr-bpf --job 27855 --output /tmp/memattr-bench.FS4NJF/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/footprint.1/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/footprint.1/stop   ||   memattr-bpf --job 5091 --output /tmp/memattr-bench.fqlJl5/runs/footprint.1/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.FS4NJF/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.FS4NJF/runs/footprint.64/ready --stop-file /tmp/memattr-bench.FS4NJF/runs/footprint.64/stop   ||   memattr-bpf --job 28210 --output /tmp/memattr-bench.FS4NJF/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/footprint.64/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/footprint.64/stop   ||   memattr-bpf --job 5336 --output /tmp/memattr-bench.fqlJl5/runs/footprint.64/out

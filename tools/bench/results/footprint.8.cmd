@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.FS4NJF/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.FS4NJF/runs/footprint.8/ready --stop-file /tmp/memattr-bench.FS4NJF/runs/footprint.8/stop   ||   memattr-bpf --job 27982 --output /tmp/memattr-bench.FS4NJF/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/footprint.8/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/footprint.8/stop   ||   memattr-bpf --job 5183 --output /tmp/memattr-bench.fqlJl5/runs/footprint.8/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.FS4NJF/bin/storm --rate 0 --seconds 4 --mib 64 --n 4 --ready-dir /tmp/memattr-bench.FS4NJF/runs/storm.4.0.1/ready --go-file /tmp/memattr-bench.FS4NJF/runs/storm.4.0.1/go   ||   memattr-bpf --pid 622,624,626,627 --output /tmp/memattr-bench.FS4NJF/runs/storm.4.0.1/out
+/tmp/memattr-bench.fqlJl5/bin/storm --rate 0 --seconds 4 --mib 64 --n 4 --ready-dir /tmp/memattr-bench.fqlJl5/runs/storm.4.0.1/ready --go-file /tmp/memattr-bench.fqlJl5/runs/storm.4.0.1/go   ||   memattr-bpf --pid 8313,8314,8315,8316 --output /tmp/memattr-bench.fqlJl5/runs/storm.4.0.1/out
