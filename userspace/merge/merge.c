@@ -311,7 +311,7 @@ static int run(struct mg_node *nodes, size_t n, const char *out, bool compress, 
 	}
 	outdir_close(&o.dir);
 	if (rename(tmp, out)) {
-		snprintf(err, sizeof(err), "cannot rename %s to %s: %s", tmp, out, strerror(errno));
+		snprintf(err, sizeof(err), "cannot move the merged dataset into %s: %s", out, strerror(errno));
 		o.dir.dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		remove_tmp(&o, tmp);
 		return fail(err);
