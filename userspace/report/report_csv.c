@@ -588,7 +588,8 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 	}
 	run->has_summary = true;
 	/* Looked up once per process: a 100,000-rank job needs a sorted table, not a scan. */
-	qsort(run->summary, run->nsummary, sizeof(*run->summary), cmp_summary_row);
+	if (run->nsummary > 1)
+		qsort(run->summary, run->nsummary, sizeof(*run->summary), cmp_summary_row);
 	ret = 0;
 out:
 	free(rd.line);
