@@ -287,17 +287,14 @@ int rp_svg_proc(FILE *f, const struct rp_run *run, const struct rp_groups *g, si
 int rp_svg_agg(FILE *f, const struct rp_groups *g, const struct rp_agg *a,
 	       const struct rp_stack_chart *c);
 
-/* Heat map of cells (nrow x ncol); rows labelled by procs[row_proc[r]]. */
+/* A heat map: its size, time axis, title and the job peak line. */
 struct rp_heat_chart {
 	double width;
 	double tmax;
 	const char *title;
 	double peak_t;		/* job peak, marked with a line (< 0: none) */
 };
-int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_t nrow,
-		const double *cells, size_t ncol, const struct rp_pstat *st,
-		const struct rp_heat_chart *c);
-/* The same with rows of any kind: row r is cells[r * ncol ...], labelled labels[r]. */
+/* Heat map of nrow rows: row r is cells[r * ncol ...], labelled labels[r]. */
 int rp_svg_heat_rows(FILE *f, const char *const *labels, size_t nrow, const double *cells,
 		     size_t ncol, const struct rp_heat_chart *c);
 

@@ -340,14 +340,6 @@ static int heat_level(double v, double vmax)
 	return l < 0 ? 0 : l >= HEAT_LEVELS ? HEAT_LEVELS - 1 : l;
 }
 
-static void proc_label(const struct rp_proc *p, char *out, size_t len)
-{
-	if (p->rank >= 0)
-		snprintf(out, len, "rank %d", p->rank);
-	else
-		snprintf(out, len, "pid %d", p->pid);
-}
-
 /* Colour bar with byte ticks at the right of the heat map. */
 static void heat_legend(FILE *f, double x, double y, double h, double vmax)
 {
@@ -486,31 +478,6 @@ int rp_svg_heat_rows(FILE *f, const char *const *labels, size_t nrow, const doub
 	heat_legend(f, x0 + pw + 16, y0, ph > 100 ? ph : 100, vmax);
 	fputs("</svg>\n", f);
 	return 0;
-}
-
-/* Rows are processes: their labels, and their cells in row order. */
-int rp_svg_heat(FILE *f, const struct rp_run *run, const size_t *row_proc, size_t nrow,
-		const double *cells, size_t ncol, const struct rp_pstat *st,
-		const struct rp_heat_chart *c)
-{
-	char (*names)[24] = calloc(nrow ? nrow : 1, sizeof(*names));
-	const char **labels = calloc(nrow ? nrow : 1, sizeof(*labels));
-	double *rows = malloc((nrow ? nrow : 1) * ncol * sizeof(*rows));
-	int ret = -1;
-
-	(void)st;
-	if (names && labels && rows) {
-		for (size_t r = 0; r < nrow; r++) {
-			proc_label(&run->procs[row_proc[r]], names[r], sizeof(names[r]));
-			labels[r] = names[r];
-			memcpy(rows + r * ncol, cells + row_proc[r] * ncol, ncol * sizeof(*rows));
-		}
-		ret = rp_svg_heat_rows(f, labels, nrow, rows, ncol, c);
-	}
-	free(names);
-	free(labels);
-	free(rows);
-	return ret;
 }
 
 int rp_svg_legend(FILE *f, const struct rp_groups *g, double width)
