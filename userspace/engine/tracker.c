@@ -831,7 +831,6 @@ void tracker_finish(struct tracker *t)
 		}
 	if (t->probing && probes_move_warm(&t->probes, &links, &nlinks))
 		probes_close_warm(&t->probes);
-	detach_after_exit();
 	close_many(links, nlinks);
 	free(links);
 	/* Probes are gone: the figures collected above are final. */

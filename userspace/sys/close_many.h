@@ -12,16 +12,6 @@
 
 void close_many(const int *fds, size_t n);
 
-/*
- * Some detaches wait a grace period under one kernel lock (perf-event
- * based tracepoint links: ~40 ms each, threads cannot overlap them).
- * Called before the BPF object's descriptors are closed, this forks a
- * child that holds them (and nothing else) until this process has exited:
- * its closes are then instant, the run ends at once, and the kernel
- * finishes the detach in the background.
- */
-void detach_after_exit(void);
-
 /* fn(ctx, i) for every i < n, from up to 16 threads at once. */
 void parallel_for(size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 
