@@ -32,10 +32,11 @@ struct classifier {
 	comp_id libc;		/* id of "libc", the malloc/loader layer */
 	comp_id mpi;		/* id of "mpi", whose growth --mpi-calls splits by function */
 	/*
-	 * --mpi-calls: the spec function (its index + 1) whose code holds addr
-	 * in process p, 0 when none; NULL when the mode is off.
+	 * The spec MPI function (its catalogue number) whose code is at
+	 * offset off of file path (as process p's maps name it), 0 when none;
+	 * NULL: functions are not told apart.
 	 */
-	uint32_t (*mpi_fn_at)(void *ctx, const struct proc *p, uint64_t addr);
+	uint32_t (*mpi_fn_at)(void *ctx, const struct proc *p, const char *path, uint64_t off);
 	void *mpi_fn_ctx;
 };
 

@@ -351,8 +351,8 @@ static comp_id requested_owner(struct proc *p, const struct classifier *cls,
 		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
 	}
 	/* Not inside a probed MPI call: the MPI function on the stack, if any, asked. */
-	if (!*mpi_fn && rq.entry && cls->mpi_fn_at)
-		*mpi_fn = (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq.entry);
+	if (!*mpi_fn && rq.entry_path && cls->mpi_fn_at)
+		*mpi_fn = (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq.entry_path, rq.entry_off);
 	if (!rq.owner_final) {
 		if (pending_start)
 			add_pending(p, pending_start, rq.caller, map_stack);

@@ -264,6 +264,25 @@ static struct code_module *find_module(struct scan_ctx *s, uint64_t pc)
 	return NULL;
 }
 
+/*
+ * The MPI function's file and offset, for its symbol: from the module list
+ * the walk used, which knows a library as soon as a walk met it, where the
+ * last smaps read may not know it yet (MPI_Init's first requests come right
+ * after the library is loaded).
+ */
+static void name_entry(struct scan_ctx *s, struct requester *rq)
+{
+	const struct code_module *m;
+
+	if (!rq->entry)
+		return;
+	m = find_module(s, rq->entry - 1);
+	if (!m || !m->path)
+		return;
+	rq->entry_path = m->path;
+	rq->entry_off = rq->entry - m->start + m->pgoff;
+}
+
 /* pc is in the function of a hook an interposer patched into libc. */
 static bool in_hook(const struct code_reader *cr, uint64_t pc)
 {
@@ -602,6 +621,7 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	rq->caller = res.caller;
 	rq->owner = res.owner;
 	rq->entry = res.owner == cls->mpi ? res.entry : 0;
+	name_entry(&s, rq);
 	/* A module read from maps is classified by its path: final even if mapped since. */
 	r = regions_find(regions, res.caller);
 	rq->owner_final = find_module(&s, res.caller - 1) ||

@@ -102,6 +102,13 @@ struct requester {
 	bool libc_only;		/* not found, but the stack showed libc/loader frames: libc acting for itself */
 	uint64_t entry;		/* owner is `mpi` (entry_of): return address inside the MPI
 				 * function the program called, 0 when not on the copy */
+	/*
+	 * The file holding entry and entry's offset in it, from the same
+	 * module list the walk used (read from maps as soon as the walk met
+	 * the library): NULL when not known. Valid until the next walk.
+	 */
+	const char *entry_path;
+	uint64_t entry_off;
 	bool fallback;		/* the CFI walk could not finish: the word scan did */
 };
 

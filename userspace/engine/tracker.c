@@ -431,22 +431,19 @@ static bool maps_new_code(const struct ev_syscall *e)
 	return e->nr == NR_MMAP && e->ret > 0 && (e->args[2] & PROT_EXEC) && !(e->args[3] & MAP_ANONYMOUS);
 }
 
-/* The spec MPI function whose code holds addr in p (its catalogue number), 0: none. */
-static uint32_t mpi_fn_at(void *ctx, const struct proc *p, uint64_t addr)
+/* The spec MPI function at offset off of file path in p (its catalogue number), 0: none. */
+static uint32_t mpi_fn_at(void *ctx, const struct proc *p, const char *path, uint64_t off)
 {
 	struct tracker *t = ctx;
-	const struct code_map *m = proc_code_map(p, addr);
 	const struct elfsym_table *syms;
-	char path[PATH_MAX + 32];
+	char root_path[PATH_MAX + 32];
 	const char *name;
 	uint64_t delta;
 
-	if (!m)
-		return 0;
 	/* The file as the process sees it: its root may be a container's. */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
-	syms = probes_symbols(&t->probes, path);
-	name = syms ? elfsym_name_at(syms, addr - m->start + m->pgoff, &delta) : NULL;
+	snprintf(root_path, sizeof(root_path), "/proc/%d/root%s", p->pid, path);
+	syms = probes_symbols(&t->probes, root_path);
+	name = syms ? elfsym_name_at(syms, off, &delta) : NULL;
 	return name ? mpi_catalog_id(&t->mpi_names, name) : 0;
 }
 
@@ -831,6 +828,7 @@ void tracker_finish(struct tracker *t)
 		}
 	if (t->probing && probes_move_warm(&t->probes, &links, &nlinks))
 		probes_close_warm(&t->probes);
+	detach_after_exit();
 	close_many(links, nlinks);
 	free(links);
 	/* Probes are gone: the figures collected above are final. */

@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,6 +19,30 @@
 
 static bool libbpf_verbose;
 
+#define TRACEFS_DIR	"/sys/kernel/tracing"
+#define TRACEFS_MAGIC_	0x74726163
+
+/*
+ * The memory syscalls' tracepoints (syscalls:sys_enter_mmap, ...) are found
+ * through tracefs, which a fresh machine without systemd does not mount.
+ * Mount it where the kernel documents it; it stays mounted (as systemd
+ * would mount it), which other tools expect anyway.
+ */
+static int ensure_tracefs(char *err, size_t errlen)
+{
+	struct statfs sfs;
+
+	if (statfs(TRACEFS_DIR, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC_)
+		return 0;
+	if (access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return 0;
+	if (mount("tracefs", TRACEFS_DIR, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+		snprintf(err, errlen, "cannot mount tracefs on %s (the syscall tracepoints are found there): %s",
+			 TRACEFS_DIR, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -100,6 +126,8 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 			 strerror(-ret));
 		goto fail;
 	}
+	if (ensure_tracefs(err, errlen))
+		goto fail;
 	ret = memattr_bpf__attach(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
@@ -125,9 +153,9 @@ static void destroy_link(void *ctx, size_t i)
 }
 
 /*
- * Every program's link is destroyed at once, from several threads: a link
- * whose detach waits for a grace period would otherwise wait for the
- * others' in turn.
+ * Every program's link is destroyed at once, from several threads: each
+ * syscall tracepoint's waits for a grace period, and the skeleton would
+ * wait for them one after the other (1.3 s).
  */
 static void destroy_links(struct bpf_tracer *t)
 {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * A syscall that is not a memory request, in a loop: getppid() for
- * --seconds. What a tracer adds to every syscall of a process (its
- * sys_enter/sys_exit programs run for all of them).
+ * --seconds. What a tracer adds to every syscall of a process: with any
+ * syscall tracepoint in use, every syscall takes the kernel's slow path,
+ * where the tracepoints test the syscall's bit before running a program.
  *
  *   sysloop [--seconds S] [--ready-dir D --go-file F]
  * prints: RESULT syscall_ns <ns per call> ns
