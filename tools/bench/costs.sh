@@ -80,6 +80,9 @@ cost_one() {
 		return
 	fi
 	printf '%s\t%s\t%s\t%s\n' "$item" "$variant" "$rep" "$v" >>"$RES/costs.tsv"
+	# The workload's own CPU time per unit, where it gives it: item "<item>cpu".
+	v=$(awk '/^CPU ns_per_unit/ { print $3; exit }' "$RD/job.out")
+	[ -n "$v" ] && printf '%s\t%s\t%s\t%s\n' "${item}cpu" "$variant" "$rep" "$v" >>"$RES/costs.tsv"
 	TOOL_CMD=""
 }
 

@@ -453,12 +453,21 @@ CPU's slot and keeps the last values it saw (the count per mm, the slot in a per
 sends add up exactly to the counter's change: two reads and one exchange per change, whatever the core count.
 Only anchoring a newly traced address space reads every CPU's slot (a loop over the possible CPUs), once per
 process.
+
+Syscalls. The memory syscalls (mmap, munmap, mremap, mprotect, brk, madvise, mlock*) each have a program on
+their own `syscalls:sys_enter_<name>`/`sys_exit_<name>` tracepoint. While any syscall tracepoint is in use,
+every syscall of every thread on the node takes the kernel's syscall-tracing path (the per-task
+SYSCALL_TRACEPOINT flag), and the kernel tests the syscall's bit in a per-tracepoint bitmap before it runs a
+program: a syscall that is not a memory request runs no program at all, whatever the core count. A memory
+request of a process the tool does not trace runs one program that tests one bit and returns.
 """
 
 COST_ITEMS = [
     # item, unit, what, higher is better
     ("storm1", "pages/s", "page-fault storm, 1 thread", True),
     ("storm8", "pages/s", "page-fault storm, 8 threads of one process", True),
+    ("storm1cpu", "ns", "page-fault storm, 1 thread: its own CPU time per page", False),
+    ("storm8cpu", "ns", "page-fault storm, 8 threads: the process's CPU time per page", False),
     ("syscall", "ns", "a syscall that is not a memory request (getppid)", False),
     ("memreq", "us", "memory requests (heap grown by brk and trimmed every iteration)", False),
     ("forkexec", "ms", "fork/exec-heavy job (4 ranks, system() in a loop), per command", False),
@@ -520,10 +529,18 @@ def costs_tables(R, out):
     a, b = med.get(("memreq", "untraced")), med.get(("memreq", "traced"))
     if a and b:
         added.append(f"{b[0] - a[0]:.1f} us per memory-request iteration (traced)")
+    for item, var in (("storm1cpu", "beside"), ("storm8cpu", "beside"), ("storm1cpu", "traced")):
+        a, b = med.get((item, "untraced")), med.get((item, var))
+        if a and b:
+            added.append(f"{b[0] - a[0]:.0f} ns of the process's own CPU time per page fault "
+                         f"({item[:-3]}, {VARIANT_NAMES[var]})")
     if added:
-        out.append("Added, from the medians: " + "; ".join(added) + ". Page-fault figures are per fault of the "
-                   "whole process (8 threads on 2 cores share them), wall-clock, so they include the "
-                   "machine's noise; the BPF time below is the part the programs themselves take.\n")
+        out.append("Added, from the medians: " + "; ".join(added) + ". Wall-clock page-fault figures are per "
+                   "fault of the whole process (8 threads on 2 cores share them), so they include the "
+                   "machine's noise (other tenants, the tool's own user space taking a core from the "
+                   "process); the process's own CPU time (`CLOCK_PROCESS_CPUTIME_ID`, all its threads) is what "
+                   "its faults cost on its own path, where the BPF programs run; the BPF time below is the "
+                   "part the programs themselves take.\n")
 
     rows = [r for r in R.bpfstats if r.get("calls")]
     if rows:
@@ -567,9 +584,17 @@ def cost_targets(R, med, out):
             rows.append(f"| {name} | not measured | |")
         else:
             rows.append(f"| {name} | {x:.3f}x | {'yes' if x <= limit else '**no**'} |")
-    ratio_row("untraced process, storm, 1 thread: <= 1.02x", cost_ratio(med, "storm1", "beside", True), 1.02)
-    ratio_row("untraced process, storm, 8 threads: <= 1.02x", cost_ratio(med, "storm8", "beside", True), 1.02)
-    ratio_row("traced storm: <= 1.15x", cost_ratio(med, "storm1", "traced", True), 1.15)
+    ratio_row("untraced process, storm, 1 thread: <= 1.02x (wall clock)",
+              cost_ratio(med, "storm1", "beside", True), 1.02)
+    ratio_row("untraced process, storm, 1 thread: <= 1.02x (its own CPU time per page)",
+              cost_ratio(med, "storm1cpu", "beside", False), 1.02)
+    ratio_row("untraced process, storm, 8 threads: <= 1.02x (wall clock)",
+              cost_ratio(med, "storm8", "beside", True), 1.02)
+    ratio_row("untraced process, storm, 8 threads: <= 1.02x (its own CPU time per page)",
+              cost_ratio(med, "storm8cpu", "beside", False), 1.02)
+    ratio_row("traced storm: <= 1.15x (wall clock)", cost_ratio(med, "storm1", "traced", True), 1.15)
+    ratio_row("traced storm: <= 1.15x (its own CPU time per page)",
+              cost_ratio(med, "storm1cpu", "traced", False), 1.15)
     ratio_row("fork/exec-heavy job, default mode: <= 1.05x", cost_ratio(med, "forkexec", "traced", False), 1.05)
     ratio_row("fork/exec-heavy job, --heap: <= 2x", cost_ratio(med, "forkexec", "traced:--heap", False), 2.0)
     a, b = med.get(("syscall", "untraced")), med.get(("syscall", "traced"))

@@ -36,6 +36,20 @@ static inline double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * CPU time of the whole process (all its threads), in seconds: what a
+ * tracer adds to the process's own path (its faults and syscalls), without
+ * the time other tasks took the CPU from it (the tracer's user space among
+ * them, and on a shared machine everyone else).
+ */
+static inline double process_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static inline void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

@@ -14,7 +14,8 @@
  *   storm [--rate PAGES_PER_S] [--seconds S] [--mib M] [--n PROCS] [--threads T]
  *         [--ready-dir D --go-file F]
  * prints per process: INFO pages <n> seconds <s>; the first process, after
- * the others ended: RESULT storm_pages_per_s <its own rate> pages/s
+ * the others ended: RESULT storm_pages_per_s <its own rate> pages/s, and
+ * CPU ns_per_unit <its own CPU time per page touched>
  */
 #include <pthread.h>
 #include <sys/mman.h>
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
 	unsigned long touched = 0;
 	struct storm *s;
 	pthread_t *tid;
-	double t0, t;
+	double t0, t, cpu_t0, cpu;
 	int id = 0;
 
 	bench_parse(argc, argv, &o);
@@ -101,6 +102,7 @@ int main(int argc, char **argv)
 	bench_ready(&o, id);
 	bench_wait_file(o.go_file, 600);
 	t0 = now_s();
+	cpu_t0 = process_cpu_s();
 	for (long i = 0; i < o.threads; i++) {
 		s[i].t0 = t0;
 		s[i].end = t0 + o.seconds;
@@ -111,6 +113,7 @@ int main(int argc, char **argv)
 	for (long i = 1; i < o.threads; i++)
 		pthread_join(tid[i], NULL);
 	t = now_s() - t0;
+	cpu = process_cpu_s() - cpu_t0;
 	for (long i = 0; i < o.threads; i++) {
 		touched += s[i].touched;
 		munmap((void *)s[i].m, s[i].len);
@@ -121,6 +124,7 @@ int main(int argc, char **argv)
 			;
 		printf("INFO units %lu\n", touched);
 		printf("RESULT storm_pages_per_s %.0f pages/s\n", (double)touched / t);
+		printf("CPU ns_per_unit %.1f\n", cpu * 1e9 / (double)touched);
 	}
 	return 0;
 }
