@@ -181,6 +181,17 @@ struct {
 
 __u64 cpu_area_base;	/* cpu_area's percpu pointer, 0 until read */
 
+/*
+ * The opt-in modes place probes in a new image and in newly mapped code
+ * before it runs far, so user space is woken at once for a fork, an exec,
+ * an exit and code mapped. Without them (cleared by user space before load)
+ * nothing waits on those records: they wait for the next sample like the
+ * rest, since waking the reader (an interrupt on the traced thread's CPU, a
+ * VM exit in a virtual machine) for each short-lived command a job runs
+ * costs the job more than the records do.
+ */
+const volatile bool prompt_wakeup = true;
+
 /* Possible CPUs, set by user space before load: the slots walked when anchoring. */
 const volatile __u32 nr_cpus = 1;
 /* The counters count pages. */
@@ -446,10 +457,11 @@ static __always_inline __u64 rss_wakeup(void)
 
 #define MEMATTR_PROT_WRITE	2
 #define MEMATTR_PROT_EXEC	4
+#define MEMATTR_MAP_ANONYMOUS	0x20
 
 /*
  * The calls whose record carries the stack, so user space can find the code
- * that asked: memory requests, and mremap (realloc's growth: when an smaps
+ * that asked: memory requests (not a file's code mapped), and mremap (realloc's growth: when an smaps
  * read overtakes its record, the moved mapping's old owner is gone from the
  * region table and only the stack can say whose it is). Not a break that
  * shrank or stayed (glibc trims its heap after frees), nor an mprotect that
@@ -460,6 +472,8 @@ static __always_inline bool wants_stack(const struct thread_ctx *c, long ret)
 {
 	switch (c->nr) {
 	case NR_MMAP:
+		/* A file's code is its file's, whoever maps it (the loader, mostly). */
+		return !(c->args[2] & MEMATTR_PROT_EXEC) || (c->args[3] & MEMATTR_MAP_ANONYMOUS);
 	case NR_MREMAP:
 		return true;
 	case NR_BRK:
@@ -478,7 +492,8 @@ static __always_inline bool wants_stack(const struct thread_ctx *c, long ret)
  */
 static __always_inline __u64 syscall_wakeup(const struct thread_ctx *c)
 {
-	if ((c->nr == NR_MMAP || c->nr == NR_MPROTECT) && (c->args[2] & MEMATTR_PROT_EXEC))
+	if (prompt_wakeup && (c->nr == NR_MMAP || c->nr == NR_MPROTECT) &&
+	    (c->args[2] & MEMATTR_PROT_EXEC))
 		return BPF_RB_FORCE_WAKEUP;
 	return rss_wakeup();
 }
@@ -758,7 +773,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 }
 
 static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct *p,
-				      __u32 parent)
+				      __u32 parent, bool prompt)
 {
 	struct ev_task *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -770,8 +785,7 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct
 	e->child_tgid = type == EV_FORK ? p->tgid : 0;
 	e->parent_tgid = parent;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
-	/* A fork or exec must be handled before the new program gets far. */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	bpf_ringbuf_submit(e, prompt ? BPF_RB_FORCE_WAKEUP : rss_wakeup());
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -794,7 +808,7 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 	set_accounted(ctgid, true);
 	/* Its counters hold what fork copied: the child's deltas start from there. */
 	anchor_mm(child->mm, ctgid);
-	emit_task(EV_FORK, ptgid, child, ptgid);
+	emit_task(EV_FORK, ptgid, child, ptgid, prompt_wakeup);
 	return 0;
 }
 
@@ -827,11 +841,12 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct mode_owner *o;
 
 	if (!bpf_map_lookup_elem(&traced, &tgid)) {
+		/* The node service joins it to its job before it forks the ranks. */
 		if (watch_exec)
-			emit_task(EV_EXEC, tgid, p, 0);
+			emit_task(EV_EXEC, tgid, p, 0, true);
 		return 0;
 	}
-	emit_task(EV_EXEC, tgid, p, 0);
+	emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
 	if (tgid_accounted(tgid))
 		anchor_mm(p->mm, tgid);
 	/*
@@ -859,7 +874,7 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 
 	if (!group_dead || !bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
-	emit_task(EV_EXIT, tgid, p, 0);
+	emit_task(EV_EXIT, tgid, p, 0, prompt_wakeup);
 	/* Bit first: no program finds the bit set and the entry gone. */
 	set_accounted(tgid, false);
 	bpf_map_delete_elem(&traced, &tgid);

@@ -5,6 +5,7 @@
  * test binary, whose function addresses the running process knows; and the
  * libraries it asks the loader for.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -62,6 +63,58 @@ static void test_offsets_and_names(void **state)
 	elfsym_free(&t);
 }
 
+/* The file /proc/self/maps maps addr from, into path. */
+static void file_of(uint64_t addr, char *path, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long start, end;
+	char line[512];
+
+	assert_non_null(f);
+	path[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		char *slash = strchr(line, '/');
+
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && addr >= start && addr < end &&
+		    slash) {
+			slash[strcspn(slash, "\n")] = '\0';
+			snprintf(path, len, "%s", slash);
+		}
+	}
+	fclose(f);
+	assert_true(path[0] == '/');
+}
+
+/*
+ * Names looked up among libc's thousands of functions (the lookup every
+ * new process image makes for libc's entry points) land where the loader
+ * put them; names that sort around them do not stand in for them.
+ */
+static void test_libc_names(void **state)
+{
+	static const char *const names[] = { "malloc", "free", "calloc", "realloc", "mmap",
+					      "munmap", "brk", "posix_memalign" };
+	struct elfsym_table t;
+	char path[512];
+	uint64_t off;
+
+	(void)state;
+	file_of((uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "malloc"), path, sizeof(path));
+	assert_int_equal(elfsym_load(&t, path), 0);
+	assert_true(t.nfuncs > 1000);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *fn = dlsym(RTLD_DEFAULT, names[i]);
+
+		assert_non_null(fn);
+		assert_int_equal(elfsym_func_offset(&t, names[i], &off), 0);
+		assert_int_equal(off, file_offset_of((uint64_t)(uintptr_t)fn));
+	}
+	assert_int_equal(elfsym_func_offset(&t, "mallo", &off), -ENOENT);
+	assert_int_equal(elfsym_func_offset(&t, "mallocz", &off), -ENOENT);
+	assert_int_equal(elfsym_func_offset(&t, "", &off), -ENOENT);
+	elfsym_free(&t);
+}
+
 static void test_not_elf(void **state)
 {
 	struct elfsym_table t;
@@ -113,6 +166,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_offsets_and_names),
+		cmocka_unit_test(test_libc_names),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_no_functions),
 		cmocka_unit_test(test_needed),

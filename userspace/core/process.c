@@ -109,6 +109,7 @@ void proc_reset_mm(struct proc *p)
 	p->brk_cur = 0;
 	p->npending = 0;
 	p->needs_sync = true;
+	p->image_unread = true;
 	p->exe[0] = '\0';
 }
 
@@ -257,6 +258,7 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 	p->nmaps = s->nmaps;
 	resolve_pending(p, s->cls);
 	p->needs_sync = false;
+	p->image_unread = false;
 	p->last_sync_time = now;
 }
 
@@ -286,7 +288,8 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 	r = regions_find(&p->regions, e->addr);
 	if (!r) {
 		/* A mapping we did not see made (stack growth, ...): reread maps. */
-		p->unplaced_events++;
+		if (!p->image_unread)
+			p->unplaced_events++;
 		p->needs_sync = true;
 		return;
 	}
@@ -345,8 +348,11 @@ static comp_id requested_owner(struct proc *p, const struct classifier *cls,
 	p->requests++;
 	*mpi_fn = (uint16_t)e->mpi_fn;
 	if (!requester_find(&p->code, &p->regions, cls, e, &rq)) {
-		/* libc or the loader for itself (program start) is not a failure to unwind. */
-		if (!rq.libc_only)
+		/*
+		 * libc or the loader for itself (program start) is not a failure
+		 * to unwind, nor a process ended before its records were handled.
+		 */
+		if (!rq.libc_only && !rq.gone)
 			p->unknown_callers++;
 		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
 	}
@@ -396,7 +402,8 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 		p->needs_sync = true;
 		if (prot & PROT_EXEC)
 			code_reader_code_mapped(&p->code, start, start + len);
-		owner = requested_owner(p, cls, e, 0, false, &fn);
+		/* Code is its file's (the kernel sends no stack for it); a data file is the mapper's. */
+		owner = prot & PROT_EXEC ? COMP_UNATTRIBUTED : requested_owner(p, cls, e, 0, false, &fn);
 	} else if (is_loader_bss(p, cls, e, start, &below)) {
 		owner = below->owner;
 		if (below->flags & REGION_FROM_EVENT)

@@ -74,6 +74,7 @@ struct proc {
 	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
 	double last_sync_time;
 	bool needs_sync;
+	bool image_unread;		/* exec'ed, its mappings not read yet: no region is known */
 	struct pending_owner pending[PROC_MAX_PENDING];
 	unsigned int npending;
 

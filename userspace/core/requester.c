@@ -223,7 +223,8 @@ static void read_modules(struct scan_ctx *s)
 	cr->hooks_stale = true;
 	memset(cr->frame, 0, sizeof(cr->frame));
 	procfs_read_exe(cr->pid, ms.exe, sizeof(ms.exe));
-	procfs_read_maps(cr->pid, false, add_module, &ms);
+	/* A live process maps its executable's code at least. */
+	cr->gone = procfs_read_maps(cr->pid, false, add_module, &ms) || !cr->nmods;
 	free_modules(ms.old, ms.nold);
 	cr->mods_read = true;
 }
@@ -591,6 +592,10 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	if (!cr->mods_read) {
 		s.reread = true;
 		read_modules(&s);
+	}
+	if (cr->gone) {
+		rq->gone = true;
+		return false;
 	}
 	if (!cr->hooks_stale && !cr->hooks_inner_checked && e->regs.ip &&
 	    frame_of(&s, e->regs.ip, &f0) && f0.owner != cls->libc) {

@@ -79,6 +79,11 @@ struct code_reader {
 	bool hooks_inner_checked;	/* read again for a syscall made outside libc since the last change */
 	bool discarding_libs;		/* a `forward library` is mapped */
 	/*
+	 * Its maps read showed no code (a zombie) or no process: its later
+	 * records, handled after it ended, have no stack to walk.
+	 */
+	bool gone;
+	/*
 	 * Figures, kept across close: requests walked, of them finished by the
 	 * scan, time; the most hook entries found at once.
 	 */
@@ -110,6 +115,7 @@ struct requester {
 	const char *entry_path;
 	uint64_t entry_off;
 	bool fallback;		/* the CFI walk could not finish: the word scan did */
+	bool gone;		/* not found because the process had ended: not an unwinding failure */
 };
 
 /*

@@ -415,8 +415,13 @@ static void on_exec(struct tracker *t, struct session *s, const struct ev_task *
 	identify(s, p);
 	if (t->probing && p->account)
 		probes_at_exec(&t->probes, &t->bpf, p, &s->cls);
-	/* The new image's code must be known before its first requests arrive. */
-	if (p->account && !timed_sync(t, s, p))
+	/*
+	 * The opt-in modes place the new image's probes from its mappings:
+	 * read now. Otherwise at the next sample, like any other read: most
+	 * commands a job runs are gone by then, and the requests made before
+	 * it resolve all the same (the requester reads the code it meets).
+	 */
+	if (p->account && t->probing && !timed_sync(t, s, p))
 		return;
 	tracer_add_process(&t->bpf, p->pid, s->id, traced_flags(p));
 }

@@ -110,6 +110,8 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	/* rss_stat: how many CPU slots an RSS counter has, and what it counts. */
 	t->skel->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
 	t->skel->rodata->page_shift = __builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
+	/* Only the opt-in modes' probes need a new image or new code handled at once. */
+	t->skel->rodata->prompt_wakeup = mpi_calls || heap;
 	/* A mode that is off keeps one entry: exit and exec walk these maps in the kernel. */
 	if (!mpi_calls)
 		bpf_map__set_max_entries(t->skel->maps.mpi_calls, 1);

@@ -45,6 +45,31 @@ static int add_func(struct elfsym_table *t, size_t *cap, uint64_t vaddr, uint64_
 	return 0;
 }
 
+static int by_name(const void *a, const void *b, void *arg)
+{
+	const struct elfsym_func *funcs = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(funcs[x].name, funcs[y].name);
+
+	if (c)
+		return c;
+	return x < y ? -1 : x > y;
+}
+
+static int index_names(struct elfsym_table *t)
+{
+	if (t->nfuncs > UINT32_MAX)
+		return -EFBIG;
+	t->by_name = malloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*t->by_name));
+	if (!t->by_name)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nfuncs; i++)
+		t->by_name[i] = (uint32_t)i;
+	if (t->nfuncs > 1)
+		qsort_r(t->by_name, t->nfuncs, sizeof(*t->by_name), by_name, t->funcs);
+	return 0;
+}
+
 static int read_symbols(struct elfsym_table *t, Elf *e)
 {
 	Elf_Scn *scn = NULL;
@@ -79,7 +104,7 @@ static int read_symbols(struct elfsym_table *t, Elf *e)
 	}
 	if (t->nfuncs > 1)	/* a file without functions has funcs NULL: qsort(NULL, 0) is undefined */
 		qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), by_vaddr);
-	return 0;
+	return index_names(t);
 }
 
 static int read_segments(struct elfsym_table *t, Elf *e)
@@ -159,6 +184,7 @@ void elfsym_free(struct elfsym_table *t)
 	for (size_t i = 0; i < t->nfuncs; i++)
 		free(t->funcs[i].name);
 	free(t->funcs);
+	free(t->by_name);
 	free(t->segs);
 	free(t->path);
 	memset(t, 0, sizeof(*t));
@@ -192,10 +218,22 @@ static bool off_to_vaddr(const struct elfsym_table *t, uint64_t off, uint64_t *v
 
 int elfsym_func_offset(const struct elfsym_table *t, const char *name, uint64_t *file_off)
 {
-	for (size_t i = 0; i < t->nfuncs; i++)
-		if (!strcmp(t->funcs[i].name, name))
-			return vaddr_to_off(t, t->funcs[i].vaddr, file_off) ? 0 : -ENOENT;
-	return -ENOENT;
+	size_t lo = 0, hi = t->nfuncs;
+	const struct elfsym_func *f;
+
+	/* The first of the name's entries: the one a scan in vaddr order would find. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(t->funcs[t->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == t->nfuncs || strcmp(t->funcs[t->by_name[lo]].name, name))
+		return -ENOENT;
+	f = &t->funcs[t->by_name[lo]];
+	return vaddr_to_off(t, f->vaddr, file_off) ? 0 : -ENOENT;
 }
 
 const char *elfsym_name_at(const struct elfsym_table *t, uint64_t off, uint64_t *delta)

@@ -27,6 +27,12 @@ struct elfsym_table {
 	int64_t mtime_ns;
 	struct elfsym_func *funcs;	/* sorted by vaddr */
 	size_t nfuncs;
+	/*
+	 * funcs' indices sorted by name (same names by index): a name is
+	 * found by binary search. libc has thousands of functions and its
+	 * entry points are looked up for every new process image.
+	 */
+	uint32_t *by_name;
 	struct elfsym_seg *segs;	/* PT_LOAD segments */
 	size_t nsegs;
 };
