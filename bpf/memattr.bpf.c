@@ -457,11 +457,10 @@ static __always_inline __u64 rss_wakeup(void)
 
 #define MEMATTR_PROT_WRITE	2
 #define MEMATTR_PROT_EXEC	4
-#define MEMATTR_MAP_ANONYMOUS	0x20
 
 /*
  * The calls whose record carries the stack, so user space can find the code
- * that asked: memory requests (not a file's code mapped), and mremap (realloc's growth: when an smaps
+ * that asked: memory requests, and mremap (realloc's growth: when an smaps
  * read overtakes its record, the moved mapping's old owner is gone from the
  * region table and only the stack can say whose it is). Not a break that
  * shrank or stayed (glibc trims its heap after frees), nor an mprotect that
@@ -472,8 +471,6 @@ static __always_inline bool wants_stack(const struct thread_ctx *c, long ret)
 {
 	switch (c->nr) {
 	case NR_MMAP:
-		/* A file's code is its file's, whoever maps it (the loader, mostly). */
-		return !(c->args[2] & MEMATTR_PROT_EXEC) || (c->args[3] & MEMATTR_MAP_ANONYMOUS);
 	case NR_MREMAP:
 		return true;
 	case NR_BRK:

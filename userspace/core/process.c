@@ -402,8 +402,7 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 		p->needs_sync = true;
 		if (prot & PROT_EXEC)
 			code_reader_code_mapped(&p->code, start, start + len);
-		/* Code is its file's (the kernel sends no stack for it); a data file is the mapper's. */
-		owner = prot & PROT_EXEC ? COMP_UNATTRIBUTED : requested_owner(p, cls, e, 0, false, &fn);
+		owner = requested_owner(p, cls, e, 0, false, &fn);
 	} else if (is_loader_bss(p, cls, e, start, &below)) {
 		owner = below->owner;
 		if (below->flags & REGION_FROM_EVENT)
