@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.fqlJl5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fqlJl5/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.fqlJl5/runs/accuracy.hold8/stop   ||   memattr-bpf --job 8267 --output /tmp/memattr-bench.fqlJl5/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.xKl0T8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.xKl0T8/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.xKl0T8/runs/accuracy.hold8/stop   ||   memattr-bpf --job 6805 --output /tmp/memattr-bench.xKl0T8/runs/accuracy.hold8/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 2 /tmp/memattr-bench.fqlJl5/bin/miniapp --n 6 --ready-dir /tmp/memattr-bench.fqlJl5/runs/accuracy.miniapp/ready --go-file /tmp/memattr-bench.fqlJl5/runs/accuracy.miniapp/go   ||   memattr-bpf --job 7988 --output /tmp/memattr-bench.fqlJl5/runs/accuracy.miniapp/out
+mpirun --oversubscribe -np 2 /tmp/memattr-bench.xKl0T8/bin/miniapp --n 6 --ready-dir /tmp/memattr-bench.xKl0T8/runs/accuracy.miniapp/ready --go-file /tmp/memattr-bench.xKl0T8/runs/accuracy.miniapp/go   ||   memattr-bpf --job 6444 --output /tmp/memattr-bench.xKl0T8/runs/accuracy.miniapp/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 6403,6408 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.memreq/out
+/tmp/memattr-bench.xKl0T8/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.xKl0T8/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 4485,4492 --output /tmp/memattr-bench.xKl0T8/runs/bpfstats.memreq/out

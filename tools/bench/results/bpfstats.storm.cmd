@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.storm/go   ||   memattr-bpf --pid 6007,6015 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.storm/out
+/tmp/memattr-bench.xKl0T8/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.xKl0T8/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.xKl0T8/runs/bpfstats.storm/go   ||   memattr-bpf --pid 3869,3876 --output /tmp/memattr-bench.xKl0T8/runs/bpfstats.storm/out

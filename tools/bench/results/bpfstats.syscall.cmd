@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.fqlJl5/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 6204,6213 --output /tmp/memattr-bench.fqlJl5/runs/bpfstats.syscall/out
+/tmp/memattr-bench.xKl0T8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.xKl0T8/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 4179,4186 --output /tmp/memattr-bench.xKl0T8/runs/bpfstats.syscall/out

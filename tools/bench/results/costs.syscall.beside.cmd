@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 1108 --output /tmp/memattr-bench.fqlJl5/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.xKl0T8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.xKl0T8/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 30728 --output /tmp/memattr-bench.xKl0T8/runs/costs.syscall.beside.4/out

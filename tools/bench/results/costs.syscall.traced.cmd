@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 1308 --output /tmp/memattr-bench.fqlJl5/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.xKl0T8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.xKl0T8/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 31038 --output /tmp/memattr-bench.xKl0T8/runs/costs.syscall.traced.4/out

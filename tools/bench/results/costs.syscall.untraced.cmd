@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fqlJl5/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.fqlJl5/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.xKl0T8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.xKl0T8/runs/costs.syscall.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fqlJl5/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.fqlJl5/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.fqlJl5/runs/storm.1.0.0/go   ||   memattr-bpf --pid 7350 --output /tmp/memattr-bench.fqlJl5/runs/storm.1.0.0/out
+/tmp/memattr-bench.xKl0T8/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.xKl0T8/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.xKl0T8/runs/storm.1.0.0/go   ||   memattr-bpf --pid 29008 --output /tmp/memattr-bench.xKl0T8/runs/storm.1.0.0/out
