@@ -182,6 +182,70 @@ static void test_map_prorates_pss(void **state)
 	regions_free(&t);
 }
 
+/*
+ * An unmap that cuts a region (a heap trimmed in the middle of one brk
+ * extension, a partial munmap) splits its figure by length; the kernel's
+ * own delta says how much of it was really in the part that goes. What it
+ * did not free stays with the part that remains, and what it freed beyond
+ * the part's share came from there: the owner's figure keeps its pages.
+ */
+static void test_unmap_charged_edges(void **state)
+{
+	struct region_table t;
+
+	(void)state;
+	regions_init(&t, 0);
+
+	/* The resident pages were in the lower half: trimming the upper half frees none. */
+	assert_int_equal(regions_map(&t, 0, 8 * PG, 1, 0, NULL), 0);
+	set_rss(&t, 0, 4 * PG);
+	assert_int_equal(regions_unmap_charged(&t, 4 * PG, 8 * PG, 0), 0);
+	CHECK(&t, { 0, 4 * PG, 1, 4 * PG });
+
+	/* They were all in the part that goes: the part that stays holds none. */
+	regions_unmap(&t, 0, 8 * PG);
+	assert_int_equal(regions_map(&t, 0, 8 * PG, 1, 0, NULL), 0);
+	set_rss(&t, 0, 4 * PG);
+	assert_int_equal(regions_unmap_charged(&t, 2 * PG, 8 * PG, -4 * PG), 0);
+	CHECK(&t, { 0, 2 * PG, 1, 0 });
+	regions_unmap(&t, 0, 8 * PG);
+
+	assert_int_equal(regions_map(&t, 0, 8 * PG, 1, 0, NULL), 0);
+	set_rss(&t, 0, 4 * PG);
+	assert_int_equal(regions_unmap_charged(&t, 0, 4 * PG, -3 * PG), 0);
+	CHECK(&t, { 4 * PG, 8 * PG, 1, PG });
+
+	/* A hole that frees nothing: both sides keep what it was given, by length. */
+	regions_unmap(&t, 0, 8 * PG);
+	assert_int_equal(regions_map(&t, 0, 8 * PG, 1, 0, NULL), 0);
+	set_rss(&t, 0, 2 * PG);
+	assert_int_equal(regions_unmap_charged(&t, 2 * PG, 6 * PG, 0), 0);
+	CHECK(&t, { 0, 2 * PG, 1, PG }, { 6 * PG, 8 * PG, 1, PG });
+
+	/*
+	 * Two regions cut: each side settles with its own region, and what
+	 * stays is what was there less what the kernel freed.
+	 */
+	regions_unmap(&t, 0, 8 * PG);
+	assert_int_equal(regions_map(&t, 0, 4 * PG, 1, 0, NULL), 0);
+	assert_int_equal(regions_map(&t, 4 * PG, 8 * PG, 2, 0, NULL), 0);
+	set_rss(&t, 0, 4 * PG);
+	set_rss(&t, 4 * PG, 0);
+	assert_int_equal(regions_unmap_charged(&t, 2 * PG, 6 * PG, -PG), 0);
+	CHECK(&t, { 0, 2 * PG, 1, 3 * PG }, { 6 * PG, 8 * PG, 2, 0 });
+	set_rss(&t, 6 * PG, 2 * PG);
+	assert_int_equal(regions_unmap_charged(&t, PG, 7 * PG, -2 * PG), 0);
+	assert_int_equal(rss_at(&t, 0) + rss_at(&t, 7 * PG), 3 * PG);
+
+	/* More freed than the region held (pages the events never saw): the rest is returned. */
+	regions_unmap(&t, 0, 8 * PG);
+	assert_int_equal(regions_map(&t, 0, 8 * PG, 1, 0, NULL), 0);
+	set_rss(&t, 0, 2 * PG);
+	assert_int_equal(regions_unmap_charged(&t, 0, 8 * PG, -3 * PG), -PG);
+	assert_int_equal(t.n, 0);
+	regions_free(&t);
+}
+
 static void test_unmap(void **state)
 {
 	struct region_table t;
@@ -760,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_map_over),
 		cmocka_unit_test(test_map_prorates_pss),
 		cmocka_unit_test(test_unmap),
+		cmocka_unit_test(test_unmap_charged_edges),
 		cmocka_unit_test(test_charge),
 		cmocka_unit_test(test_charge_clamp),
 		cmocka_unit_test(test_move),

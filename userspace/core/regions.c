@@ -434,18 +434,78 @@ int64_t regions_charge_range(struct region_table *t, uint64_t start,
 	return 0;
 }
 
+/* A region holds addr strictly inside: unmapping from (or to) addr splits it. */
+static bool straddles(const struct region_table *t, uint64_t addr)
+{
+	size_t i = first_above(t, addr);
+
+	return i < t->n && t->r[i].start < addr;
+}
+
+/* What the kernel did not free of a part about to go (q < 0: what it freed beyond it). */
+static void give_back(struct region *stays, int64_t q)
+{
+	stays->rss += q;
+	if (stays->rss < 0)
+		stays->rss = 0;
+}
+
+/*
+ * The parts split off at the edges of [start, end) were given figures
+ * prorated by length, not their pages: what the kernel did not free of
+ * such a part was in the part of its region that stays, and what it freed
+ * beyond the range's figures (left, when nothing else in the range held
+ * it) came from there. Settled here, before the parts go: dropped with
+ * them, a heap trimmed in the middle of a region lost the stayed pages
+ * from its owner's figure until the next smaps read. Returns what is left
+ * of left.
+ */
+static int64_t settle_edges(struct region_table *t, uint64_t start, uint64_t end,
+			    bool cut_low, bool cut_high, int64_t left)
+{
+	size_t lo = first_above(t, start), hi = first_above(t, end - 1);
+	struct region *below = cut_low && lo > 0 ? &t->r[lo - 1] : NULL;
+	struct region *above = cut_high && hi + 1 < t->n ? &t->r[hi + 1] : NULL;
+	int64_t q;
+
+	if (below && above && lo == hi) {
+		/* A hole in one region: its two sides share it, by length. */
+		q = t->r[lo].rss + left;
+		t->r[lo].rss = 0;
+		give_back(below, prorate(q, len_of(below), len_of(below) + len_of(above)));
+		give_back(above, q - prorate(q, len_of(below), len_of(below) + len_of(above)));
+		return 0;
+	}
+	if (below) {
+		give_back(below, t->r[lo].rss + left);
+		t->r[lo].rss = 0;
+		left = 0;
+	}
+	if (above) {
+		give_back(above, t->r[hi].rss + left);
+		t->r[hi].rss = 0;
+		left = 0;
+	}
+	return left;
+}
+
 int64_t regions_unmap_charged(struct region_table *t, uint64_t start, uint64_t end, int64_t delta)
 {
+	bool cut_low = false, cut_high = false;
 	int64_t left;
 
 	if (start >= end)
 		return delta;
 	/* Without the slots the charge is coarser, never lost. */
 	if (!ensure_room(t, 2)) {
+		cut_low = straddles(t, start);
 		split_at(t, start);
+		cut_high = straddles(t, end);
 		split_at(t, end);
 	}
 	left = regions_charge_range(t, start, end, delta);
+	if (cut_low || cut_high)
+		left = settle_edges(t, start, end, cut_low, cut_high, left);
 	regions_unmap(t, start, end);
 	return left;
 }
