@@ -416,12 +416,14 @@ static void on_exec(struct tracker *t, struct session *s, const struct ev_task *
 	if (t->probing && p->account)
 		probes_at_exec(&t->probes, &t->bpf, p, &s->cls);
 	/*
-	 * The opt-in modes place the new image's probes from its mappings:
-	 * read now. Otherwise at the next sample, like any other read: most
-	 * commands a job runs are gone by then, and the requests made before
-	 * it resolve all the same (the requester reads the code it meets).
+	 * A rank's mappings are read now, before its later records are
+	 * handled: its first faults land in known regions (read late, a rank's
+	 * first 100 ms of libraries and heap showed as unattributed), and the
+	 * opt-in modes place its probes from them. Any other program (the
+	 * shells and commands a rank starts by the hundred, mostly gone by the
+	 * next sample) is read at the next sample, like everything else.
 	 */
-	if (p->account && t->probing && !timed_sync(t, s, p))
+	if (p->account && (p->rank >= 0 || t->probing) && !timed_sync(t, s, p))
 		return;
 	tracer_add_process(&t->bpf, p->pid, s->id, traced_flags(p));
 }
