@@ -244,6 +244,37 @@ static void test_mmap_owner_is_caller_past_libc(void **state)
 	assert_int_equal(p->unknown_callers, 0);
 }
 
+/*
+ * A sample's total is read while the process faults on (proc_mark_sample),
+ * and the ring buffer is drained after it: the faults before the read are
+ * in that total and go to their owner, those after it are set apart from
+ * this sample (not scaled into every component), and come back in the next.
+ */
+static void test_faults_after_the_total_read_set_apart(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 1 * MIB, 0, 2, LIBC_CODE + 0x10,
+					      APP_CODE + 0x20), 0);
+	faults(LATER + 1, ANON, 128);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 512 * KIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 512 * KIB);
+
+	p->sample_mark_ns = LATER + 10;
+	p->sample_total = BASE_RSS + 768 * KIB;
+	faults(LATER + 5, ANON + 512 * KIB, 64);	/* in the total read */
+	faults(LATER + 20, ANON + 768 * KIB, 64);	/* after it */
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 768 * KIB);
+	assert_int_equal(rss_of("libc"), 400 * KIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+	assert_int_equal(p->sample_mark_ns, 0);
+
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 1 * MIB, 3), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+}
+
 /* libc alone on the stack (libc for itself) is not a failure; nothing on it is. */
 static void test_libc_only_and_unknown_callers(void **state)
 {
@@ -495,6 +526,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mmap_owner_is_caller_past_libc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faults_after_the_total_read_set_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_only_and_unknown_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_syscall_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),

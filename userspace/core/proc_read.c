@@ -37,3 +37,18 @@ int proc_sample(struct proc *p, const struct classifier *cls, double now)
 		return ret;
 	return proc_account(p, cls, (int64_t)total_rss, now);
 }
+
+int proc_mark_sample(struct proc *p)
+{
+	uint64_t total_rss;
+	int ret;
+
+	p->sample_mark_ns = boot_clock_ns();
+	ret = procfs_read_rss(p->pid, &total_rss);
+	if (ret) {
+		p->sample_mark_ns = 0;
+		return ret;
+	}
+	p->sample_total = (int64_t)total_rss;
+	return 0;
+}

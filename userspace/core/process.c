@@ -63,6 +63,7 @@ void proc_free(struct proc *p)
 	free(p->link_fds);
 	free(p->comps);
 	free(p->peak_comp_rss);
+	free(p->late_rss);
 	free(p);
 }
 
@@ -299,6 +300,9 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 	r->rss += e->delta;
 	if (r->rss < 0)
 		r->rss = 0;
+	/* After the VmRSS read of a sample in progress: not in its total. */
+	if (p->sample_mark_ns && e->h.ts_ns > p->sample_mark_ns && r->owner < p->ncomps)
+		p->late_rss[r->owner] += e->delta;
 	charge_mpi_fn(p, cls, r, e->mpi_fn, e->delta, when);
 }
 
@@ -611,7 +615,7 @@ static int grow_comps(struct proc *p, const struct classifier *cls)
 {
 	size_t n = cls->comps ? comp_table_count(cls->comps) : component_count();
 	struct comp_stats *c;
-	int64_t *peak;
+	int64_t *peak, *late;
 
 	if (n <= p->ncomps)
 		return 0;
@@ -623,8 +627,13 @@ static int grow_comps(struct proc *p, const struct classifier *cls)
 	if (!peak)
 		return -ENOMEM;
 	p->peak_comp_rss = peak;
+	late = realloc(p->late_rss, n * sizeof(*late));
+	if (!late)
+		return -ENOMEM;
+	p->late_rss = late;
 	memset(c + p->ncomps, 0, (n - p->ncomps) * sizeof(*c));
 	memset(peak + p->ncomps, 0, (n - p->ncomps) * sizeof(*peak));
+	memset(late + p->ncomps, 0, (n - p->ncomps) * sizeof(*late));
 	p->ncomps = n;
 	return 0;
 }
@@ -684,8 +693,10 @@ int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss
 	int ret;
 
 	ret = grow_comps(p, cls);
-	if (ret)
+	if (ret) {
+		p->sample_mark_ns = 0;
 		return ret;
+	}
 	n = p->ncomps;
 	rss = calloc(n, sizeof(*rss));
 	pss = calloc(n, sizeof(*pss));
@@ -695,6 +706,20 @@ int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss
 		return -ENOMEM;
 	}
 	regions_sum(&p->regions, rss, pss, n);
+	if (p->sample_mark_ns) {
+		/* Set apart what came after the VmRSS read (proc_mark_sample); PSS in proportion. */
+		for (size_t i = 0; i < n; i++) {
+			int64_t was = rss[i];
+
+			rss[i] -= p->late_rss[i];
+			if (rss[i] < 0)
+				rss[i] = 0;
+			if (was > 0 && rss[i] < was)
+				pss[i] = (int64_t)((__int128)pss[i] * rss[i] / was);
+			p->late_rss[i] = 0;
+		}
+		p->sample_mark_ns = 0;
+	}
 	partition(p, total_rss, rss, pss);
 
 	for (size_t i = 0; i < n; i++) {

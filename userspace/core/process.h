@@ -103,6 +103,16 @@ struct proc {
 	struct comp_stats *comps;	/* indexed by comp_id */
 	size_t ncomps;
 	int64_t *peak_comp_rss;		/* every component's rss at the total's peak */
+
+	/*
+	 * A sample in two steps (proc_mark_sample, then proc_account once the
+	 * ring buffer is drained): VmRSS read at sample_mark_ns, and the
+	 * faults handled since that came after it, per component, which that
+	 * VmRSS does not hold. 0: no sample in progress.
+	 */
+	uint64_t sample_mark_ns;
+	int64_t sample_total;
+	int64_t *late_rss;		/* indexed by comp_id, ncomps entries */
 };
 
 struct proc *proc_new(pid_t pid, double now);
@@ -172,6 +182,15 @@ const struct code_map *proc_code_map(const struct proc *p, uint64_t addr);
  * process is gone. (proc_read.c)
  */
 int proc_sample(struct proc *p, const struct classifier *cls, double now);
+
+/*
+ * The first step of a sample taken in two: read VmRSS now and mark the
+ * time, so the events still in the ring buffer can be handled before the
+ * components are summed: the faults before the mark are in that VmRSS, and
+ * those after it are set apart. proc_account with p->sample_total then
+ * completes it. -errno when the process is gone. (proc_read.c)
+ */
+int proc_mark_sample(struct proc *p);
 
 /*
  * The same with the total given: split total_rss over the components

@@ -416,14 +416,16 @@ static void on_exec(struct tracker *t, struct session *s, const struct ev_task *
 	if (t->probing && p->account)
 		probes_at_exec(&t->probes, &t->bpf, p, &s->cls);
 	/*
-	 * A rank's mappings are read now, before its later records are
-	 * handled: its first faults land in known regions (read late, a rank's
-	 * first 100 ms of libraries and heap showed as unattributed), and the
-	 * opt-in modes place its probes from them. Any other program (the
-	 * shells and commands a rank starts by the hundred, mostly gone by the
-	 * next sample) is read at the next sample, like everything else.
+	 * The opt-in modes place the new image's probes from its mappings,
+	 * and are woken for this record at once: read now. Otherwise this
+	 * record is handled with the rest at the next sample, and so is the
+	 * read: after the records of the new image's first requests, which
+	 * then are still applied as they came (read before them, they would
+	 * be older than the read, and what the MPI calls among them added
+	 * would be lost from mpi_calls.csv); most commands a job runs are
+	 * gone by then.
 	 */
-	if (p->account && (p->rank >= 0 || t->probing) && !timed_sync(t, s, p))
+	if (p->account && t->probing && !timed_sync(t, s, p))
 		return;
 	tracer_add_process(&t->bpf, p->pid, s->id, traced_flags(p));
 }
@@ -655,10 +657,21 @@ static void sample_session(struct tracker *t, struct session *s)
 		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
 		if (!ready(p, now))
 			continue;
-		ret = proc_sample(p, &s->cls, now);
+		ret = proc_mark_sample(p);
 		if (ret == -ESRCH || ret == -ENOENT)
 			retire(t, s, p);	/* gone, its exit event lost */
-		else if (!ret)
+	}
+	/*
+	 * The faults made while the figures were read (a rank allocating at
+	 * full speed: ~3 MiB a millisecond) are in its VmRSS and still in the
+	 * ring buffer: handled now, so they are not left to `unattributed`;
+	 * those after each read are set apart from its sample.
+	 */
+	tracer_drain(&t->bpf);
+	for (p = s->procs.first; p; p = p->next) {
+		if (!p->sample_mark_ns)
+			continue;
+		if (!proc_account(p, &s->cls, p->sample_total, now))
 			session_sample(s, p, &j);
 	}
 }
