@@ -1,1 +1,1 @@
-/tmp/memattr-bench.xKl0T8/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.xKl0T8/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 4485,4492 --output /tmp/memattr-bench.xKl0T8/runs/bpfstats.memreq/out
+/tmp/memattr-bench.7at7ms/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.7at7ms/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 29469,29476 --output /tmp/memattr-bench.7at7ms/runs/bpfstats.memreq/out

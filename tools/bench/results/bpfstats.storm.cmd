@@ -1,1 +1,1 @@
-/tmp/memattr-bench.xKl0T8/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.xKl0T8/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.xKl0T8/runs/bpfstats.storm/go   ||   memattr-bpf --pid 3869,3876 --output /tmp/memattr-bench.xKl0T8/runs/bpfstats.storm/out
+/tmp/memattr-bench.7at7ms/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.7at7ms/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.7at7ms/runs/bpfstats.storm/go   ||   memattr-bpf --pid 28849,28856 --output /tmp/memattr-bench.7at7ms/runs/bpfstats.storm/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.xKl0T8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.xKl0T8/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 4179,4186 --output /tmp/memattr-bench.xKl0T8/runs/bpfstats.syscall/out
+/tmp/memattr-bench.7at7ms/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.7at7ms/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 29157,29166 --output /tmp/memattr-bench.7at7ms/runs/bpfstats.syscall/out

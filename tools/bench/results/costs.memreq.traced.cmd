@@ -1,1 +1,1 @@
-/tmp/memattr-bench.xKl0T8/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.xKl0T8/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 31574 --output /tmp/memattr-bench.xKl0T8/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.7at7ms/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 24105 --output /tmp/memattr-bench.7at7ms/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.xKl0T8/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.xKl0T8/runs/costs.memreq.untraced.4/go   ||   untraced
+/tmp/memattr-bench.7at7ms/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.memreq.untraced.4/go   ||   untraced

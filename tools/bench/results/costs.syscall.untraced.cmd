@@ -1,1 +1,1 @@
-/tmp/memattr-bench.xKl0T8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.xKl0T8/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.xKl0T8/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.7at7ms/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.syscall.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.xKl0T8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.xKl0T8/runs/footprint.64/ready --stop-file /tmp/memattr-bench.xKl0T8/runs/footprint.64/stop   ||   memattr-bpf --job 26004 --output /tmp/memattr-bench.xKl0T8/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.7at7ms/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.7at7ms/runs/footprint.64/ready --stop-file /tmp/memattr-bench.7at7ms/runs/footprint.64/stop   ||   memattr-bpf --job 18182 --output /tmp/memattr-bench.7at7ms/runs/footprint.64/out

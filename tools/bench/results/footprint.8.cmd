@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.xKl0T8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.xKl0T8/runs/footprint.8/ready --stop-file /tmp/memattr-bench.xKl0T8/runs/footprint.8/stop   ||   memattr-bpf --job 25763 --output /tmp/memattr-bench.xKl0T8/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.7at7ms/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.7at7ms/runs/footprint.8/ready --stop-file /tmp/memattr-bench.7at7ms/runs/footprint.8/stop   ||   memattr-bpf --job 17944 --output /tmp/memattr-bench.7at7ms/runs/footprint.8/out
