@@ -94,16 +94,19 @@ static void test_libc_names(void **state)
 {
 	static const char *const names[] = { "malloc", "free", "calloc", "realloc", "mmap",
 					      "munmap", "brk", "posix_memalign" };
+	/* libc's own definitions: under ASan, the default scope finds its interceptors first. */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	struct elfsym_table t;
 	char path[512];
 	uint64_t off;
 
 	(void)state;
-	file_of((uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "malloc"), path, sizeof(path));
+	assert_non_null(libc);
+	file_of((uint64_t)(uintptr_t)dlsym(libc, "gnu_get_libc_version"), path, sizeof(path));
 	assert_int_equal(elfsym_load(&t, path), 0);
 	assert_true(t.nfuncs > 1000);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *fn = dlsym(RTLD_DEFAULT, names[i]);
+		void *fn = dlsym(libc, names[i]);
 
 		assert_non_null(fn);
 		assert_int_equal(elfsym_func_offset(&t, names[i], &off), 0);
@@ -113,6 +116,7 @@ static void test_libc_names(void **state)
 	assert_int_equal(elfsym_func_offset(&t, "mallocz", &off), -ENOENT);
 	assert_int_equal(elfsym_func_offset(&t, "", &off), -ENOENT);
 	elfsym_free(&t);
+	dlclose(libc);
 }
 
 static void test_not_elf(void **state)
