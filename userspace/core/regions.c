@@ -466,14 +466,15 @@ static int64_t settle_edges(struct region_table *t, uint64_t start, uint64_t end
 	size_t lo = first_above(t, start), hi = first_above(t, end - 1);
 	struct region *below = cut_low && lo > 0 ? &t->r[lo - 1] : NULL;
 	struct region *above = cut_high && hi + 1 < t->n ? &t->r[hi + 1] : NULL;
-	int64_t q;
+	int64_t q, q_below;
 
 	if (below && above && lo == hi) {
 		/* A hole in one region: its two sides share it, by length. */
 		q = t->r[lo].rss + left;
+		q_below = prorate(q, len_of(below), len_of(below) + len_of(above));
 		t->r[lo].rss = 0;
-		give_back(below, prorate(q, len_of(below), len_of(below) + len_of(above)));
-		give_back(above, q - prorate(q, len_of(below), len_of(below) + len_of(above)));
+		give_back(below, q_below);
+		give_back(above, q - q_below);
 		return 0;
 	}
 	if (below) {
