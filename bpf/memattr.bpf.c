@@ -394,10 +394,9 @@ static __always_inline struct thread_ctx *ctx_get(bool create)
  * The memory syscalls, each through its own syscalls:sys_enter_<name> and
  * sys_exit_<name> tracepoint: the kernel tests the syscall's bit before it
  * runs any program, so every other syscall of every process on the node
- * pays only the syscall-tracepoint slow path (~60 ns here), not a program
- * run at its entry and exit (raw sys_enter/sys_exit: ~160 ns).
- */
-/*
+ * pays only the syscall-tracepoint slow path (5-16 ns here, BENCHMARKS.md),
+ * not a program run at its entry and exit (raw sys_enter/sys_exit).
+ *
  * The record of syscalls:sys_enter_<name> (the kernel's struct
  * syscall_trace_enter): the syscall number is an int, then only that
  * syscall's own arguments. A program that reads past them is refused at
