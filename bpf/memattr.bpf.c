@@ -39,6 +39,7 @@ struct thread_ctx {
 	__u32 heap_kind;	/* --heap: outermost malloc-family call in progress (enum heap_kind) */
 	__u32 heap_depth;	/* nesting: glibc's realloc(NULL, n) and memalign tail-call malloc */
 	__u64 heap_site, heap_size, heap_old, heap_memptr;
+	__u64 run;		/* faults on consecutive pages not sent yet (RUN_*), 0: none */
 };
 
 /*
@@ -191,6 +192,19 @@ __u64 cpu_area_base;	/* cpu_area's percpu pointer, 0 until read */
  * costs the job more than the records do.
  */
 const volatile bool prompt_wakeup = true;
+
+/*
+ * The fault epochs. Faults on consecutive pages go out as one run (ev_run),
+ * and a run must not straddle a read of its process's /proc figures (smaps
+ * or VmRSS): user space must know whether that read counted its pages. So
+ * around each read user space steps the process's slot here to odd, then
+ * back to even. A run grows only while the slot holds the value it began
+ * with, and none begins while the slot is odd: those faults go out one by
+ * one with their time, as they did before runs. Every run thus lies wholly
+ * between two reads, and its epoch says which. Slots are shared by tgids
+ * FAULT_EPOCH_SLOTS apart: another process's read only ends a run early.
+ */
+__u16 fault_epoch[FAULT_EPOCH_SLOTS];
 
 /* Possible CPUs, set by user space before load: the slots walked when anchoring. */
 const volatile __u32 nr_cpus = 1;
@@ -391,6 +405,100 @@ static __always_inline struct thread_ctx *ctx_get(bool create)
 }
 
 /*
+ * RSS changes come with every page fault: waking the reader for each would
+ * put it on the CPU between the faults of the very ranks it watches. User
+ * space drains them at every sample; it is woken early only when a quarter
+ * of the buffer is used.
+ */
+static __always_inline __u64 rss_wakeup(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * A thread's run in progress, one word of its context, so that it is taken
+ * whole with one exchange: by the thread itself, or by ma_flush_runs on
+ * another CPU.
+ *   bits 63..28  its first page number (addresses below 2^48)
+ *   bits 27..26  member
+ *   bits 25..14  its process's slot in fault_epoch when it began
+ *   bits 13..0   pages, at least 1: a run in progress is never 0
+ */
+#define RUN_PAGE_SHIFT		28
+#define RUN_MEMBER_SHIFT	26
+#define RUN_EPOCH_SHIFT		14
+#define RUN_MAX_PAGES		((1ULL << RUN_EPOCH_SHIFT) - 1)
+#define RUN_EPOCH_MASK		((1ULL << FAULT_EPOCH_BITS) - 1)
+
+static __always_inline void emit_run(__u32 tgid, __u32 tid, __u64 run)
+{
+	struct ev_run *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return;
+	}
+	fill_header(&e->h, EV_RUN, tgid);
+	e->h.tid = tid;
+	e->addr = (run >> RUN_PAGE_SHIFT) << page_shift;
+	e->npages = run & RUN_MAX_PAGES;
+	e->member = (run >> RUN_MEMBER_SHIFT) & 3;
+	e->epoch = (run >> RUN_EPOCH_SHIFT) & RUN_EPOCH_MASK;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, rss_wakeup());
+}
+
+/* The thread's run, if it has one, goes out now. */
+static __always_inline void end_run(struct thread_ctx *c, __u32 tgid, __u32 tid)
+{
+	__u64 run;
+
+	if (!c->run)
+		return;
+	run = __sync_lock_test_and_set(&c->run, 0);
+	if (run)
+		emit_run(tgid, tid, run);
+}
+
+/*
+ * A fault added one page of member at addr: it joins the thread's run if
+ * the page is next to it, else it begins one and the old run goes out.
+ * False when it cannot be in a run (a read of the process's figures is in
+ * progress, an address above 2^48): then it goes out alone.
+ */
+static __always_inline bool fault_into_run(struct thread_ctx *c, __u32 tgid, __u32 tid,
+					   __u32 member, __u64 addr)
+{
+	__u64 page = addr >> page_shift, epoch, run, first, grown = 0;
+
+	epoch = fault_epoch[tgid & (FAULT_EPOCH_SLOTS - 1)];
+	if ((epoch & 1) || (page >> (64 - RUN_PAGE_SHIFT)))
+		return false;
+	epoch &= RUN_EPOCH_MASK;
+	run = c->run;
+	if (run && ((run >> RUN_EPOCH_SHIFT) & RUN_EPOCH_MASK) == epoch &&
+	    ((run >> RUN_MEMBER_SHIFT) & 3) == member && (run & RUN_MAX_PAGES) < RUN_MAX_PAGES) {
+		first = run >> RUN_PAGE_SHIFT;
+		if (page == first + (run & RUN_MAX_PAGES))
+			grown = run + 1;				/* the page above */
+		else if (page + 1 == first)
+			grown = run - (1ULL << RUN_PAGE_SHIFT) + 1;	/* the page below */
+		/* Fails only when the flush took the run meanwhile. */
+		if (grown && __sync_val_compare_and_swap(&c->run, run, grown) == run)
+			return true;
+	}
+	run = __sync_lock_test_and_set(&c->run, page << RUN_PAGE_SHIFT |
+				       (__u64)member << RUN_MEMBER_SHIFT |
+				       epoch << RUN_EPOCH_SHIFT | 1);
+	if (run)
+		emit_run(tgid, tid, run);
+	return true;
+}
+
+/*
  * The memory syscalls, each through its own syscalls:sys_enter_<name> and
  * sys_exit_<name> tracepoint: the kernel tests the syscall's bit before it
  * runs any program, so every other syscall of every process on the node
@@ -423,6 +531,8 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 
 	if (!c)
 		return 0;
+	/* The thread's faults before the call are handled before the call's record. */
+	end_run(c, task->tgid, task->pid);
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c->kind = CTX_SYSCALL;
 	c->nr = nr;
@@ -438,20 +548,6 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 		c->brk_before = BPF_CORE_READ(task, mm, brk);
 	__builtin_memset(c->delta, 0, sizeof(c->delta));
 	return 0;
-}
-
-/*
- * RSS changes come with every page fault: waking the reader for each would
- * put it on the CPU between the faults of the very ranks it watches. User
- * space drains them at every sample; it is woken early only when a quarter
- * of the buffer is used.
- */
-static __always_inline __u64 rss_wakeup(void)
-{
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
 }
 
 #define MEMATTR_PROT_WRITE	2
@@ -760,7 +856,10 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 		return 0;
 	}
 	if (c && c->kind == CTX_FAULT) {
-		emit_rss(a->tgid, c->addr, delta, member, CTX_FAULT, c->mpi_fn);
+		/* A page at a time, outside an MPI call (--mpi-calls): into a run. */
+		if (delta != (1LL << page_shift) || c->mpi_fn ||
+		    !fault_into_run(c, a->tgid, task->pid, member, c->addr))
+			emit_rss(a->tgid, c->addr, delta, member, CTX_FAULT, c->mpi_fn);
 		return 0;
 	}
 	count(STAT_NO_CTX_RSS);
@@ -830,6 +929,30 @@ static long drop_calls(void *map, struct mpi_call_key *key, __u64 *calls, __u32 
 	return 0;
 }
 
+/* The run of p, the current task, if it has one. */
+static __always_inline void end_own_run(struct task_struct *p)
+{
+	struct thread_ctx *c = bpf_task_storage_get(&thread_ctxs, p, 0, 0);
+
+	if (c)
+		end_run(c, p->tgid, p->pid);
+}
+
+/*
+ * Run by user space (read of an iterator) before it drains the ring buffer
+ * for a sample: every thread's run in progress goes out, so that a thread
+ * that stopped faulting does not keep its pages from the sample.
+ */
+SEC("iter/task")
+int ma_flush_runs(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task && tgid_accounted(task->tgid))
+		end_own_run(task);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -842,9 +965,14 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 			emit_task(EV_EXEC, tgid, p, 0, true);
 		return 0;
 	}
-	emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
-	if (tgid_accounted(tgid))
+	if (tgid_accounted(tgid)) {
+		/* The old image's last faults, before the exec's record. */
+		end_own_run(p);
+		emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
 		anchor_mm(p->mm, tgid);
+	} else {
+		emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
+	}
 	/*
 	 * The opt-in modes' state of the old image is not the new program's:
 	 * dropped here, before the new program runs a single instruction.
@@ -868,6 +996,9 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 	__u32 tgid = p->tgid;
 	struct mode_owner *o;
 
+	/* Every thread's last faults go out with it. */
+	if (tgid_accounted(tgid))
+		end_own_run(p);
 	if (!group_dead || !bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
 	emit_task(EV_EXIT, tgid, p, 0, prompt_wakeup);

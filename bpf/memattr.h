@@ -35,6 +35,7 @@ enum ev_type {
 	EV_FORK,	/* a traced process created a new process */
 	EV_EXEC,	/* a traced process called execve */
 	EV_EXIT,	/* the last thread of a traced process exited */
+	EV_RUN,		/* a thread's faults on consecutive pages, one page each */
 };
 
 /* What the thread was doing when the RSS counter moved. */
@@ -52,6 +53,30 @@ struct ev_header {
 	__u32 job;	/* traced_proc.job of tgid: user space routes the event by it */
 	__u64 ts_ns;
 };
+
+/*
+ * npages page faults of one thread, each adding one page of member, on the
+ * pages [addr, addr + npages pages): one record for a loop that touches a
+ * fresh array. No timestamp of its own: the faults all came within one
+ * epoch of the process's slot in fault_epoch (see there), which says where
+ * they stand against user space's reads of /proc.
+ */
+struct ev_run {
+	struct ev_header h;	/* ts_ns: when the record was written */
+	__u64 addr;
+	__u32 npages;
+	__u32 member;
+	__u32 epoch;		/* FAULT_EPOCH_BITS bits */
+	__u32 pad;
+};
+
+/*
+ * The fault epochs: one counter per slot of tgids (tgid % FAULT_EPOCH_SLOTS),
+ * stepped by user space around each read of a process's /proc figures: odd
+ * while it reads. See fault_epoch in memattr.bpf.c.
+ */
+#define FAULT_EPOCH_SLOTS	(1 << 16)
+#define FAULT_EPOCH_BITS	12
 
 struct ev_rss {
 	struct ev_header h;

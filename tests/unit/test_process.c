@@ -205,6 +205,15 @@ static void faults(uint64_t ts, uint64_t addr, int n)
 	}
 }
 
+/* A run of npages faults from addr, each +4 KiB, made in fault epoch epoch. */
+static void run(uint32_t epoch, uint64_t addr, uint32_t npages)
+{
+	struct ev_run e = { .h = { .type = EV_RUN, .tgid = 4242, .ts_ns = LATER + 100 },
+			    .addr = addr, .npages = npages, .member = 1, .epoch = epoch };
+
+	proc_apply_run(p, &cls, &e, 0);
+}
+
 static int64_t rss_of(const char *name)
 {
 	comp_id id = id_of(name);
@@ -273,6 +282,59 @@ static void test_faults_after_the_total_read_set_apart(void **state)
 	assert_int_equal(proc_account(p, &cls, BASE_RSS + 1 * MIB, 3), 0);
 	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
 	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+}
+
+/*
+ * A run's pages go to the regions that hold them, page by page; pages in no
+ * region are counted as unplaced and ask for a fresh read of the maps.
+ */
+static void test_run_split_over_regions_and_holes(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 64 * KIB, 0, 2, LIBC_CODE + 0x10,
+					      APP_CODE + 0x20), 0);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON + 64 * KIB, 64 * KIB, 0, 2,
+					      LIBC_CODE + 0x10, HELPER_CODE + 0x20), 0);
+	/* 8 pages of the program's, 16 of the helper's, 8 in the hole above them. */
+	run(0, ANON + 32 * KIB, 32);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 128 * KIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 32 * KIB);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB + 64 * KIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB + 32 * KIB);
+	assert_int_equal(p->unplaced_events, 1);
+	assert_true(p->needs_sync);
+}
+
+/*
+ * A run carries the fault epoch it was made in, not a time: the epochs at
+ * which reads of /proc ended place it. Before the smaps read it is in the
+ * read's figures; after a sample's VmRSS read it is set apart from that
+ * sample. Epochs wrap at 4096.
+ */
+static void test_runs_placed_by_epoch(void **state)
+{
+	(void)state;
+	proc_note_epoch(p, 4092, EARLIER);
+	sync_with(0, 0, 0, false);
+	proc_note_epoch(p, 4094, SYNC_NS + 1);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 1 * MIB, 0, 2, LIBC_CODE + 0x10,
+					      APP_CODE + 0x20), 0);
+	run(4092, ANON, 16);			/* in the smaps figures (none here) */
+	run(4094, ANON + 64 * KIB, 16);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 64 * KIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 64 * KIB);
+
+	p->sample_mark_ns = LATER + 10;
+	p->sample_total = BASE_RSS + 128 * KIB;
+	proc_note_epoch(p, (uint16_t)4096, LATER + 11);
+	run(4094, ANON + 128 * KIB, 16);	/* before the VmRSS read */
+	run(0, ANON + 192 * KIB, 16);		/* after it: epoch 4096 wrapped */
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 128 * KIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 192 * KIB, 3), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 192 * KIB);
 }
 
 /* libc alone on the stack (libc for itself) is not a failure; nothing on it is. */
@@ -527,6 +589,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mmap_owner_is_caller_past_libc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faults_after_the_total_read_set_apart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_split_over_regions_and_holes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_only_and_unknown_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_syscall_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),

@@ -276,6 +276,30 @@ static void charge_mpi_fn(struct proc *p, const struct classifier *cls,
 		mpi_fn_charge(&p->mpi_fns, fn, delta, when);
 }
 
+/* A fault address in no known region: a mapping we did not see made (stack growth, ...). */
+static void fault_unplaced(struct proc *p)
+{
+	if (!p->image_unread)
+		p->unplaced_events++;
+	p->needs_sync = true;	/* reread maps */
+}
+
+/* delta bytes faulted into r at boot time ts, by a thread in MPI call mpi_fn (0: none). */
+static void charge_fault(struct proc *p, const struct classifier *cls, struct region *r,
+			 int64_t delta, uint64_t ts, uint32_t mpi_fn, double when)
+{
+	/* Its figure was read after the smaps read began: older faults are in it. */
+	if (ts < r->counted_ns)
+		return;
+	r->rss += delta;
+	if (r->rss < 0)
+		r->rss = 0;
+	/* After the VmRSS read of a sample in progress: not in its total. */
+	if (p->sample_mark_ns && ts > p->sample_mark_ns && r->owner < p->ncomps)
+		p->late_rss[r->owner] += delta;
+	charge_mpi_fn(p, cls, r, mpi_fn, delta, when);
+}
+
 void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
 		    double when)
 {
@@ -288,22 +312,71 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 		return;
 	r = regions_find(&p->regions, e->addr);
 	if (!r) {
-		/* A mapping we did not see made (stack growth, ...): reread maps. */
-		if (!p->image_unread)
-			p->unplaced_events++;
-		p->needs_sync = true;
+		fault_unplaced(p);
 		return;
 	}
-	/* Its figure was read after the smaps read began: older faults are in it. */
-	if (e->h.ts_ns < r->counted_ns)
-		return;
-	r->rss += e->delta;
-	if (r->rss < 0)
-		r->rss = 0;
-	/* After the VmRSS read of a sample in progress: not in its total. */
-	if (p->sample_mark_ns && e->h.ts_ns > p->sample_mark_ns && r->owner < p->ncomps)
-		p->late_rss[r->owner] += e->delta;
-	charge_mpi_fn(p, cls, r, e->mpi_fn, e->delta, when);
+	charge_fault(p, cls, r, e->delta, e->h.ts_ns, e->mpi_fn, when);
+}
+
+void proc_note_epoch(struct proc *p, uint16_t epoch, uint64_t ns)
+{
+	p->epochs[p->nepochs++ % PROC_EPOCHS] = (struct fault_epoch){ epoch, ns };
+}
+
+/* a - b for epochs of FAULT_EPOCH_BITS bits, which wrap. */
+static int epoch_diff(uint32_t a, uint32_t b)
+{
+	uint32_t d = (a - b) & ((1u << FAULT_EPOCH_BITS) - 1);
+
+	return d >= 1u << (FAULT_EPOCH_BITS - 1) ? (int)d - (1 << FAULT_EPOCH_BITS) : (int)d;
+}
+
+/*
+ * A time for a run that stands where the run does against p's reads of
+ * /proc: the end of the latest read it came after. When p has had no read
+ * yet, the record's own time; when it came before every read p remembers, 0.
+ */
+static uint64_t run_time(const struct proc *p, const struct ev_run *e)
+{
+	unsigned int n = p->nepochs < PROC_EPOCHS ? p->nepochs : PROC_EPOCHS;
+
+	if (!p->nepochs)
+		return e->h.ts_ns;
+	for (unsigned int i = 1; i <= n; i++) {
+		const struct fault_epoch *f = &p->epochs[(p->nepochs - i) % PROC_EPOCHS];
+
+		if (epoch_diff(e->epoch, f->epoch) >= 0)
+			return f->ns;
+	}
+	return 0;
+}
+
+void proc_apply_run(struct proc *p, const struct classifier *cls, const struct ev_run *e,
+		    double when)
+{
+	uint64_t ts = run_time(p, e), at = e->addr, end = e->addr + e->npages * PAGE_SIZE_;
+	bool unplaced = false;
+
+	if (ts < p->sync_boot_ns)
+		return;		/* already in the smaps figures */
+	while (at < end) {
+		struct region *r = regions_next(&p->regions, at);
+		uint64_t stop;
+
+		if (!r || r->start >= end) {
+			unplaced = true;
+			break;
+		}
+		if (r->start > at) {
+			unplaced = true;
+			at = r->start;
+		}
+		stop = r->end < end ? r->end : end;
+		charge_fault(p, cls, r, (int64_t)(stop - at), ts, 0, when);
+		at = stop;
+	}
+	if (unplaced)
+		fault_unplaced(p);
 }
 
 static int64_t sum_delta(const struct ev_syscall *e)

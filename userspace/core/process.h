@@ -25,6 +25,7 @@
 #define PROC_MAX_PENDING	256
 #define PROC_MAX_CODE_MAPS	4096	/* executable mappings remembered */
 #define PROC_OUT_SLOTS		4	/* per-process state of the outputs (sinks) */
+#define PROC_EPOCHS		16	/* fault epochs remembered: reads of /proc since the last flush, and more */
 
 /* Per component of one process: the latest sample and the peaks. */
 struct comp_stats {
@@ -45,6 +46,16 @@ struct code_map {
 struct heap_site {
 	uint64_t addr;
 	struct site_stats stats;
+};
+
+/*
+ * A read of the process's /proc figures ended, and the kernel's fault epoch
+ * of its slot became epoch (even) at boot time ns: runs of that epoch or a
+ * later one came after the read.
+ */
+struct fault_epoch {
+	uint16_t epoch;
+	uint64_t ns;
 };
 
 /* An anonymous mapping whose caller's library was not known yet. */
@@ -113,6 +124,14 @@ struct proc {
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
 	int64_t *late_rss;		/* indexed by comp_id, ncomps entries */
+
+	/*
+	 * Runs of faults (ev_run) carry an epoch, not a time: the last reads'
+	 * epochs place them against this process's reads (a ring, the newest
+	 * at nepochs - 1).
+	 */
+	struct fault_epoch epochs[PROC_EPOCHS];
+	unsigned int nepochs;
 };
 
 struct proc *proc_new(pid_t pid, double now);
@@ -168,6 +187,13 @@ int proc_sync_vma(const struct vma_info *v, void *state);
 void proc_sync_end(struct proc_sync_state *s, bool ok, double now);
 
 /* Apply one event; when is its time_s (for the per-MPI-function growth times). */
+/* A read of p's figures ended: its slot's fault epoch is now epoch, at boot time ns. */
+void proc_note_epoch(struct proc *p, uint16_t epoch, uint64_t ns);
+
+/* A run of faults: each page of it in the region that holds it. */
+void proc_apply_run(struct proc *p, const struct classifier *cls, const struct ev_run *e,
+		    double when);
+
 void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
 		    double when);
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,

@@ -321,6 +321,13 @@ struct region *regions_find(struct region_table *t, uint64_t addr)
 	return NULL;
 }
 
+struct region *regions_next(struct region_table *t, uint64_t addr)
+{
+	size_t i = first_above(t, addr);
+
+	return i < t->n ? &t->r[i] : NULL;
+}
+
 int regions_map(struct region_table *t, uint64_t start, uint64_t end,
 		comp_id owner, uint16_t flags, int64_t *dropped_rss)
 {

@@ -49,6 +49,9 @@ int regions_copy(struct region_table *dst, const struct region_table *src);
 /* Region containing addr, or NULL. */
 struct region *regions_find(struct region_table *t, uint64_t addr);
 
+/* The region containing addr, else the first one above it; NULL: none. */
+struct region *regions_next(struct region_table *t, uint64_t addr);
+
 /*
  * Map [start, end) to owner, replacing whatever overlapped it (overlapped
  * parts are cut out; their rss, prorated by length, is dropped and returned

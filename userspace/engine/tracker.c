@@ -275,6 +275,23 @@ static bool still_same(struct proc *p)
 	return st.starttime == p->start_ticks;
 }
 
+/*
+ * A read of p's /proc figures lies between two steps of its fault epoch, so
+ * that no run of faults straddles it (fault_epoch in memattr.bpf.c): faults
+ * made during the read come one by one, with their time.
+ */
+static void read_begins(struct tracker *t, struct proc *p)
+{
+	tracer_step_epoch(&t->bpf, p->pid);
+}
+
+static void read_ends(struct tracker *t, struct proc *p)
+{
+	uint16_t epoch = tracer_step_epoch(&t->bpf, p->pid);
+
+	proc_note_epoch(p, epoch, boot_clock_ns());
+}
+
 /* Read p's mappings; false when p is gone (and retired). */
 static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 {
@@ -285,7 +302,9 @@ static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 		retire(t, s, p);
 		return false;
 	}
+	read_begins(t, p);
 	ret = proc_sync(p, &s->cls, tracker_now(t));
+	read_ends(t, p);
 	if (ret == -ESRCH || ret == -ENOENT) {
 		retire(t, s, p);	/* gone; its exit event, if any, finds nothing */
 		return false;
@@ -515,6 +534,11 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (p->account && size >= sizeof(struct ev_rss))
 			proc_apply_rss(p, &s->cls, data, event_time(t, h));
 		break;
+	case EV_RUN:
+		s->rss_events++;
+		if (p->account && size >= sizeof(struct ev_run))
+			proc_apply_run(p, &s->cls, data, event_time(t, h));
+		break;
 	case EV_SYSCALL:
 		s->syscall_events++;
 		if (!p->account || size < EV_SYSCALL_NOSTACK_SIZE)
@@ -636,6 +660,18 @@ static double effective_pss_period(struct tracker *t, size_t nalive)
 	return need > t->pss_period ? need : t->pss_period;
 }
 
+/* Runs of faults still in the kernel: into the ring buffer, before a drain for samples. */
+static void flush_runs(struct tracker *t)
+{
+	int ret = tracer_flush_runs(&t->bpf);
+
+	if (ret && !t->flush_warned) {
+		fprintf(stderr, "memattr-bpf: cannot collect the faults pending in the kernel: %s "
+			"(samples may show them late, as unattributed)\n", strerror(-ret));
+		t->flush_warned = true;
+	}
+}
+
 static void sample_session(struct tracker *t, struct session *s)
 {
 	double now = tracker_now(t), period;
@@ -657,7 +693,9 @@ static void sample_session(struct tracker *t, struct session *s)
 		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
 		if (!ready(p, now))
 			continue;
+		read_begins(t, p);
 		ret = proc_mark_sample(p);
+		read_ends(t, p);
 		if (ret == -ESRCH || ret == -ENOENT)
 			retire(t, s, p);	/* gone, its exit event lost */
 	}
@@ -667,6 +705,7 @@ static void sample_session(struct tracker *t, struct session *s)
 	 * ring buffer: handled now, so they are not left to `unattributed`;
 	 * those after each read are set apart from its sample.
 	 */
+	flush_runs(t);
 	tracer_drain(&t->bpf);
 	for (p = s->procs.first; p; p = p->next) {
 		if (!p->sample_mark_ns)
@@ -827,6 +866,7 @@ void tracker_finish(struct tracker *t)
 	int *links = NULL;
 	size_t nlinks = 0;
 
+	flush_runs(t);
 	tracer_drain(&t->bpf);
 	for (s = t->sessions; s; s = s->next) {
 		struct sink_job j;

@@ -44,6 +44,7 @@ struct tracker {
 	struct probes probes;		/* --mpi-calls, --heap; symbol tables in every mode */
 	struct mpi_catalog mpi_names;	/* the specs' MPI functions, numbered */
 	bool probing;			/* probes in place (false once tracing ends) */
+	bool flush_warned;		/* tracer_flush_runs failed once: said so */
 	const struct spec_set *specs;
 	bool *spec_mapped;		/* per spec rule: a traced process mapped it (--spec files) */
 	struct session *sessions;

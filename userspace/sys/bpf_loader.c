@@ -181,6 +181,31 @@ void tracer_close(struct bpf_tracer *t)
 	t->skel = NULL;
 }
 
+int tracer_flush_runs(struct bpf_tracer *t)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	/* The iterator's program writes nothing: reading it runs it over every task. */
+	fd = bpf_iter_create(bpf_link__fd(t->skel->links.ma_flush_runs));
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+uint16_t tracer_step_epoch(struct bpf_tracer *t, pid_t tgid)
+{
+	__u16 *e = &t->skel->bss->fault_epoch[(__u32)tgid % FAULT_EPOCH_SLOTS];
+
+	/* A full barrier: the read that follows cannot come before the step. */
+	return __atomic_add_fetch(e, 1, __ATOMIC_SEQ_CST);
+}
+
 /*
  * The kernel side's fast exit tests one bit per tgid (traced_bits, in the
  * object's .bss, mapped here): it mirrors TRACED_ACCOUNT in the traced map.

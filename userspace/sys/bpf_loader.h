@@ -52,6 +52,18 @@ int tracer_poll(struct bpf_tracer *t, int timeout_ms);
 /* Hand over whatever is in the ring buffer now, without waiting. */
 int tracer_drain(struct bpf_tracer *t);
 
+/*
+ * Every thread's run of faults still in the kernel goes into the ring
+ * buffer (before a drain for a sample). -errno when the kernel refused.
+ */
+int tracer_flush_runs(struct bpf_tracer *t);
+
+/*
+ * Step tgid's slot of the fault epochs (odd while its /proc figures are
+ * read, even after: see fault_epoch in memattr.bpf.c); returns the new value.
+ */
+uint16_t tracer_step_epoch(struct bpf_tracer *t, pid_t tgid);
+
 /* Kernel-side counters summed over CPUs, indexed by enum stat_idx. */
 void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR]);
 
