@@ -523,6 +523,51 @@ struct syscall_exit_rec {
 	long ret;
 };
 
+#define MEMATTR_MAP_FIXED	0x10
+
+/* A call that can take pages away: a run made before it must be handled before it. */
+static __always_inline bool takes_memory(long nr, __u64 mmap_flags)
+{
+	switch (nr) {
+	case NR_MUNMAP:
+	case NR_MREMAP:
+	case NR_MADVISE:
+	case NR_BRK:
+		return true;
+	case NR_MMAP:
+		return mmap_flags & MEMATTR_MAP_FIXED;	/* placed over what was there */
+	}
+	return false;
+}
+
+extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
+			     unsigned int flags) __weak __ksym;
+extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __weak __ksym;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __weak __ksym;
+
+/*
+ * The runs of the other threads of task's process go out too: one thread
+ * may give back what another has just touched (a worker fills a block,
+ * the main thread frees it), and a run that came after the region it was
+ * made in is gone could not be placed.
+ */
+static __always_inline void end_other_runs(struct task_struct *task)
+{
+	struct bpf_iter_task it;
+	struct task_struct *t;
+
+	if (BPF_CORE_READ(task, signal, nr_threads) < 2)
+		return;
+	bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
+	while ((t = bpf_iter_task_next(&it))) {
+		struct thread_ctx *c = bpf_task_storage_get(&thread_ctxs, t, 0, 0);
+
+		if (c)
+			end_run(c, t->tgid, t->pid);
+	}
+	bpf_iter_task_destroy(&it);
+}
+
 static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr, int nargs)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -533,6 +578,8 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 		return 0;
 	/* The thread's faults before the call are handled before the call's record. */
 	end_run(c, task->tgid, task->pid);
+	if (takes_memory(nr, nargs > 3 ? ctx->args[3] : 0))
+		end_other_runs(task);
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c->kind = CTX_SYSCALL;
 	c->nr = nr;
@@ -836,7 +883,15 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	fbc = rss_counter(mm, member);
 	cnt = fbc->count;
 	slot = rss_slot(fbc, -1);
-	delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
+	/*
+	 * The shared count moves only when a slot is folded into it: most
+	 * changes leave it as last seen, and then the exchange, a write to a
+	 * line every thread of the process shares, is skipped (a value another
+	 * CPU writes meanwhile is caught up by the next change's exchange).
+	 */
+	delta = 0;
+	if (*(volatile __s64 *)&a->count[member & 3] != cnt)
+		delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
 	delta += slot - sl->slot[member & 3];
 	sl->slot[member & 3] = slot;
 	if (!delta)

@@ -9,11 +9,16 @@
  * (threads * mib MiB, known by construction, owned by the program) until
  * --stop-file exists.
  *
+ * --handoff: the threads only touch their blocks and wait; the main thread
+ * then unmaps the upper half of each block before they end, so one thread
+ * gives back what others have just touched. The rank then holds half.
+ *
  *   mpi_threads [--log-dir DIR] [--go-file PATH] [--threads T] [--mib M]
- *               [--rounds K] [--stop-file PATH]
- * logs "ready", then "plateau" (bytes: what the threads hold) when done.
+ *               [--rounds K] [--handoff] [--stop-file PATH]
+ * logs "ready", then "plateau" (bytes: what the rank's blocks hold) when done.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 
 #include "common.h"
@@ -23,6 +28,8 @@ struct toucher {
 	size_t len;
 	long rounds;
 	pthread_barrier_t *start;
+	pthread_barrier_t *touched;	/* --handoff: the blocks are touched ... */
+	pthread_barrier_t *handed;	/* ... and the main thread has unmapped their upper halves */
 };
 
 static void *touch_run(void *arg)
@@ -42,6 +49,11 @@ static void *touch_run(void *arg)
 			die("mpi_threads: madvise: %s", strerror(errno));
 		touch_pages(t->p, t->len / 2, 1);
 	}
+	/* Waiting here is no memory syscall: the last pages touched are still this thread's run. */
+	if (t->touched) {
+		pthread_barrier_wait(t->touched);
+		pthread_barrier_wait(t->handed);
+	}
 	return NULL;
 }
 
@@ -49,17 +61,22 @@ int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = NULL, *stop_file = NULL;
 	long nthreads = 8, mib = 8, rounds = 4;
-	pthread_barrier_t start;
+	pthread_barrier_t start, touched, handed;
+	bool handoff = false;
+	size_t held;
 	struct toucher *t;
 	pthread_t *tid;
 	int rank;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	for (int i = 1; i + 1 < argc; i += 2) {
-		const char *a = argv[i], *v = argv[i + 1];
+	for (int i = 1; i < argc; i += 2) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
 
-		if (!strcmp(a, "--log-dir"))
+		if (!strcmp(a, "--handoff")) {
+			handoff = true;
+			i--;
+		} else if (!strcmp(a, "--log-dir"))
 			log_dir = v;
 		else if (!strcmp(a, "--go-file"))
 			go_file = v;
@@ -85,10 +102,14 @@ int main(int argc, char **argv)
 	 * after it: what the program holds grows by what the threads touch.
 	 */
 	pthread_barrier_init(&start, NULL, (unsigned)nthreads + 1);
+	pthread_barrier_init(&touched, NULL, (unsigned)nthreads + 1);
+	pthread_barrier_init(&handed, NULL, (unsigned)nthreads + 1);
 	for (long i = 0; i < nthreads; i++) {
 		t[i].len = (size_t)mib * MIB;
-		t[i].rounds = rounds;
+		t[i].rounds = handoff ? 0 : rounds;
 		t[i].start = &start;
+		t[i].touched = handoff ? &touched : NULL;
+		t[i].handed = handoff ? &handed : NULL;
 		if (pthread_create(&tid[i], NULL, touch_run, &t[i]))
 			die("mpi_threads: pthread_create failed");
 	}
@@ -96,9 +117,19 @@ int main(int argc, char **argv)
 	log_event("ready", 0);
 	wait_for_go(rank, go_file, 60);
 	pthread_barrier_wait(&start);
+	if (handoff) {
+		pthread_barrier_wait(&touched);
+		for (long i = 0; i < nthreads; i++) {
+			t[i].len /= 2;
+			if (munmap(t[i].p + t[i].len, t[i].len))
+				die("mpi_threads: munmap: %s", strerror(errno));
+		}
+		pthread_barrier_wait(&handed);
+	}
 	for (long i = 0; i < nthreads; i++)
 		pthread_join(tid[i], NULL);
-	log_event("plateau", (size_t)nthreads * (size_t)mib * MIB);
+	held = (size_t)nthreads * (size_t)mib * MIB / (handoff ? 2 : 1);
+	log_event("plateau", held);
 	while (stop_file && access(stop_file, F_OK) != 0)
 		sleep_ms(20);
 	for (long i = 0; i < nthreads; i++)

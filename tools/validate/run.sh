@@ -27,6 +27,13 @@
 #   --tool PATH       memattr-bpf binary (default: the repo's ./memattr-bpf)
 #   --update-doc FILE also put the tables into FILE's "latest run" block
 #                     (BENCHMARKS.md, section "Validation on real applications")
+#   --overhead N      instead of the validation runs: what the tool costs these
+#                     applications. N pairs per application and MPI at its
+#                     larger rank count, each the job alone, then the job
+#                     launched under the tool (alternating, so that drift of
+#                     the machine falls on both); wall time of the whole job
+#                     and the time the application reports for its own
+#                     compute loop. With --update-doc: FILE's overhead block.
 #
 # Sizes (per rank: weak scaling, so every rank holds about the same):
 #   HPCCG  64x64x64 rows per rank (~110 MiB), 2 and 4 ranks, 150 CG iterations
@@ -59,7 +66,7 @@ usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "validate: $*" >&2; exit 2; }
 
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER=""
-MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC=""
+MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
 while [ $# -gt 0 ]; do
@@ -75,6 +82,7 @@ while [ $# -gt 0 ]; do
 	--attach-delay) ATTACH_DELAY=${2:?}; shift 2 ;;
 	--tool) TOOL=${2:?}; shift 2 ;;
 	--update-doc) DOC=${2:?}; shift 2 ;;
+	--overhead) OVERHEAD=${2:?}; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "validate: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -97,8 +105,11 @@ done
 [ -z "$SRC_HPCCG" ] || [ -f "$SRC_HPCCG/HPCCG.cpp" ] || die "$SRC_HPCCG has no HPCCG.cpp"
 [ -z "$SRC_CLOVER" ] || [ -f "$SRC_CLOVER/clover_leaf.f90" ] || die "$SRC_CLOVER has no clover_leaf.f90"
 [ -x "$TOOL" ] || die "no tool binary at $TOOL (run make)"
-[ -z "$DOC" ] || grep -q "tools/validate/run.sh: latest run begins" "$DOC" 2>/dev/null ||
-	die "--update-doc: $DOC has no latest-run block (see BENCHMARKS.md)"
+[[ $OVERHEAD =~ ^[0-9]+$ ]] || die "--overhead wants a number of pairs"
+DOC_BLOCK="tools/validate/run.sh: latest run begins"
+[ "$OVERHEAD" -gt 0 ] && DOC_BLOCK="tools/validate/run.sh --overhead: latest run begins"
+[ -z "$DOC" ] || grep -q "$DOC_BLOCK" "$DOC" 2>/dev/null ||
+	die "--update-doc: $DOC has no '$DOC_BLOCK' block (see BENCHMARKS.md)"
 id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (tests/integration creates it: useradd -m $TEST_USER)"
 case $MODES in launch | attach | launch,attach | attach,launch) ;; *) die "--modes: launch, attach or launch,attach" ;; esac
 [[ $REPEAT =~ ^[0-9]+$ ]] || die "--repeat wants a number"
@@ -481,6 +492,72 @@ run_one() {
 		fail_note "$tag: ${why#; } (files: $d)"
 	fi
 }
+
+# app_time APP RUNDIR: the time the application gives for its own run (its
+# compute loop: LULESH's "Elapsed time", HPCCG's "Total", CloverLeaf's last
+# "Wall clock"), in seconds; empty when it gave none.
+app_time() {
+	case $1 in
+	lulesh) awk '/^Elapsed time/ { print $4; exit }' "$2/job.out" ;;
+	hpccg) awk '/^ *Total *:/ { print $3; exit }' "$2"/work/hpccg*.yaml 2>/dev/null ;;
+	cloverleaf) awk '/Wall clock/ { t = $3 } END { if (t != "") print t }' "$2/work/clover.out" 2>/dev/null ;;
+	esac
+}
+
+# overhead_run APP MPI NP VARIANT PAIR: the job alone (untraced) or launched
+# under the tool (traced); one line in $RES/overhead.tsv.
+overhead_run() {
+	local app=$1 m=$2 np=$3 variant=$4 pair=$5
+	local exe=${BIN[$app.$m]:-} d=$RES/runs/overhead/$app-$m-np$np-$variant-$pair pid t0 wall rc=0 args
+	[ -n "$exe" ] || { fail_note "$app with $m: not run (no build)"; return; }
+	rm -rf "$d"
+	mkdir -p "$d/work"
+	chown "$TEST_USER" "$d/work"
+	args=$(app_args "$app" "$np" "$d/work")
+	local -a cmd
+	read -r -a cmd <<<"$(launcher "$m" "$np") $exe $args"
+	t0=$EPOCHREALTIME
+	if [ "$variant" = untraced ]; then
+		runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${USER_VARS[@]}" "${cmd[@]}" \
+			>"$d/job.out" 2>&1 &
+	else
+		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --quiet --output "$d/tool" -- "${cmd[@]}" \
+			>"$d/job.out" 2>"$d/tool.err" &
+	fi
+	pid=$!
+	track_pid "$pid"
+	wait_gone "$pid" "$RUN_TIMEOUT" || { stop_ours "$pid"; rc=124; }
+	wait "$pid" || rc=$?
+	wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')
+	if [ "$rc" -ne 0 ] || ! app_ok "$app" "$d"; then
+		fail_note "overhead $app $m $variant pair $pair: exit status $rc or no completion line (files: $d)"
+		return
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$app" "$m" "$np" "$variant" "$pair" "$wall" \
+		"$(app_time "$app" "$d")" >>"$RES/overhead.tsv"
+	log "overhead $app $m np$np $variant $pair: ${wall}s"
+}
+
+if [ "$OVERHEAD" -gt 0 ]; then
+	printf 'app\tmpi\tnp\tvariant\tpair\twall_s\tapp_s\n' >"$RES/overhead.tsv"
+	for m in $MPIS; do
+		for a in "${APPS[@]}"; do
+			np=$(ranks_for "$a" | awk '{ print $NF }')
+			for i in $(seq 1 "$OVERHEAD"); do
+				overhead_run "$a" "$m" "$np" untraced "$i"
+				overhead_run "$a" "$m" "$np" traced "$i"
+			done
+		done
+	done
+	DURATION=$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b-a}')
+	echo "duration_s=$DURATION" >>"$RES/meta.txt"
+	"$PY" "$HERE/overhead.py" "$RES" ${DOC:+--doc "$DOC"} | tee "$RES/overhead.md"
+	trc=${PIPESTATUS[0]}
+	log "done in ${DURATION}s; table: $RES/overhead.md; raw: $RES/overhead.tsv"
+	[ ${#FAILURES[@]} -eq 0 ] && [ "$trc" -eq 0 ] && exit 0
+	for f in "${FAILURES[@]}"; do log "  $f"; done
+	exit 1
+fi
 
 IFS=, read -r -a MODE_LIST <<<"$MODES"
 for m in $MPIS; do

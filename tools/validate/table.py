@@ -191,19 +191,19 @@ BEGIN = "<!-- tools/validate/run.sh: latest run begins -->"
 END = "<!-- tools/validate/run.sh: latest run ends -->"
 
 
-def update_doc(path, res, top, body):
+def update_doc(path, res, top, body, begin=BEGIN, end=END):
     """Replace what lies between the markers in PATH with this run."""
     with open(path) as f:
         text = f.read()
-    i, j = text.find(BEGIN), text.find(END)
+    i, j = text.find(begin), text.find(end)
     if i < 0 or j < i:
-        print(f"table.py: {path} has no '{BEGIN}' ... '{END}' block: not updated", file=sys.stderr)
+        print(f"table.py: {path} has no '{begin}' ... '{end}' block: not updated", file=sys.stderr)
         return False
     dur = top.get("duration_s")
     head = [f"Run of {top.get('when', '?')} ({int(dur) / 60:.1f} min)" if dur else f"Run of {top.get('when', '?')}",
             f"on tool commit {top.get('tool_commit', '?')}; raw results were in `{res}`. Command:", "",
             "```", top.get("command", "?").strip(), "```", ""]
-    new = text[:i + len(BEGIN)] + "\n" + "\n".join(head + body).rstrip() + "\n" + text[j:]
+    new = text[:i + len(begin)] + "\n" + "\n".join(head + body).rstrip() + "\n" + text[j:]
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(new)

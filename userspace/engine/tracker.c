@@ -672,19 +672,17 @@ static void flush_runs(struct tracker *t)
 	}
 }
 
-static void sample_session(struct tracker *t, struct session *s)
+/* A sample's first step: mappings read where due, then every VmRSS. */
+static void mark_session(struct tracker *t, struct session *s, double now)
 {
-	double now = tracker_now(t), period;
 	struct proc *p, *tmp;
-	struct sink_job j;
 	size_t nalive = 0;
+	double period;
 	int ret;
 
 	for (p = s->procs.first; p; p = p->next)
 		nalive += p->account;
 	period = effective_pss_period(t, nalive);
-	job_view(t, s, &j);
-	j.now = now;
 	proc_table_for_each(&s->procs, p, tmp) {
 		if (!p->account)
 			continue;
@@ -699,20 +697,42 @@ static void sample_session(struct tracker *t, struct session *s)
 		if (ret == -ESRCH || ret == -ENOENT)
 			retire(t, s, p);	/* gone, its exit event lost */
 	}
-	/*
-	 * The faults made while the figures were read (a rank allocating at
-	 * full speed: ~3 MiB a millisecond) are in its VmRSS and still in the
-	 * ring buffer: handled now, so they are not left to `unattributed`;
-	 * those after each read are set apart from its sample.
-	 */
-	flush_runs(t);
-	tracer_drain(&t->bpf);
-	for (p = s->procs.first; p; p = p->next) {
+}
+
+/* The second step, once the ring buffer is drained: the components, the rows. */
+static void account_session(struct tracker *t, struct session *s, double now)
+{
+	struct sink_job j;
+
+	job_view(t, s, &j);
+	j.now = now;
+	for (struct proc *p = s->procs.first; p; p = p->next) {
 		if (!p->sample_mark_ns)
 			continue;
 		if (!proc_account(p, &s->cls, p->sample_total, now))
 			session_sample(s, p, &j);
 	}
+}
+
+/*
+ * Every session's sample. The faults made while the figures were read (a
+ * rank allocating at full speed: ~3 MiB a millisecond) are in its VmRSS
+ * and still in the kernel (runs in progress) or the ring buffer: handled
+ * between the two steps, so they are not left to `unattributed`; those
+ * after each read are set apart from its sample. One collection of the
+ * runs for all sessions: it walks every task on the node.
+ */
+static void sample_sessions(struct tracker *t)
+{
+	double now = tracker_now(t);
+	struct session *s;
+
+	for (s = t->sessions; s; s = s->next)
+		mark_session(t, s, now);
+	flush_runs(t);
+	tracer_drain(&t->bpf);
+	for (s = t->sessions; s; s = s->next)
+		account_session(t, s, now);
 }
 
 /* The opt-in modes' files, with the kernel's counters of the live processes. */
@@ -813,9 +833,9 @@ int tracker_run(struct tracker *t, volatile int *stop)
 				tracer_stats(&t->bpf, t->kstats);
 				last_kstats = now;
 			}
+			sample_sessions(t);
 			for (s = t->sessions; s; s = sn) {
 				sn = s->next;
-				sample_session(t, s);
 				if (s->match == JOB_MATCH_ENV && now - s->last_scan >= RESCAN_PERIOD_S) {
 					rescan_job(t, s);
 					s->last_scan = now;

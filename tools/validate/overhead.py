@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Table of tools/validate/run.sh --overhead: what the tool costs applications.
+
+    overhead.py RESULTS_DIR [--doc FILE]
+        reads RESULTS_DIR/overhead.tsv (one line per run: the job alone,
+        "untraced", or launched under the tool, "traced", in alternating
+        pairs) and prints Markdown; with --doc, also replaces FILE's
+        overhead block with it
+
+Per application, MPI and rank count: the median over the pairs of each
+variant, and their ratio, for the job's whole wall time (launcher start to
+exit: MPI start-up included; traced, the tool's own start and its last
+write too) and for the time the application reports for its own run.
+Exit 1 when the file is missing or a pair is incomplete.
+"""
+import csv
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+from table import read_meta, update_doc
+
+BEGIN = "<!-- tools/validate/run.sh --overhead: latest run begins -->"
+END = "<!-- tools/validate/run.sh --overhead: latest run ends -->"
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, spec):
+    return "?" if x is None else format(x, spec)
+
+
+def main():
+    args = sys.argv[1:]
+    doc = None
+    if "--doc" in args:
+        k = args.index("--doc")
+        doc = args[k + 1]
+        del args[k:k + 2]
+    if len(args) != 1:
+        print("usage: overhead.py RESULTS_DIR [--doc FILE]", file=sys.stderr)
+        return 2
+    res = args[0]
+    runs = defaultdict(lambda: defaultdict(lambda: {"wall": [], "app": []}))
+    try:
+        with open(os.path.join(res, "overhead.tsv")) as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                v = runs[(row["app"], row["mpi"], int(row["np"]))][row["variant"]]
+                v["wall"].append(float(row["wall_s"]))
+                if row["app_s"]:
+                    v["app"].append(float(row["app_s"]))
+    except (OSError, KeyError, ValueError) as e:
+        print(f"overhead.py: cannot read {res}/overhead.tsv: {e}", file=sys.stderr)
+        return 1
+    top = read_meta(os.path.join(res, "meta.txt"))
+    out = [f"Tool commit {top.get('tool_commit', '?')}; {top.get('when', '?')}; "
+           f"{top.get('cpus', '?')} cores, Linux {top.get('kernel', '?')}.", "",
+           "| app | MPI | ranks | pairs | wall untraced (s) | wall launched under the tool (s) | wall ratio "
+           "| app's own time untraced (s) | under the tool (s) | ratio |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    bad = 0
+    for (app, mpi, np), v in sorted(runs.items()):
+        u, t = v["untraced"], v["traced"]
+        pairs = min(len(u["wall"]), len(t["wall"]))
+        if pairs == 0 or len(u["wall"]) != len(t["wall"]):
+            bad += 1
+        uw, tw, ua, ta = median(u["wall"]), median(t["wall"]), median(u["app"]), median(t["app"])
+        out.append(f"| {app} | {mpi} | {np} | {pairs} | {fmt(uw, '.2f')} | {fmt(tw, '.2f')} "
+                   f"| {fmt(tw / uw if uw and tw else None, '.3f')}x | {fmt(ua, '.2f')} | {fmt(ta, '.2f')} "
+                   f"| {fmt(ta / ua if ua and ta else None, '.3f')}x |")
+    out.append("")
+    out.append("Medians over the pairs. Wall: the whole job, launcher start to exit; under the tool it also "
+               "holds the tool's start (loading its BPF programs) and its last writes. App's own time: what "
+               "the application prints for its run (LULESH `Elapsed time`, HPCCG `Total`, CloverLeaf's last "
+               "`Wall clock`).")
+    print("\n".join(out))
+    if doc and not update_doc(doc, res, top, out, BEGIN, END):
+        return 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
