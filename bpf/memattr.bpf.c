@@ -24,6 +24,12 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * Runs a thread keeps at once: a loop often fills several fresh arrays
+ * side by side (x[i], y[i], z[i]), and their faults alternate.
+ */
+#define RUN_SLOTS	8
+
 /* Per thread: what it is doing now, so an RSS change can be charged. */
 struct thread_ctx {
 	__u32 kind;		/* enum rss_ctx */
@@ -39,7 +45,8 @@ struct thread_ctx {
 	__u32 heap_kind;	/* --heap: outermost malloc-family call in progress (enum heap_kind) */
 	__u32 heap_depth;	/* nesting: glibc's realloc(NULL, n) and memalign tail-call malloc */
 	__u64 heap_site, heap_size, heap_old, heap_memptr;
-	__u64 run;		/* faults on consecutive pages not sent yet (RUN_*), 0: none */
+	__u64 runs[RUN_SLOTS];	/* faults on consecutive pages not sent yet (RUN_*), 0: none */
+	__u32 run_victim;	/* the slot a new run takes when none is free */
 };
 
 /*
@@ -419,9 +426,9 @@ static __always_inline __u64 rss_wakeup(void)
 }
 
 /*
- * A thread's run in progress, one word of its context, so that it is taken
- * whole with one exchange: by the thread itself, or by ma_flush_runs on
- * another CPU.
+ * A thread's run in progress, one word of its context (of RUN_SLOTS), so
+ * that it is taken whole with one exchange: by the thread itself, or by
+ * ma_flush_runs or another thread (end_other_runs) on another CPU.
  *   bits 63..28  its first page number (addresses below 2^48)
  *   bits 27..26  member
  *   bits 25..14  its process's slot in fault_epoch when it began
@@ -451,47 +458,70 @@ static __always_inline void emit_run(__u32 tgid, __u32 tid, __u64 run)
 	bpf_ringbuf_submit(e, rss_wakeup());
 }
 
-/* The thread's run, if it has one, goes out now. */
+/* The thread's runs, if it has any, go out now. */
 static __always_inline void end_run(struct thread_ctx *c, __u32 tgid, __u32 tid)
 {
 	__u64 run;
 
-	if (!c->run)
-		return;
-	run = __sync_lock_test_and_set(&c->run, 0);
-	if (run)
-		emit_run(tgid, tid, run);
+	for (int i = 0; i < RUN_SLOTS; i++) {
+		if (!c->runs[i])
+			continue;
+		run = __sync_lock_test_and_set(&c->runs[i], 0);
+		if (run)
+			emit_run(tgid, tid, run);
+	}
+}
+
+/* run grown by page (next to it, same member and epoch, not full), else 0. */
+static __always_inline __u64 run_grown(__u64 run, __u64 page, __u32 member, __u64 epoch)
+{
+	__u64 first = run >> RUN_PAGE_SHIFT;
+
+	if (((run >> RUN_EPOCH_SHIFT) & RUN_EPOCH_MASK) != epoch ||
+	    ((run >> RUN_MEMBER_SHIFT) & 3) != member || (run & RUN_MAX_PAGES) == RUN_MAX_PAGES)
+		return 0;
+	if (page == first + (run & RUN_MAX_PAGES))
+		return run + 1;					/* the page above */
+	if (page + 1 == first)
+		return run - (1ULL << RUN_PAGE_SHIFT) + 1;	/* the page below */
+	return 0;
 }
 
 /*
- * A fault added one page of member at addr: it joins the thread's run if
- * the page is next to it, else it begins one and the old run goes out.
- * False when it cannot be in a run (a read of the process's figures is in
- * progress, an address above 2^48): then it goes out alone.
+ * A fault added one page of member at addr: it joins one of the thread's
+ * runs if the page is next to it, else it begins one, in a free slot, else
+ * in one whose run is of an older epoch, else in the next slot in turn,
+ * whose run goes out. False when it cannot be in a run (a read of the
+ * process's figures is in progress, an address above 2^48): then it goes
+ * out alone.
  */
 static __always_inline bool fault_into_run(struct thread_ctx *c, __u32 tgid, __u32 tid,
 					   __u32 member, __u64 addr)
 {
-	__u64 page = addr >> page_shift, epoch, run, first, grown = 0;
+	__u64 page = addr >> page_shift, epoch, run, grown;
+	int slot = -1, stale = -1;
 
 	epoch = fault_epoch[tgid & (FAULT_EPOCH_SLOTS - 1)];
 	if ((epoch & 1) || (page >> (64 - RUN_PAGE_SHIFT)))
 		return false;
 	epoch &= RUN_EPOCH_MASK;
-	run = c->run;
-	if (run && ((run >> RUN_EPOCH_SHIFT) & RUN_EPOCH_MASK) == epoch &&
-	    ((run >> RUN_MEMBER_SHIFT) & 3) == member && (run & RUN_MAX_PAGES) < RUN_MAX_PAGES) {
-		first = run >> RUN_PAGE_SHIFT;
-		if (page == first + (run & RUN_MAX_PAGES))
-			grown = run + 1;				/* the page above */
-		else if (page + 1 == first)
-			grown = run - (1ULL << RUN_PAGE_SHIFT) + 1;	/* the page below */
-		/* Fails only when the flush took the run meanwhile. */
-		if (grown && __sync_val_compare_and_swap(&c->run, run, grown) == run)
+	for (int i = 0; i < RUN_SLOTS; i++) {
+		run = c->runs[i];
+		if (!run) {
+			slot = i;
+			continue;
+		}
+		grown = run_grown(run, page, member, epoch);
+		/* Fails only when a flush took the run meanwhile. */
+		if (grown && __sync_val_compare_and_swap(&c->runs[i], run, grown) == run)
 			return true;
+		if (((run >> RUN_EPOCH_SHIFT) & RUN_EPOCH_MASK) != epoch)
+			stale = i;
 	}
-	run = __sync_lock_test_and_set(&c->run, page << RUN_PAGE_SHIFT |
-				       (__u64)member << RUN_MEMBER_SHIFT |
+	if (slot < 0)
+		slot = stale >= 0 ? stale : (int)(c->run_victim++ % RUN_SLOTS);
+	run = __sync_lock_test_and_set(&c->runs[slot & (RUN_SLOTS - 1)],
+				       page << RUN_PAGE_SHIFT | (__u64)member << RUN_MEMBER_SHIFT |
 				       epoch << RUN_EPOCH_SHIFT | 1);
 	if (run)
 		emit_run(tgid, tid, run);

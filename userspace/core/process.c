@@ -284,12 +284,23 @@ static void fault_unplaced(struct proc *p)
 	p->needs_sync = true;	/* reread maps */
 }
 
-/* delta bytes faulted into r at boot time ts, by a thread in MPI call mpi_fn (0: none). */
+/* A fault at boot time ts is already in the figures of the last smaps read. */
+static bool fault_counted(const struct proc *p, uint64_t ts)
+{
+	return ts < p->sync_boot_ns;
+}
+
+/*
+ * delta bytes faulted into r at boot time ts, by a thread in MPI call
+ * mpi_fn (0: none). A region's figure read after the fault holds it
+ * already; the MPI call gets it either way (smaps knows no calls).
+ */
 static void charge_fault(struct proc *p, const struct classifier *cls, struct region *r,
 			 int64_t delta, uint64_t ts, uint32_t mpi_fn, double when)
 {
+	charge_mpi_fn(p, cls, r, mpi_fn, delta, when);
 	/* Its figure was read after the smaps read began: older faults are in it. */
-	if (ts < r->counted_ns)
+	if (fault_counted(p, ts) || ts < r->counted_ns)
 		return;
 	r->rss += delta;
 	if (r->rss < 0)
@@ -297,7 +308,6 @@ static void charge_fault(struct proc *p, const struct classifier *cls, struct re
 	/* After the VmRSS read of a sample in progress: not in its total. */
 	if (p->sample_mark_ns && ts > p->sample_mark_ns && r->owner < p->ncomps)
 		p->late_rss[r->owner] += delta;
-	charge_mpi_fn(p, cls, r, mpi_fn, delta, when);
 }
 
 void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
@@ -305,14 +315,13 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 {
 	struct region *r;
 
-	if (e->h.ts_ns < p->sync_boot_ns)
-		return;		/* already in the smaps figures */
 	/* Without a fault address the change lands in the remainder. */
 	if (e->ctx != CTX_FAULT)
 		return;
 	r = regions_find(&p->regions, e->addr);
 	if (!r) {
-		fault_unplaced(p);
+		if (!fault_counted(p, e->h.ts_ns))
+			fault_unplaced(p);
 		return;
 	}
 	charge_fault(p, cls, r, e->delta, e->h.ts_ns, e->mpi_fn, when);
@@ -357,8 +366,6 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 	uint64_t ts = run_time(p, e), at = e->addr, end = e->addr + e->npages * PAGE_SIZE_;
 	bool unplaced = false;
 
-	if (ts < p->sync_boot_ns)
-		return;		/* already in the smaps figures */
 	while (at < end) {
 		struct region *r = regions_next(&p->regions, at);
 		uint64_t stop;
@@ -375,7 +382,7 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 		charge_fault(p, cls, r, (int64_t)(stop - at), ts, 0, when);
 		at = stop;
 	}
-	if (unplaced)
+	if (unplaced && !fault_counted(p, ts))
 		fault_unplaced(p);
 }
 
