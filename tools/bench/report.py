@@ -450,9 +450,16 @@ its per-CPU slots under the counter's lock at every change of every process once
 a 128-core node, with the lock serialising the faulting threads of one process). The raw `tp_btf/rss_stat` the
 tool uses now is handed (mm, member) only; for a traced process the program reads the shared count and this
 CPU's slot and keeps the last values it saw (the count per mm, the slot in a per-CPU map), so the deltas it
-sends add up exactly to the counter's change: two reads and one exchange per change, whatever the core count.
-Only anchoring a newly traced address space reads every CPU's slot (a loop over the possible CPUs), once per
-process.
+sends add up exactly to the counter's change: two reads per change, and an exchange only when the shared count
+moved, whatever the core count. Only anchoring a newly traced address space reads every CPU's slot (a loop over
+the possible CPUs), once per process.
+
+Records. A one-page fault next to one of the thread's runs in progress (up to 8 per thread, one word each in
+its own context: nothing shared with other threads) only grows that run, with one compare-and-exchange; a run
+goes into the ring buffer (whose reservation takes a lock shared by every CPU) when it ends, so a loop that
+fills fresh arrays sends one record per array, not one per page. The tool collects the runs in progress at
+every sample with an `iter/task` program, which walks every task on the node once per sample (about 0.1 ms for
+a few hundred tasks): that cost grows with the number of tasks, not with the faults.
 
 Syscalls. The memory syscalls (mmap, munmap, mremap, mprotect, brk, madvise, mlock*) each have a program on
 their own `syscalls:sys_enter_<name>`/`sys_exit_<name>` tracepoint. While any syscall tracepoint is in use,
@@ -876,15 +883,15 @@ def why(R, key):
         cpu, ev = tool_cpu(R, "miniapp")
         pf = per_fault_us(R)
         med = R.median("miniapp_s", "untraced")
-        txt = [f"The mini-app's allocation phases fault in fresh pages: {fnum(ev) if ev else '?'} RSS-change events "
+        txt = [f"The mini-app's allocation phases fault in fresh pages: {fnum(ev) if ev else '?'} RSS-change records "
                "per run reach the tool (every 4 KiB page first touched is one page fault and one RSS-counter "
-               "change)."]
+               "change; faults on consecutive pages reach it as one run)."]
         if pf:
             txt.append(f"Each costs the faulting rank about {pf[0]:.1f} us more in the kernel (storm: {pf[1]:.2f} us "
-                       f"per page untraced, {pf[2]:.2f} us traced): the page_fault_user and rss_stat programs and "
-                       "a ring-buffer record per change (submitted without waking the reader, which drains them at "
-                       "each sample); \"Cost per event\" gives the BPF time of each program. Per-change records "
-                       "are what make every page's owner exact.")
+                       f"per page untraced, {pf[2]:.2f} us traced): the page_fault_user and rss_stat programs, "
+                       "and a ring-buffer record per run (submitted without waking the reader, which drains them "
+                       "at each sample); \"Cost per event\" gives the BPF time of each program. Each page of a run "
+                       "added one page, so the runs keep every page's owner exact.")
         if cpu is not None and med:
             txt.append(f"The tool's user-space side used {cpu:.2f} s of CPU per run, against "
                        f"{2 * med:.2f} core-seconds of ranks on a machine with no spare core.")
