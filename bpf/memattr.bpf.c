@@ -147,7 +147,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);	/* user space may resize before load */
+	__uint(max_entries, 16 << 20);	/* user space may resize before load */
 } events SEC(".maps");
 
 struct {

@@ -735,7 +735,7 @@ def main():
     out.append("Workload `storm`: one process touches the pages of a 64 MiB mapping one by one (every page is one "
                "page fault and one RSS-counter change, i.e. one event) and gives them back with "
                f"MADV_DONTNEED after each pass, paced at a target rate, for {M.get('storm_seconds')} s per step, "
-               "traced with `memattr-bpf --pid <pid,...>` and the default 8 MiB ring buffer; the last steps run "
+               "traced with `memattr-bpf --pid <pid,...>` and the default 16 MiB ring buffer; the last steps run "
                "2 and 4 such processes at once, unpaced (more producers than cores: the tool competes with them "
                "for CPU). An untraced run of each step gives the reference page rate. The last step stops the "
                "tool (SIGSTOP) for 1 s in the middle of the storm, a consumer that falls behind, to show that drops "
@@ -897,7 +897,7 @@ def why(R, key):
                        f"{2 * med:.2f} core-seconds of ranks on a machine with no spare core.")
         return " ".join(txt)
     if key == "footprint":
-        return ("The BPF maps are sized for a whole node, not for the job: the 8 MiB ring buffer, the per-mm "
+        return ("The BPF maps are sized for a whole node, not for the job: the 16 MiB ring buffer, the per-mm "
                 "anchor maps and the traced-process table, and the 512 KiB traced-tgid bitmap, whatever the job size; "
                 "user-space memory grows with the number of processes (region tables, CSV buffers).")
     if key == "CPU":

@@ -30,7 +30,7 @@ void cli_usage(FILE *f)
 	      "  --mpi-calls         per-MPI-function growth (uprobes on the spec's MPI entry points; ~1 us a call)\n"
 	      "  --heap              live heap per call site and library (uprobes on the malloc family; ~1-2 us a call)\n"
 	      "  --wait              wait for a job that has not started yet\n"
-	      "  --ringbuf-mb N      BPF ring buffer size in MiB, a power of two (default 8)\n"
+	      "  --ringbuf-mb N      BPF ring buffer size in MiB, a power of two (default 16)\n"
 	      "  --compress          rank timelines gzip'ed (rank-<R>.csv.gz, readable while written)\n"
 	      "  --quiet             no end-of-run summary on stdout\n"
 	      "  --verbose           libbpf and attribution diagnostics on stderr\n"
@@ -226,7 +226,7 @@ int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen
 	memset(o, 0, sizeof(*o));
 	o->interval_ms = 100;
 	o->pss_interval_ms = 1000;
-	o->ringbuf_mb = 8;
+	o->ringbuf_mb = 16;	/* 8 dropped records of 8 Open MPI ranks starting at once (LULESH) */
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, so CMD's own flags stay CMD's. */

@@ -42,7 +42,7 @@
 #define RENDER_PERIOD_S		0.5	/* metrics snapshot and textfile: at most this stale */
 #define SCAN_PERIOD_S		30.0	/* /proc walk for processes no exec showed us */
 #define DROP_SCAN_PERIOD_S	1.0	/* ... and at most this often after a loss */
-#define RINGBUF_MB		16	/* every job of the node shares it (the per-job command: 8) */
+#define RINGBUF_MB		16	/* every job of the node shares it (as big as the per-job command's) */
 #define RETAIN_PERIOD_S		3600.0
 #define REFUSED_RING		256	/* jobs refused lately: their later processes too */
 
