@@ -5,13 +5,15 @@
  * The kernel's own RSS counters (kmem:rss_stat) are the source of truth. Each
  * change is charged to what the thread was doing when it happened: a page
  * fault at an address, or a memory syscall over a range. User space owns the
- * address -> library table and turns these records into components.
+ * address -> library table and turns these records into components. A
+ * thread's one-page faults on consecutive pages go out as one record, a run
+ * (see fault_epoch and fault_into_run).
  *
  * Everything is filtered here to the traced processes (map "traced", keyed
  * by tgid, mirrored in the bitmap traced_bits for the fast exit); children
- * of traced processes join at fork. Only raw BTF tracepoints are used: a
- * process the tool does not trace pays one bit test per event, and the
- * kernel assembles no event for it (the classic kmem:rss_stat tracepoint
+ * of traced processes join at fork. The fault and RSS programs are raw BTF
+ * tracepoints: a process the tool does not trace pays one bit test per
+ * event, and the kernel assembles no event for it (the classic kmem:rss_stat tracepoint
  * would sum every CPU's counter slot under a lock, for every process).
  */
 #include "vmlinux.h"
@@ -459,7 +461,7 @@ static __always_inline void emit_run(__u32 tgid, __u32 tid, __u64 run)
 }
 
 /* The thread's runs, if it has any, go out now. */
-static __always_inline void end_run(struct thread_ctx *c, __u32 tgid, __u32 tid)
+static __always_inline void end_runs(struct thread_ctx *c, __u32 tgid, __u32 tid)
 {
 	__u64 run;
 
@@ -593,7 +595,7 @@ static __always_inline void end_other_runs(struct task_struct *task)
 		struct thread_ctx *c = bpf_task_storage_get(&thread_ctxs, t, 0, 0);
 
 		if (c)
-			end_run(c, t->tgid, t->pid);
+			end_runs(c, t->tgid, t->pid);
 	}
 	bpf_iter_task_destroy(&it);
 }
@@ -607,7 +609,7 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 	if (!c)
 		return 0;
 	/* The thread's faults before the call are handled before the call's record. */
-	end_run(c, task->tgid, task->pid);
+	end_runs(c, task->tgid, task->pid);
 	if (takes_memory(nr, nargs > 3 ? ctx->args[3] : 0))
 		end_other_runs(task);
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -1014,13 +1016,13 @@ static long drop_calls(void *map, struct mpi_call_key *key, __u64 *calls, __u32 
 	return 0;
 }
 
-/* The run of p, the current task, if it has one. */
-static __always_inline void end_own_run(struct task_struct *p)
+/* The runs of p (the current task, or one a task iterator hands over), if any. */
+static __always_inline void end_own_runs(struct task_struct *p)
 {
 	struct thread_ctx *c = bpf_task_storage_get(&thread_ctxs, p, 0, 0);
 
 	if (c)
-		end_run(c, p->tgid, p->pid);
+		end_runs(c, p->tgid, p->pid);
 }
 
 /*
@@ -1034,7 +1036,7 @@ int ma_flush_runs(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 
 	if (task && tgid_accounted(task->tgid))
-		end_own_run(task);
+		end_own_runs(task);
 	return 0;
 }
 
@@ -1052,7 +1054,7 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	}
 	if (tgid_accounted(tgid)) {
 		/* The old image's last faults, before the exec's record. */
-		end_own_run(p);
+		end_own_runs(p);
 		emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
 		anchor_mm(p->mm, tgid);
 	} else {
@@ -1083,7 +1085,7 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 
 	/* Every thread's last faults go out with it. */
 	if (tgid_accounted(tgid))
-		end_own_run(p);
+		end_own_runs(p);
 	if (!group_dead || !bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
 	emit_task(EV_EXIT, tgid, p, 0, prompt_wakeup);

@@ -5,7 +5,9 @@
     procmon.py tool PID --settle S --window W --out FILE.json
         The tracer's own cost: CPU time (utime+stime from /proc/PID/stat)
         over a window of W seconds that starts S seconds from now, its VmRSS
-        and VmHWM at the end of the window, and the kernel-charged memory
+        and VmHWM at the end of the window, the part of its RSS that is BPF
+        maps mapped into it (the ring buffer, mapped twice, and .bss: memory
+        the maps' memlock already counts), and the kernel-charged memory
         (fdinfo "memlock") of every BPF map and program it holds.
 
     procmon.py ranks --out FILE.json [--interval-ms 50] PID:RANK ...
@@ -52,6 +54,22 @@ def pss_kb(pid):
     except OSError:
         return None
     return None
+
+
+def bpf_mapped_kb(pid):
+    """Resident KiB of pid's mappings of BPF maps (smaps entries anon_inode:bpf-map)."""
+    kb, in_map = 0, False
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                first = line.split(None, 1)[0]
+                if "-" in first and not first.endswith(":"):
+                    in_map = line.rstrip().endswith("anon_inode:bpf-map")
+                elif in_map and first == "Rss:":
+                    kb += int(line.split()[1])
+    except OSError:
+        return None
+    return kb
 
 
 def bpf_objects(pid):
@@ -103,6 +121,7 @@ def cmd_tool(a):
         "cpu_pct": 100.0 * (c1 - c0) / (t1 - t0),
         "vmrss_kb": st.get("VmRSS"),
         "vmhwm_kb": st.get("VmHWM"),
+        "bpf_mapped_kb": bpf_mapped_kb(a.pid),
         "map_memlock": sum(o["memlock"] for o in objs if o["kind"] == "map"),
         "prog_memlock": sum(o["memlock"] for o in objs if o["kind"] == "prog"),
         "maps": [o for o in objs if o["kind"] == "map"],

@@ -484,7 +484,7 @@ section_overhead() {
 # ---------------------------------------------------------------- tool cost
 section_footprint() {
 	local n
-	printf 'ranks\tstartup_s\twindow_s\tcpu_pct\tvmrss_kb\tvmhwm_kb\tmap_memlock\tprog_memlock\tnprogs\ttool_elapsed_s\ttool_user_s\ttool_sys_s\ttool_maxrss_kb\tevents\tdropped\n' >"$RES/footprint.tsv"
+	printf 'ranks\tstartup_s\twindow_s\tcpu_pct\tvmrss_kb\tvmhwm_kb\tmap_memlock\tprog_memlock\tnprogs\ttool_elapsed_s\ttool_user_s\ttool_sys_s\ttool_maxrss_kb\tevents\tdropped\tbpf_mapped_kb\n' >"$RES/footprint.tsv"
 	for n in $FOOT_RANKS; do
 		log "footprint: $n ranks of hold ($HOLD_MIB MiB each)"
 		TRACK_MARK=${#TRACKED[@]}
@@ -510,7 +510,8 @@ out = open(sys.argv[5]).read()
 m = re.search(r"^events: (\d+).*dropped: (\d+)", out, re.M)
 ev, dr = (m.group(1), m.group(2)) if m else ("?", "?")
 print("\t".join(str(x) for x in [sys.argv[2], sys.argv[3], f"{j['window_s']:.2f}", f"{j['cpu_pct']:.2f}",
-      j["vmrss_kb"], j["vmhwm_kb"], j["map_memlock"], j["prog_memlock"], j["nprogs"], *tt, ev, dr]))
+      j["vmrss_kb"], j["vmhwm_kb"], j["map_memlock"], j["prog_memlock"], j["nprogs"], *tt, ev, dr,
+      j.get("bpf_mapped_kb", 0)]))
 PYEOF
 		log "  $(tail -1 "$RES/footprint.tsv")"
 	done

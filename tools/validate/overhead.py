@@ -20,7 +20,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-from table import read_meta, update_doc
+from table import read_meta, sources_line, update_doc
 
 BEGIN = "<!-- tools/validate/run.sh --overhead: latest run begins -->"
 END = "<!-- tools/validate/run.sh --overhead: latest run ends -->"
@@ -58,7 +58,7 @@ def main():
         return 1
     top = read_meta(os.path.join(res, "meta.txt"))
     out = [f"Tool commit {top.get('tool_commit', '?')}; {top.get('when', '?')}; "
-           f"{top.get('cpus', '?')} cores, Linux {top.get('kernel', '?')}.", "",
+           f"{top.get('cpus', '?')} cores, Linux {top.get('kernel', '?')}.", sources_line(top), "",
            "| app | MPI | ranks | pairs | wall untraced (s) | wall launched under the tool (s) | wall ratio "
            "| app's own time untraced (s) | under the tool (s) | ratio |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]

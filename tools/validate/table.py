@@ -212,6 +212,29 @@ def update_doc(path, res, top, body, begin=BEGIN, end=END):
     return True
 
 
+def sources_line(top):
+    """'Sources: ... Sizes: ...' of a run's meta.txt, '' when it names no source."""
+    srcs = []
+    for a in ("hpccg", "lulesh", "cloverleaf"):
+        if f"src_{a}" in top:
+            c = top.get(f"commit_{a}", "")
+            srcs.append(f"{a} {c[:12] if not c.startswith('unknown') else 'content sha256 ' + top.get(f'content_sha256_{a}', '?')}")
+    if not srcs:
+        return ""
+    lu = dict(kv.split("=", 1) for kv in ("lulesh_size=" + top.get("lulesh_size", "?")).split() if "=" in kv)
+    cl = dict(kv.split("=", 1) for kv in ("clover_cells=" + top.get("clover_cells", "?")).split() if "=" in kv)
+    sizes = []
+    if "src_hpccg" in top:
+        sizes.append("HPCCG " + top.get("hpccg_dims", "?").replace(" ", "x") + " rows per rank")
+    if "src_lulesh" in top:
+        sizes.append(f"LULESH -s {lu.get('lulesh_size')} (-i {lu.get('lulesh_iters_1')} on 1 rank, "
+                     f"-i {lu.get('lulesh_iters_8')} on 8)")
+    if "src_cloverleaf" in top:
+        sizes.append(f"CloverLeaf {cl.get('clover_cells')}x{cl.get('clover_cells')} cells, "
+                     f"{cl.get('clover_steps')} steps")
+    return "Sources: " + "; ".join(srcs) + ". Sizes: " + "; ".join(sizes) + "."
+
+
 def main():
     args = sys.argv[1:]
     doc = None
@@ -240,24 +263,9 @@ def main():
     out.append(f"Tool commit {top.get('tool_commit', '?')}; {top.get('when', '?')}; "
                f"{top.get('cpus', '?')} cores, Linux {top.get('kernel', '?')}; "
                + "; ".join(f"{k.replace('_version', '')} {v}" for k, v in top.items() if k.endswith("_version")) + ".")
-    srcs = []
-    for a in ("hpccg", "lulesh", "cloverleaf"):
-        if f"src_{a}" in top:
-            c = top.get(f"commit_{a}", "")
-            srcs.append(f"{a} {c[:12] if not c.startswith('unknown') else 'content sha256 ' + top.get(f'content_sha256_{a}', '?')}")
-    if srcs:
-        lu = dict(kv.split("=", 1) for kv in ("lulesh_size=" + top.get("lulesh_size", "?")).split() if "=" in kv)
-        cl = dict(kv.split("=", 1) for kv in ("clover_cells=" + top.get("clover_cells", "?")).split() if "=" in kv)
-        sizes = []
-        if "src_hpccg" in top:
-            sizes.append("HPCCG " + top.get("hpccg_dims", "?").replace(" ", "x") + " rows per rank")
-        if "src_lulesh" in top:
-            sizes.append(f"LULESH -s {lu.get('lulesh_size')} (-i {lu.get('lulesh_iters_1')} on 1 rank, "
-                         f"-i {lu.get('lulesh_iters_8')} on 8)")
-        if "src_cloverleaf" in top:
-            sizes.append(f"CloverLeaf {cl.get('clover_cells')}x{cl.get('clover_cells')} cells, "
-                         f"{cl.get('clover_steps')} steps")
-        out.append("Sources: " + "; ".join(srcs) + ". Sizes: " + "; ".join(sizes) + ".")
+    line = sources_line(top)
+    if line:
+        out.append(line)
     out.append("")
     out.append("| app | MPI | ranks | mode | peak total (tool) | VmHWM | tool peak / VmHWM | `app` (tool) "
                "| exe+heap+anon (smaps) | `mpi` (tool) | MPI mappings (smaps) | `lib:*` (tool) "

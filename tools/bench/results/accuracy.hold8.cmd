@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.7at7ms/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.7at7ms/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.7at7ms/runs/accuracy.hold8/stop   ||   memattr-bpf --job 31773 --output /tmp/memattr-bench.7at7ms/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.MpZOEB/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.MpZOEB/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.MpZOEB/runs/accuracy.hold8/stop   ||   memattr-bpf --job 29526 --output /tmp/memattr-bench.MpZOEB/runs/accuracy.hold8/out

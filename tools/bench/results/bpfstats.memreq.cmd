@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.7at7ms/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 29469,29476 --output /tmp/memattr-bench.7at7ms/runs/bpfstats.memreq/out
+/tmp/memattr-bench.MpZOEB/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.MpZOEB/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 27133,27140 --output /tmp/memattr-bench.MpZOEB/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.7at7ms/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.7at7ms/runs/bpfstats.storm/go   ||   memattr-bpf --pid 28849,28856 --output /tmp/memattr-bench.7at7ms/runs/bpfstats.storm/out
+/tmp/memattr-bench.MpZOEB/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.MpZOEB/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.MpZOEB/runs/bpfstats.storm/go   ||   memattr-bpf --pid 26500,26509 --output /tmp/memattr-bench.MpZOEB/runs/bpfstats.storm/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.7at7ms/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 29157,29166 --output /tmp/memattr-bench.7at7ms/runs/bpfstats.syscall/out
+/tmp/memattr-bench.MpZOEB/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.MpZOEB/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 26812,26820 --output /tmp/memattr-bench.MpZOEB/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 4 /tmp/memattr-bench.7at7ms/bin/forkexec --n 100 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.forkexec.untraced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.forkexec.untraced.4/go   ||   untraced
+mpirun --oversubscribe -np 4 /tmp/memattr-bench.MpZOEB/bin/forkexec --n 100 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.forkexec.untraced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.forkexec.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 24105 --output /tmp/memattr-bench.7at7ms/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.MpZOEB/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 21685 --output /tmp/memattr-bench.MpZOEB/runs/costs.memreq.traced.4/out

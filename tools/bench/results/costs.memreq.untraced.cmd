@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.memreq.untraced.4/go   ||   untraced
+/tmp/memattr-bench.MpZOEB/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.memreq.untraced.4/go   ||   untraced

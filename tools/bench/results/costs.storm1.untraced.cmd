@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.MpZOEB/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.storm1.untraced.4/go   ||   untraced

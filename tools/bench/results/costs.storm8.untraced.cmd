@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/storm --rate 0 --seconds 3 --mib 16 --threads 8 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.storm8.untraced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.storm8.untraced.4/go   ||   untraced
+/tmp/memattr-bench.MpZOEB/bin/storm --rate 0 --seconds 3 --mib 16 --threads 8 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.storm8.untraced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.storm8.untraced.4/go   ||   untraced

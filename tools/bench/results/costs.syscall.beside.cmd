@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 23257 --output /tmp/memattr-bench.7at7ms/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.MpZOEB/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 20824 --output /tmp/memattr-bench.MpZOEB/runs/costs.syscall.beside.4/out

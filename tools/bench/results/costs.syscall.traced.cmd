@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.7at7ms/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.7at7ms/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 23565 --output /tmp/memattr-bench.7at7ms/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.MpZOEB/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 21143 --output /tmp/memattr-bench.MpZOEB/runs/costs.syscall.traced.4/out

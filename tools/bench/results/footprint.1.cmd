@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.7at7ms/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.7at7ms/runs/footprint.1/ready --stop-file /tmp/memattr-bench.7at7ms/runs/footprint.1/stop   ||   memattr-bpf --job 17823 --output /tmp/memattr-bench.7at7ms/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.MpZOEB/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.MpZOEB/runs/footprint.1/ready --stop-file /tmp/memattr-bench.MpZOEB/runs/footprint.1/stop   ||   memattr-bpf --job 15127 --output /tmp/memattr-bench.MpZOEB/runs/footprint.1/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.7at7ms/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.7at7ms/runs/storm.1.0.0/go   ||   memattr-bpf --pid 21267 --output /tmp/memattr-bench.7at7ms/runs/storm.1.0.0/out
+/tmp/memattr-bench.MpZOEB/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.MpZOEB/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.MpZOEB/runs/storm.1.0.0/go   ||   memattr-bpf --pid 18594 --output /tmp/memattr-bench.MpZOEB/runs/storm.1.0.0/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.7at7ms/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.7at7ms/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.7at7ms/runs/storm.2.0.0/go   ||   memattr-bpf --pid 21909,21912 --output /tmp/memattr-bench.7at7ms/runs/storm.2.0.0/out
+/tmp/memattr-bench.MpZOEB/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.MpZOEB/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.MpZOEB/runs/storm.2.0.0/go   ||   memattr-bpf --pid 19242,19246 --output /tmp/memattr-bench.MpZOEB/runs/storm.2.0.0/out
