@@ -588,7 +588,7 @@ static __always_inline void end_other_runs(struct task_struct *task)
 	struct bpf_iter_task it;
 	struct task_struct *t;
 
-	if (BPF_CORE_READ(task, signal, nr_threads) < 2)
+	if (task->signal->nr_threads < 2)
 		return;
 	bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
 	while ((t = bpf_iter_task_next(&it))) {

@@ -20,7 +20,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-from table import read_meta, sources_line, update_doc
+from table import parse_args, read_meta, sources_line, update_doc
 
 BEGIN = "<!-- tools/validate/run.sh --overhead: latest run begins -->"
 END = "<!-- tools/validate/run.sh --overhead: latest run ends -->"
@@ -35,16 +35,10 @@ def fmt(x, spec):
 
 
 def main():
-    args = sys.argv[1:]
-    doc = None
-    if "--doc" in args:
-        k = args.index("--doc")
-        doc = args[k + 1]
-        del args[k:k + 2]
-    if len(args) != 1:
-        print("usage: overhead.py RESULTS_DIR [--doc FILE]", file=sys.stderr)
+    parsed = parse_args("overhead.py", sys.argv[1:])
+    if not parsed:
         return 2
-    res = args[0]
+    res, doc = parsed
     runs = defaultdict(lambda: defaultdict(lambda: {"wall": [], "app": []}))
     try:
         with open(os.path.join(res, "overhead.tsv")) as f:

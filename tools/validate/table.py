@@ -235,17 +235,28 @@ def sources_line(top):
     return "Sources: " + "; ".join(srcs) + ". Sizes: " + "; ".join(sizes) + "."
 
 
-def main():
-    args = sys.argv[1:]
+def parse_args(prog, argv):
+    """(RESULTS_DIR, FILE or None) from 'RESULTS_DIR [--doc FILE]'; None after a usage line."""
+    args = list(argv)
     doc = None
     if "--doc" in args:
         k = args.index("--doc")
-        doc = args[k + 1]
-        del args[k:k + 2]
+        if k + 1 >= len(args):
+            args = []
+        else:
+            doc = args[k + 1]
+            del args[k:k + 2]
     if len(args) != 1:
-        print("usage: table.py RESULTS_DIR [--doc BENCHMARKS.md]", file=sys.stderr)
+        print(f"usage: {prog} RESULTS_DIR [--doc BENCHMARKS.md]", file=sys.stderr)
+        return None
+    return args[0], doc
+
+
+def main():
+    parsed = parse_args("table.py", sys.argv[1:])
+    if not parsed:
         return 2
-    res = args[0]
+    res, doc = parsed
     runs_dir = os.path.join(res, "runs")
     if not os.path.isdir(runs_dir):
         print(f"table.py: no {runs_dir}", file=sys.stderr)

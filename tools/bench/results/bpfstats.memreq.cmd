@@ -1,1 +1,1 @@
-/tmp/memattr-bench.MpZOEB/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.MpZOEB/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 27133,27140 --output /tmp/memattr-bench.MpZOEB/runs/bpfstats.memreq/out
+/tmp/memattr-bench.T7P5o0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.T7P5o0/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 23262,23271 --output /tmp/memattr-bench.T7P5o0/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.MpZOEB/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.MpZOEB/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 26812,26820 --output /tmp/memattr-bench.MpZOEB/runs/bpfstats.syscall/out
+/tmp/memattr-bench.T7P5o0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.T7P5o0/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 22949,22956 --output /tmp/memattr-bench.T7P5o0/runs/bpfstats.syscall/out

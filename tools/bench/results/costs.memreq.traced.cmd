@@ -1,1 +1,1 @@
-/tmp/memattr-bench.MpZOEB/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 21685 --output /tmp/memattr-bench.MpZOEB/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.T7P5o0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.T7P5o0/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 17856 --output /tmp/memattr-bench.T7P5o0/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.MpZOEB/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 20824 --output /tmp/memattr-bench.MpZOEB/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.T7P5o0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.T7P5o0/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 17000 --output /tmp/memattr-bench.T7P5o0/runs/costs.syscall.beside.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.MpZOEB/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.MpZOEB/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.MpZOEB/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 21143 --output /tmp/memattr-bench.MpZOEB/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.T7P5o0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.T7P5o0/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 17318 --output /tmp/memattr-bench.T7P5o0/runs/costs.syscall.traced.4/out
