@@ -226,7 +226,7 @@ int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen
 	memset(o, 0, sizeof(*o));
 	o->interval_ms = 100;
 	o->pss_interval_ms = 1000;
-	o->ringbuf_mb = 16;	/* 8 dropped records of 8 Open MPI ranks starting at once (LULESH) */
+	o->ringbuf_mb = 16;	/* 8 MiB overflowed as 8 Open MPI ranks of LULESH started at once */
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, so CMD's own flags stay CMD's. */

@@ -186,14 +186,15 @@ void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
 int proc_sync_vma(const struct vma_info *v, void *state);
 void proc_sync_end(struct proc_sync_state *s, bool ok, double now);
 
-/* Apply one event; when is its time_s (for the per-MPI-function growth times). */
 /* A read of p's figures ended: its slot's fault epoch is now epoch, at boot time ns. */
 void proc_note_epoch(struct proc *p, uint16_t epoch, uint64_t ns);
 
-/* A run of faults: each page of it in the region that holds it. */
+/*
+ * Apply one event; when is its time_s (for the per-MPI-function growth
+ * times). A run of faults: each page of it to the region that holds it.
+ */
 void proc_apply_run(struct proc *p, const struct classifier *cls, const struct ev_run *e,
 		    double when);
-
 void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
 		    double when);
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,

@@ -828,13 +828,6 @@ int tracker_run(struct tracker *t, volatile int *stop)
 		int ret;
 
 		if (now >= next) {
-			/*
-			 * What happened since the last tick first, runs in
-			 * progress included: a mapping read now (smaps) would
-			 * hold those pages, and a record handled after it would
-			 * add them to no MPI call (--mpi-calls).
-			 */
-			flush_runs(t);
 			tracer_drain(&t->bpf);
 			if (now - last_kstats >= KSTATS_PERIOD_S) {
 				tracer_stats(&t->bpf, t->kstats);
