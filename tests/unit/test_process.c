@@ -193,6 +193,12 @@ static const struct ev_syscall *anon_mmap(uint64_t ts, uint64_t addr, uint64_t l
 		   MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, (int64_t)addr, 0, ncallers, c0, c1);
 }
 
+/* An anonymous mmap at addr that caller asked for, through libc's mmap. */
+static void mapped_by(uint64_t ts, uint64_t addr, uint64_t len, uint64_t caller)
+{
+	proc_apply_syscall(p, &cls, anon_mmap(ts, addr, len, 0, 2, LIBC_CODE + 0x10, caller), 0);
+}
+
 /* Page faults of n pages from addr, each +4 KiB. */
 static void faults(uint64_t ts, uint64_t addr, int n)
 {
@@ -240,8 +246,7 @@ static void test_mmap_owner_is_caller_past_libc(void **state)
 {
 	(void)state;
 	sync_with(0, 0, 0, false);
-	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 1 * MIB, 0, 2, LIBC_CODE + 0x10,
-					      APP_CODE + 0x20), 0);
+	mapped_by(LATER, ANON, 1 * MIB, APP_CODE + 0x20);
 	faults(LATER + 1, ANON, 256);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS + 1 * MIB + 100 * KIB, 1), 0);
 	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
@@ -263,8 +268,7 @@ static void test_faults_after_the_total_read_set_apart(void **state)
 {
 	(void)state;
 	sync_with(0, 0, 0, false);
-	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 1 * MIB, 0, 2, LIBC_CODE + 0x10,
-					      APP_CODE + 0x20), 0);
+	mapped_by(LATER, ANON, 1 * MIB, APP_CODE + 0x20);
 	faults(LATER + 1, ANON, 128);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS + 512 * KIB, 1), 0);
 	assert_int_equal(rss_of("app"), 4 * KIB + 512 * KIB);
@@ -292,10 +296,8 @@ static void test_run_split_over_regions_and_holes(void **state)
 {
 	(void)state;
 	sync_with(0, 0, 0, false);
-	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 64 * KIB, 0, 2, LIBC_CODE + 0x10,
-					      APP_CODE + 0x20), 0);
-	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON + 64 * KIB, 64 * KIB, 0, 2,
-					      LIBC_CODE + 0x10, HELPER_CODE + 0x20), 0);
+	mapped_by(LATER, ANON, 64 * KIB, APP_CODE + 0x20);
+	mapped_by(LATER, ANON + 64 * KIB, 64 * KIB, HELPER_CODE + 0x20);
 	/* 8 pages of the program's, 16 of the helper's, 8 in the hole above them. */
 	run(0, ANON + 32 * KIB, 32);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS + 128 * KIB, 1), 0);
@@ -318,8 +320,7 @@ static void test_runs_placed_by_epoch(void **state)
 	proc_note_epoch(p, 4092, EARLIER);
 	sync_with(0, 0, 0, false);
 	proc_note_epoch(p, 4094, SYNC_NS + 1);
-	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 1 * MIB, 0, 2, LIBC_CODE + 0x10,
-					      APP_CODE + 0x20), 0);
+	mapped_by(LATER, ANON, 1 * MIB, APP_CODE + 0x20);
 	run(4092, ANON, 16);			/* in the smaps figures (none here) */
 	run(4094, ANON + 64 * KIB, 16);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS + 64 * KIB, 1), 0);
