@@ -22,6 +22,9 @@
 #include <bpf/bpf_core_read.h>
 #include "memattr.h"
 
+#define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
+
 #define PF_EXITING	0x00000004
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -49,6 +52,8 @@ struct thread_ctx {
 	__u64 heap_site, heap_size, heap_old, heap_memptr;
 	__u64 runs[RUN_SLOTS];	/* faults on consecutive pages not sent yet (RUN_*), 0: none */
 	__u32 run_victim;	/* the slot a new run takes when none is free */
+	__u32 mm_id;		/* mm_key's id (struct mm_anchor) */
+	__u64 mm_key;		/* the mm whose id is cached, 0: none */
 };
 
 /*
@@ -60,17 +65,33 @@ struct thread_ctx {
  * whatever the interleaving of CPUs, and the deltas sum exactly to the
  * counter's change without ever summing every CPU's slot (O(1) per event,
  * on 2 cores as on 128). The shared part is here; each CPU's last slots are
- * in mm_slots, a per-CPU map that only that CPU's events write (preemption
- * is off in a tracepoint), after anchor_mm filled every CPU's once.
+ * in mm_cpu_slots, a per-CPU array that only that CPU's events write
+ * (preemption is off in a tracepoint), after anchor_mm filled every CPU's
+ * once.
+ *
+ * Both are arrays indexed by a small id the mm holds while it is followed
+ * (from mm_free_ids), and a thread caches its mm's id in its context: a
+ * fault then finds them with two inlined array lookups, not two hash
+ * lookups (about a third of what a traced fault cost). mm_anchors maps the
+ * mm to its id for everyone else (another task changing the mm, a thread's
+ * first change). An entry is 64 bytes, a cache line of its own: the counts
+ * of two busy processes never share one.
  */
 struct mm_anchor {
+	__u64 mm;		/* the mm followed with this id, 0: free */
 	__u32 tgid;		/* the process whose mm it is */
 	__u32 pad;
 	__s64 count[MEMATTR_NR_MEMBERS];
+	__u64 pad2[2];
 };
 
 struct mm_slots {
 	__s32 slot[MEMATTR_NR_MEMBERS];
+};
+
+struct mm_ref {
+	__u32 tgid;
+	__u32 id;		/* index in mm_counts and mm_cpu_slots */
 };
 
 struct {
@@ -87,22 +108,40 @@ struct {
 	__type(value, struct thread_ctx);
 } thread_ctxs SEC(".maps");
 
+/*
+ * Followed mms at once (MM_IDS in memattr.h): processes alive and traced on
+ * the node, each mm once. mm_cpu_slots costs 16 bytes per id per CPU.
+ */
+
 /* Keyed by the mm's address; entries go when the mm does (exit, exec). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
+	__uint(max_entries, MM_IDS);
 	__type(key, __u64);
-	__type(value, struct mm_anchor);
+	__type(value, struct mm_ref);
 } mm_anchors SEC(".maps");
 
+/* The ids not in use, filled by user space before the programs attach. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, MM_IDS);
+	__type(value, __u32);
+} mm_free_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MM_IDS);
+	__type(key, __u32);
+	__type(value, struct mm_anchor);
+} mm_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MM_IDS);
+	__type(key, __u32);
 	__type(value, struct mm_slots);
-} mm_slots SEC(".maps");
+} mm_cpu_slots SEC(".maps");
 
 /* --mpi-calls: call counts. User space sizes the heap maps down to 1 entry when --heap is off. */
 struct {
@@ -333,13 +372,13 @@ static __always_inline __s32 rss_slot(struct percpu_counter *fbc, int cpu)
 
 struct anchor_walk {
 	struct mm_struct *mm;
-	__u64 key;
+	__u32 id;
 };
 
 /* bpf_loop callback: record CPU cpu's slots of a newly anchored mm. */
 static long anchor_cpu(__u32 cpu, struct anchor_walk *w)
 {
-	struct mm_slots *sl = bpf_map_lookup_percpu_elem(&mm_slots, &w->key, cpu);
+	struct mm_slots *sl = bpf_map_lookup_percpu_elem(&mm_cpu_slots, &w->id, cpu);
 
 	if (!sl)
 		return 1;
@@ -348,44 +387,99 @@ static long anchor_cpu(__u32 cpu, struct anchor_walk *w)
 	return 0;
 }
 
+/* An id back to the pool, its entry marked free first (see mm_of_id). */
+static __always_inline void release_id(__u32 id)
+{
+	struct mm_anchor *a = bpf_map_lookup_elem(&mm_counts, &id);
+
+	if (!a)
+		return;
+	WRITE_ONCE(a->mm, 0);
+	bpf_map_push_elem(&mm_free_ids, &id, 0);
+}
+
 /*
  * Start following mm's counters for tgid: the count and every CPU's slots
  * as they are now (once per address space, at fork, exec or its first
  * change). A change made while this runs lands either before a slot's read
  * (then it is in the anchor) or after (then its own event reports it).
- * The anchor is inserted last: no event computes a delta from slots not
- * yet read. Of two CPUs anchoring one mm at once, one wins, the other
- * leaves its slots to it.
+ * The mm -> id entry is inserted last: no event computes a delta from
+ * slots not yet read. Of two CPUs anchoring one mm at once, one wins, the
+ * other gives its id back.
  */
 static __always_inline void anchor_mm(struct mm_struct *mm, __u32 tgid)
 {
-	struct anchor_walk w = { .mm = mm, .key = (__u64)mm };
-	struct mm_anchor a = { .tgid = tgid };
-	struct mm_slots zero = {};
+	struct anchor_walk w = { .mm = mm };
+	struct mm_ref ref = { .tgid = tgid };
+	__u64 key = (__u64)mm;
+	struct mm_anchor *a;
 
-	if (!mm)
+	if (!mm || bpf_map_lookup_elem(&mm_anchors, &key))
 		return;
-	if (bpf_map_update_elem(&mm_slots, &w.key, &zero, BPF_NOEXIST))
+	if (bpf_map_pop_elem(&mm_free_ids, &w.id)) {
+		count(STAT_TRACED_FULL);
+		return;
+	}
+	a = bpf_map_lookup_elem(&mm_counts, &w.id);
+	if (!a)
 		return;
 	bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
 	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
-		a.count[m] = rss_counter(mm, m)->count;
-	if (bpf_map_update_elem(&mm_anchors, &w.key, &a, BPF_NOEXIST)) {
-		/* Full: counted, and the slots go, so a later change can retry. */
-		bpf_map_delete_elem(&mm_slots, &w.key);
-		count(STAT_TRACED_FULL);
+		a->count[m] = rss_counter(mm, m)->count;
+	a->tgid = tgid;
+	WRITE_ONCE(a->mm, key);
+	ref.id = w.id;
+	if (bpf_map_update_elem(&mm_anchors, &key, &ref, BPF_NOEXIST)) {
+		/* Another CPU anchored it first, or the map is full: counted. */
+		if (!bpf_map_lookup_elem(&mm_anchors, &key))
+			count(STAT_TRACED_FULL);
+		release_id(w.id);
 	}
 }
 
 /* Stop following an mm, if it is tgid's (a vfork child shares its parent's). */
 static __always_inline void forget_mm(__u64 key, __u32 tgid)
 {
-	struct mm_anchor *a = bpf_map_lookup_elem(&mm_anchors, &key);
+	struct mm_ref *ref = bpf_map_lookup_elem(&mm_anchors, &key);
+	__u32 id;
 
-	if (!a || a->tgid != tgid)
+	if (!ref || ref->tgid != tgid)
 		return;
-	bpf_map_delete_elem(&mm_anchors, &key);
-	bpf_map_delete_elem(&mm_slots, &key);
+	id = ref->id;
+	/* Of two CPUs forgetting it at once, the one whose delete worked frees the id. */
+	if (!bpf_map_delete_elem(&mm_anchors, &key))
+		release_id(id);
+}
+
+/*
+ * mm's entry in mm_counts and its id, NULL when it is not followed. The
+ * thread's cached id is tried first; an id is only trusted while its entry
+ * names this mm (an mm freed and another allocated at its address gets a
+ * new id: release_id clears the entry before the id can be reused).
+ */
+static __always_inline struct mm_anchor *mm_of_id(struct thread_ctx *c, __u64 key, __u32 *id)
+{
+	struct mm_anchor *a;
+	struct mm_ref *ref;
+
+	if (c && c->mm_key == key) {
+		*id = c->mm_id;
+		a = bpf_map_lookup_elem(&mm_counts, id);
+		if (a && READ_ONCE(a->mm) == key)
+			return a;
+	}
+	ref = bpf_map_lookup_elem(&mm_anchors, &key);
+	if (!ref)
+		return NULL;
+	*id = ref->id;
+	a = bpf_map_lookup_elem(&mm_counts, id);
+	if (!a || READ_ONCE(a->mm) != key)
+		return NULL;
+	if (c) {
+		c->mm_id = *id;
+		c->mm_key = key;
+	}
+	return a;
 }
 
 /*
@@ -398,7 +492,6 @@ static __always_inline struct thread_ctx *ctx_get(bool create)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_ctx *c;
-	__u64 key;
 
 	/* Untraced: one bit, and out. */
 	if (!tgid_accounted(task->tgid))
@@ -406,9 +499,7 @@ static __always_inline struct thread_ctx *ctx_get(bool create)
 	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
 	if (c || !create)
 		return c;
-	key = (__u64)task->mm;
-	if (key && !bpf_map_lookup_elem(&mm_anchors, &key))
-		anchor_mm(task->mm, task->tgid);
+	anchor_mm(task->mm, task->tgid);
 	return bpf_task_storage_get(&thread_ctxs, task, 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
@@ -556,20 +647,44 @@ struct syscall_exit_rec {
 };
 
 #define MEMATTR_MAP_FIXED	0x10
+#define MEMATTR_SHM_REMAP	040000
 
 /* A call that can take pages away: a run made before it must be handled before it. */
-static __always_inline bool takes_memory(long nr, __u64 mmap_flags)
+static __always_inline bool takes_memory(long nr, const __u64 *args)
 {
 	switch (nr) {
 	case NR_MUNMAP:
 	case NR_MREMAP:
 	case NR_MADVISE:
 	case NR_BRK:
+	case NR_SHMDT:
 		return true;
 	case NR_MMAP:
-		return mmap_flags & MEMATTR_MAP_FIXED;	/* placed over what was there */
+		return args[3] & MEMATTR_MAP_FIXED;	/* placed over what was there */
+	case NR_SHMAT:
+		return args[2] & MEMATTR_SHM_REMAP;
 	}
 	return false;
+}
+
+/* bpf_find_vma callback: the length of the mapping found. */
+static long vma_length(struct task_struct *task, struct vm_area_struct *vma, __u64 *len)
+{
+	*len = vma->vm_end - vma->vm_start;
+	return 0;
+}
+
+/*
+ * A SysV segment's length, which neither call's arguments give: the
+ * mapping at addr (shmat's result, shmdt's argument). 0 when the mapping
+ * lock was busy: user space then learns it from its next read of maps.
+ */
+static __always_inline __u64 segment_length(__u64 addr)
+{
+	__u64 len = 0;
+
+	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_length, &len, 0);
+	return len;
 }
 
 extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
@@ -608,12 +723,7 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 
 	if (!c)
 		return 0;
-	/* The thread's faults before the call are handled before the call's record. */
-	end_runs(c, task->tgid, task->pid);
-	if (takes_memory(nr, nargs > 3 ? ctx->args[3] : 0))
-		end_other_runs(task);
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	c->kind = CTX_SYSCALL;
 	c->nr = nr;
 	/* One constant offset each: the verifier refuses arithmetic on the context. */
 	c->args[0] = nargs > 0 ? ctx->args[0] : 0;
@@ -622,9 +732,16 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 	c->args[3] = nargs > 3 ? ctx->args[3] : 0;
 	c->args[4] = nargs > 4 ? ctx->args[4] : 0;
 	c->args[5] = nargs > 5 ? ctx->args[5] : 0;
+	/* The thread's faults before the call are handled before the call's record. */
+	end_runs(c, task->tgid, task->pid);
+	if (takes_memory(nr, c->args))
+		end_other_runs(task);
+	c->kind = CTX_SYSCALL;
 	c->user_sp = regs->sp;
 	if (nr == NR_BRK)
 		c->brk_before = BPF_CORE_READ(task, mm, brk);
+	if (nr == NR_SHMDT)
+		c->args[1] = segment_length(c->args[0]);
 	__builtin_memset(c->delta, 0, sizeof(c->delta));
 	return 0;
 }
@@ -646,6 +763,7 @@ static __always_inline bool wants_stack(const struct thread_ctx *c, long ret)
 	switch (c->nr) {
 	case NR_MMAP:
 	case NR_MREMAP:
+	case NR_SHMAT:
 		return true;
 	case NR_BRK:
 		return (__u64)ret > c->brk_before;
@@ -769,6 +887,8 @@ static __always_inline int syscall_exit(long ret)
 		return 0;
 	}
 	c->kind = CTX_NONE;
+	if (c->nr == NR_SHMAT)
+		c->args[1] = ret < 0 && ret > -4096 ? 0 : segment_length(ret);
 
 	with_stack = wants_stack(c, ret);
 	if (with_stack)
@@ -821,6 +941,8 @@ MEMORY_SYSCALL(madvise, NR_MADVISE, 3)
 MEMORY_SYSCALL(mlock, NR_MLOCK, 2)
 MEMORY_SYSCALL(mlockall, NR_MLOCKALL, 1)
 MEMORY_SYSCALL(mlock2, NR_MLOCK2, 3)
+MEMORY_SYSCALL(shmat, NR_SHMAT, 3)
+MEMORY_SYSCALL(shmdt, NR_SHMDT, 1)
 
 static __always_inline void note_fault(unsigned long address)
 {
@@ -880,21 +1002,24 @@ SEC("tp_btf/rss_stat")
 int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_ctx *c = NULL;
 	__u64 key = (__u64)mm;
 	struct percpu_counter *fbc;
 	struct mm_anchor *a;
 	struct mm_slots *sl;
-	struct thread_ctx *c;
 	__s64 cnt, delta;
 	bool curr = task->mm == mm;
 	__s32 slot;
+	__u32 id;
 
 	/* The common case, a process's own change: untraced costs one bit. */
 	if (curr && !tgid_accounted(task->tgid))
 		return 0;
 	if (member < 0 || member >= MEMATTR_NR_MEMBERS)
 		return 0;
-	a = bpf_map_lookup_elem(&mm_anchors, &key);
+	if (curr)
+		c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
+	a = mm_of_id(c, key, &id);
 	if (!a) {
 		/* Learn mm -> process only from the process itself. */
 		if (curr)
@@ -909,7 +1034,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 		forget_mm(key, a->tgid);
 		return 0;
 	}
-	sl = bpf_map_lookup_elem(&mm_slots, &key);
+	sl = bpf_map_lookup_elem(&mm_cpu_slots, &id);
 	if (!sl)
 		return 0;
 	fbc = rss_counter(mm, member);
@@ -922,7 +1047,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	 * CPU writes meanwhile is caught up by the next change's exchange).
 	 */
 	delta = 0;
-	if (*(volatile __s64 *)&a->count[member & 3] != cnt)
+	if (READ_ONCE(a->count[member & 3]) != cnt)
 		delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
 	delta += slot - sl->slot[member & 3];
 	sl->slot[member & 3] = slot;
@@ -937,7 +1062,6 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	}
 	if (task->flags & PF_EXITING)
 		return 0;	/* teardown: the process's last sample stands */
-	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
 	if (c && c->kind == CTX_SYSCALL) {
 		c->delta[member & 3] += delta;
 		return 0;

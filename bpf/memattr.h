@@ -28,6 +28,13 @@
 #define NR_MLOCK	149
 #define NR_MLOCKALL	151
 #define NR_MLOCK2	325
+/*
+ * SysV shared memory (MPICH's UCX segments). The kernel side puts the
+ * segment's length in args[1] of both records (in place of shmat's
+ * requested address, unused: the call returns where it mapped it).
+ */
+#define NR_SHMAT	30
+#define NR_SHMDT	67
 
 enum ev_type {
 	EV_RSS = 1,	/* one kmem:rss_stat change, charged to an address */
@@ -77,6 +84,12 @@ struct ev_run {
  */
 #define FAULT_EPOCH_SLOTS	(1 << 16)
 #define FAULT_EPOCH_BITS	12
+
+/*
+ * Address spaces the kernel side follows at once (each traced process's
+ * mm): ids in its per-mm arrays, which user space hands out at load.
+ */
+#define MM_IDS			4096
 
 struct ev_rss {
 	struct ev_header h;

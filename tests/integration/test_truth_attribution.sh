@@ -1,7 +1,7 @@
 #!/bin/bash
 # Attribution against ground truth: a 4-rank mpi_truth job (the program's
-# mallocs of every kind, a library's own mallocs and mmap, a thread's arena,
-# strdup, MPI_Alloc_mem), attached by --job after it started. Every
+# mallocs of every kind, a library's own mallocs, mmap and SysV segment, a
+# thread's arena, strdup, MPI_Alloc_mem), attached by --job after it started. Every
 # component (app, lib:libtruth.so, mpi) must match what the workload says it
 # holds, plateau by plateau, within 5%.
 source "$(dirname "$0")/lib.sh"

@@ -140,19 +140,25 @@ static void vma(struct proc_sync_state *s, uint64_t start, uint64_t end, const c
 	assert_int_equal(proc_sync_vma(&v, s), 0);
 }
 
+/* The mappings every read shows. */
+static void base_vmas(struct proc_sync_state *s, bool newlib)
+{
+	vma(s, APP_CODE, APP_CODE + 0x1000, "r-xp", "/opt/app/a.out", 4 * KIB);
+	vma(s, HEAP, HEAP_END, "rw-p", "[heap]", 132 * KIB);
+	vma(s, LIBC_CODE, LIBC_CODE + 0x100000, "r-xp", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	    400 * KIB);
+	vma(s, HELPER_CODE, HELPER_CODE + 0x1000, "r-xp", "/opt/lib/libhelper.so", 4 * KIB);
+	if (newlib)
+		vma(s, NEWLIB_CODE, NEWLIB_CODE + 0x1000, "r-xp", "/opt/lib/libnew.so.1", 4 * KIB);
+}
+
 /* The process's mappings at the read; extra adds an anonymous one (0: none). */
 static void sync_with(uint64_t extra_start, uint64_t extra_len, int64_t extra_rss, bool newlib)
 {
 	struct proc_sync_state s;
 
 	proc_sync_begin(&s, p, &cls, SYNC_NS);
-	vma(&s, APP_CODE, APP_CODE + 0x1000, "r-xp", "/opt/app/a.out", 4 * KIB);
-	vma(&s, HEAP, HEAP_END, "rw-p", "[heap]", 132 * KIB);
-	vma(&s, LIBC_CODE, LIBC_CODE + 0x100000, "r-xp", "/usr/lib/x86_64-linux-gnu/libc.so.6",
-	    400 * KIB);
-	vma(&s, HELPER_CODE, HELPER_CODE + 0x1000, "r-xp", "/opt/lib/libhelper.so", 4 * KIB);
-	if (newlib)
-		vma(&s, NEWLIB_CODE, NEWLIB_CODE + 0x1000, "r-xp", "/opt/lib/libnew.so.1", 4 * KIB);
+	base_vmas(&s, newlib);
 	if (extra_len)
 		vma(&s, extra_start, extra_start + extra_len, "rw-p", "", extra_rss);
 	proc_sync_end(&s, true, 0);
@@ -336,6 +342,48 @@ static void test_runs_placed_by_epoch(void **state)
 	assert_int_equal(rss_of("unattributed"), 132 * KIB);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS + 192 * KIB, 3), 0);
 	assert_int_equal(rss_of("app"), 4 * KIB + 192 * KIB);
+}
+
+/*
+ * A SysV segment (MPICH's UCX transport) is a region from its shmat: the
+ * faults in it go to the code that attached it, none is unplaced, and its
+ * shmdt takes them back. A length the kernel side could not read asks for
+ * a read of the maps instead.
+ */
+static void test_shmat_segment_is_its_callers(void **state)
+{
+	uint64_t seg = ANON + 16 * MIB;
+	struct proc_sync_state s;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	assert_false(p->needs_sync);
+	proc_apply_syscall(p, &cls, sys(LATER, NR_SHMAT, 7, 256 * KIB, 0, 0, (int64_t)seg, 0,
+					2, LIBC_CODE + 0x10, HELPER_CODE + 0x20), 0);
+	faults(LATER + 1, seg, 32);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 128 * KIB, 1), 0);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB + 128 * KIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+	assert_int_equal(p->unplaced_events, 0);
+	/* The next read names it: a spec's path for it does not overrule the shmat. */
+	proc_sync_begin(&s, p, &cls, LATER + 2);
+	base_vmas(&s, false);
+	vma(&s, seg, seg + 256 * KIB, "rw-s", "/SYSV00000000 (deleted)", 128 * KIB);
+	proc_sync_end(&s, true, 0);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 128 * KIB, 2), 0);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB + 128 * KIB);
+
+	proc_apply_syscall(p, &cls, sys(LATER + 3, NR_SHMDT, seg, 256 * KIB, 0, 0, 0, -128 * KIB, 0),
+			   0);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 3), 0);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB);
+	assert_null(regions_find(&p->regions, seg));
+
+	p->needs_sync = false;
+	proc_apply_syscall(p, &cls, sys(LATER + 4, NR_SHMAT, 7, 0, 0, 0, (int64_t)seg, 0, 2,
+					LIBC_CODE + 0x10, HELPER_CODE + 0x20), 0);
+	assert_null(regions_find(&p->regions, seg));
+	assert_true(p->needs_sync);
 }
 
 /* libc alone on the stack (libc for itself) is not a failure; nothing on it is. */
@@ -592,6 +640,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_faults_after_the_total_read_set_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_split_over_regions_and_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shmat_segment_is_its_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_only_and_unknown_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_syscall_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),

@@ -3,14 +3,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 
 #include "libtruth.h"
 
 #define SMALL	1008	/* with malloc's 8-byte header and 16-byte rounding: 1 KiB chunks */
 
-static void *large_block, *map_block;
+static void *large_block, *map_block, *shm_block;
 static void **small_blocks;
 static size_t nsmall, map_len;
+
+/*
+ * A SysV segment of len bytes, as MPICH's UCX transport attaches one:
+ * marked for removal at once, so that it goes with the process.
+ */
+static int attach_segment(size_t len)
+{
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+
+	if (id < 0)
+		return -1;
+	shm_block = shmat(id, NULL, 0);
+	shmctl(id, IPC_RMID, NULL);
+	if (shm_block == (void *)-1) {
+		shm_block = NULL;
+		return -1;
+	}
+	memset(shm_block, 0x3d, len);
+	return 0;
+}
 
 int truth_lib_alloc(size_t large, size_t small_total, size_t map)
 {
@@ -33,7 +54,7 @@ int truth_lib_alloc(size_t large, size_t small_total, size_t map)
 	if (map_block == MAP_FAILED)
 		return -1;
 	memset(map_block, 0x7c, map);
-	return 0;
+	return attach_segment(map);
 }
 
 size_t truth_lib_bytes(void)
@@ -43,6 +64,8 @@ size_t truth_lib_bytes(void)
 	if (large_block)
 		held += malloc_usable_size(large_block) + 8;
 	if (map_block)
+		held += map_len;
+	if (shm_block)
 		held += map_len;
 	return held;
 }
@@ -54,7 +77,9 @@ void truth_lib_free(void)
 		free(small_blocks[i]);
 	free(small_blocks);
 	munmap(map_block, map_len);
-	large_block = map_block = NULL;
+	if (shm_block)
+		shmdt(shm_block);
+	large_block = map_block = shm_block = NULL;
 	small_blocks = NULL;
 	nsmall = 0;
 }

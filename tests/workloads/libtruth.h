@@ -10,8 +10,9 @@
 
 /*
  * One large malloc of large bytes, small_total bytes of 1008-byte mallocs
- * (1 KiB heap chunks), and an anonymous mmap of map bytes; every page
- * touched. Returns 0, or -1 when an allocation failed.
+ * (1 KiB heap chunks), an anonymous mmap of map bytes and a SysV shared
+ * segment of map bytes; every page touched. Returns 0, or -1 when an
+ * allocation failed.
  */
 int truth_lib_alloc(size_t large, size_t small_total, size_t map);
 

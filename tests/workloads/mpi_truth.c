@@ -9,8 +9,9 @@
  * Each rank R works in units of (R+1)*U MiB and goes through the phases in
  * the table below, each followed by a plateau: the program's own large and
  * small mallocs, calloc, realloc growth, posix_memalign, a direct mmap; a
- * shared library (libtruth.so) that mallocs and mmaps for itself; a thread
- * of the program that mallocs (its own malloc arena); strdup (a libc routine
+ * shared library (libtruth.so) that mallocs, mmaps and attaches a SysV
+ * segment for itself; a thread of the program that mallocs (its own malloc
+ * arena); strdup (a libc routine
  * that mallocs for its caller: charged to the caller); MPI_Alloc_mem (the
  * MPI library's); then everything is freed and trimmed.
  *

@@ -189,7 +189,13 @@ int proc_sync_vma(const struct vma_info *v, void *arg)
 				   boot_clock_ns());
 	/* Known regions keep their flags; protection is the kernel's to say. */
 	regions_set_flags(&p->regions, v->start, v->end, REGION_EXEC, v->perms[2] == 'x');
-	if (is_code)
+	/*
+	 * A file's pages are its owner's, whoever mapped it; but a spec's path
+	 * for a shared data segment (MPICH's /SYSV*, Open MPI's vader segments)
+	 * only guesses who attached it: the segment's own mmap or shmat, when
+	 * the tool saw it, says better (an application's own segment).
+	 */
+	if (is_code && !(v->perms[3] == 's' && v->perms[2] != 'x'))
 		set_owner_range(&p->regions, v->start, v->end, owner, false);
 	else if (bss || owner != COMP_UNATTRIBUTED)
 		set_owner_range(&p->regions, v->start, v->end, owner, true);
@@ -465,11 +471,9 @@ static bool is_loader_bss(struct proc *p, const struct classifier *cls,
 	return *below && ((*below)->flags & REGION_FILE);
 }
 
-static void apply_mmap(struct proc *p, const struct classifier *cls,
-		       const struct ev_syscall *e, int64_t delta)
+static void map_region(struct proc *p, const struct classifier *cls, const struct ev_syscall *e,
+		       uint64_t start, uint64_t len, int mflags, int prot, int64_t delta)
 {
-	uint64_t start = (uint64_t)e->ret, len = page_up(e->args[1]);
-	int mflags = (int)e->args[3], prot = (int)e->args[2];
 	uint16_t flags = REGION_FROM_EVENT;
 	comp_id owner;
 	struct region *below, *r;
@@ -501,6 +505,39 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 	r = regions_find(&p->regions, start);
 	if (r && delta + dropped > 0)
 		r->rss += delta + dropped;
+}
+
+static void apply_mmap(struct proc *p, const struct classifier *cls,
+		       const struct ev_syscall *e, int64_t delta)
+{
+	map_region(p, cls, e, (uint64_t)e->ret, page_up(e->args[1]), (int)e->args[3],
+		   (int)e->args[2], delta);
+}
+
+#define MEMATTR_SHM_RDONLY	010000
+#define MEMATTR_SHM_EXEC	0100000
+
+/*
+ * A SysV segment attached: a shared mapping of a file (its name, SYSV<key>,
+ * comes from the next maps read), owned like a mapped file by the code that
+ * asked. The kernel side gives its length in args[1]; 0 when it could not
+ * tell: the next read then shows it.
+ */
+static void apply_shmat(struct proc *p, const struct classifier *cls,
+			const struct ev_syscall *e, int64_t delta)
+{
+	int shmflg = (int)e->args[2];
+	int prot = PROT_READ;
+
+	if (!e->args[1]) {
+		p->needs_sync = true;
+		return;
+	}
+	if (!(shmflg & MEMATTR_SHM_RDONLY))
+		prot |= PROT_WRITE;
+	if (shmflg & MEMATTR_SHM_EXEC)
+		prot |= PROT_EXEC;
+	map_region(p, cls, e, (uint64_t)e->ret, page_up(e->args[1]), MAP_SHARED, prot, delta);
 }
 
 /*
@@ -633,7 +670,7 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 	if (e->nr == NR_BRK) {
 		start = was < now ? was : now;
 		len = was < now ? now - was : was - now;
-	} else if (e->nr == NR_MMAP) {
+	} else if (e->nr == NR_MMAP || e->nr == NR_SHMAT) {
 		start = (uint64_t)e->ret;
 	} else if (e->nr == NR_MREMAP && delta > 0) {
 		start = (uint64_t)e->ret;
@@ -664,8 +701,15 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 	case NR_MMAP:
 		apply_mmap(p, cls, e, delta);
 		break;
+	case NR_SHMDT:		/* args[1]: the segment's length (0: the next read shows it) */
+		if (!a1)
+			p->needs_sync = true;
+		/* fall through */
 	case NR_MUNMAP:
 		regions_unmap_charged(&p->regions, a0, a0 + a1, delta);
+		break;
+	case NR_SHMAT:
+		apply_shmat(p, cls, e, delta);
 		break;
 	case NR_BRK:
 		apply_brk(p, cls, e, delta);
