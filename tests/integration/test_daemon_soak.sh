@@ -6,7 +6,8 @@
 # the daemon runs with --retain 1. Every job must be found at its exec,
 # get its own spool directory with whole gzip files, and end; the daemon's
 # anonymous memory and descriptor count must stay flat (end against after the first
-# tenth); a job directory older than the retention is removed at start.
+# tenth), and so must the address spaces the kernel side follows; a job
+# directory older than the retention is removed at start.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
@@ -74,6 +75,12 @@ log "$N jobs in ${secs}s; at the end: daemon RssAnon $((RSS1 / 1024)) MiB, $FD1 
 [ $((FD1 - FD0)) -le 8 ] || fail "daemon descriptors grew from $FD0 to $FD1"
 curl -fsS "$URL" >"$TMPD/m.txt"
 grep -q "job=\"$TAG-" "$TMPD/m.txt" && fail "series of ended soak jobs still exposed"
+# Every ended process's address space is let go in the kernel too (its id
+# back to the pool): a leak would refuse processes after some thousands.
+anchors=$(awk '/^memattr_bpf_map_entries\{map="mm_anchors"\}/ { print $2 }' "$TMPD/m.txt")
+[ -n "$anchors" ] && [ "$anchors" -le 16 ] ||
+	fail "mm_anchors still follows ${anchors:-?} address spaces after every soak job ended"
+log "address spaces still followed in the kernel: $anchors"
 
 bad=0
 for i in $(seq 1 "$N"); do
