@@ -38,7 +38,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Per thread: what it is doing now, so an RSS change can be charged. */
 struct thread_ctx {
 	__u32 kind;		/* enum rss_ctx */
-	__u32 pad;
+	__u32 sys_flags;	/* CTX_SYSCALL: EV_SYSCALL_* of the call in progress */
 	__u64 addr;		/* CTX_FAULT: fault address */
 	__u64 nr;		/* CTX_SYSCALL: syscall number and arguments */
 	__u64 args[6];
@@ -649,22 +649,79 @@ struct syscall_exit_rec {
 #define MEMATTR_MAP_FIXED	0x10
 #define MEMATTR_SHM_REMAP	040000
 
-/* A call that can take pages away: a run made before it must be handled before it. */
-static __always_inline bool takes_memory(long nr, const __u64 *args)
+/*
+ * A call that can take pages away: the runs made before it must be handled
+ * before it, or a run could come after its region is gone. Any other call
+ * leaves them to grow on (a heap grown by brk, then filled): a run's pages
+ * go to the regions that hold them whenever it arrives. brk is the break
+ * before the call.
+ */
+static __always_inline bool takes_memory(long nr, const __u64 *args, __u64 brk)
 {
 	switch (nr) {
 	case NR_MUNMAP:
 	case NR_MREMAP:
 	case NR_MADVISE:
-	case NR_BRK:
 	case NR_SHMDT:
 		return true;
+	case NR_BRK:
+		return args[0] && args[0] < brk;	/* a trim; 0 only asks */
 	case NR_MMAP:
 		return args[3] & MEMATTR_MAP_FIXED;	/* placed over what was there */
 	case NR_SHMAT:
 		return args[2] & MEMATTR_SHM_REMAP;
 	}
 	return false;
+}
+
+#define MEMATTR_MAP_TYPE	0x0f
+#define MEMATTR_MAP_PRIVATE	0x02
+#define MEMATTR_MAP_ANONYMOUS	0x20
+#define NAME_BYTES		96
+
+/*
+ * Whether the file open as fd is a shared object: ".so" in its name, the
+ * test user space classifies paths by (a longer name is not: its stack
+ * goes along).
+ */
+static __always_inline bool fd_is_shared_object(struct task_struct *task, long fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	const unsigned char *name;
+	char buf[NAME_BYTES];
+	struct file *f = NULL;
+
+	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	if (!f)
+		return false;
+	name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (bpf_probe_read_kernel_str(buf, sizeof(buf), name) <= 0)
+		return false;
+	for (int i = 0; i < NAME_BYTES - 2; i++) {
+		if (!buf[i])
+			return false;
+		if (buf[i] == '.' && buf[i + 1] == 's' && buf[i + 2] == 'o')
+			return true;
+	}
+	return false;
+}
+
+/* EV_SYSCALL_* of a call about to run. */
+static __always_inline __u32 syscall_flags(struct task_struct *task, long nr, const __u64 *args)
+{
+	__u32 tgid = task->tgid;
+	struct traced_proc *tp;
+
+	if (nr != NR_MMAP || (args[3] & MEMATTR_MAP_ANONYMOUS) ||
+	    (args[3] & MEMATTR_MAP_TYPE) != MEMATTR_MAP_PRIVATE)
+		return 0;
+	tp = bpf_map_lookup_elem(&traced, &tgid);
+	if (tp && (tp->flags & TRACED_UNDER_RANK) && fd_is_shared_object(task, (long)(int)args[4]))
+		return EV_SYSCALL_SHARED_OBJECT;
+	return 0;
 }
 
 /* bpf_find_vma callback: the length of the mapping found. */
@@ -732,14 +789,15 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 	c->args[3] = nargs > 3 ? ctx->args[3] : 0;
 	c->args[4] = nargs > 4 ? ctx->args[4] : 0;
 	c->args[5] = nargs > 5 ? ctx->args[5] : 0;
-	/* The thread's faults before the call are handled before the call's record. */
-	end_runs(c, task->tgid, task->pid);
-	if (takes_memory(nr, c->args))
-		end_other_runs(task);
-	c->kind = CTX_SYSCALL;
-	c->user_sp = regs->sp;
 	if (nr == NR_BRK)
 		c->brk_before = BPF_CORE_READ(task, mm, brk);
+	if (takes_memory(nr, c->args, c->brk_before)) {
+		end_runs(c, task->tgid, task->pid);
+		end_other_runs(task);
+	}
+	c->kind = CTX_SYSCALL;
+	c->sys_flags = syscall_flags(task, nr, c->args);
+	c->user_sp = regs->sp;
 	if (nr == NR_SHMDT)
 		c->args[1] = segment_length(c->args[0]);
 	__builtin_memset(c->delta, 0, sizeof(c->delta));
@@ -755,11 +813,14 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
  * read overtakes its record, the moved mapping's old owner is gone from the
  * region table and only the stack can say whose it is). Not a break that
  * shrank or stayed (glibc trims its heap after frees), nor an mprotect that
- * makes nothing writable: user space gives those no owner, and the stack
- * copy is most of what a request costs.
+ * makes nothing writable, nor a library mapped (EV_SYSCALL_SHARED_OBJECT):
+ * user space gives those no owner from the stack, and the stack copy is
+ * most of what a request costs.
  */
 static __always_inline bool wants_stack(const struct thread_ctx *c, long ret)
 {
+	if (c->sys_flags & EV_SYSCALL_SHARED_OBJECT)
+		return false;
 	switch (c->nr) {
 	case NR_MMAP:
 	case NR_MREMAP:
@@ -908,7 +969,7 @@ static __always_inline int syscall_exit(long ret)
 	e->mpi_fn = c->mpi_fn;
 	e->stack_len = 0;
 	e->nret = 0;
-	e->pad = 0;
+	e->flags = c->sys_flags;
 	/* The code that asked for the memory is on this stack: user space finds it there. */
 	if (with_stack) {
 		copy_regs(e, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
@@ -1107,6 +1168,8 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	ntp.job = tp->job;
 	ntp.flags = TRACED_FOLLOW | TRACED_ACCOUNT;
+	if (tp->flags & (TRACED_RANK | TRACED_UNDER_RANK))
+		ntp.flags |= TRACED_UNDER_RANK;
 	if (bpf_map_update_elem(&traced, &ctgid, &ntp, BPF_ANY)) {
 		count(STAT_TRACED_FULL);
 		return 0;

@@ -36,6 +36,16 @@
 #define NR_SHMAT	30
 #define NR_SHMDT	67
 
+/*
+ * ev_syscall.flags. A private mmap of a shared object (the loader mapping a
+ * library) by a command a rank runs (TRACED_UNDER_RANK) comes without its
+ * stack: the file's path names its owner, as it would overrule whoever
+ * asked, and the stack copy is most of what the loader's requests cost a
+ * job whose ranks run many short commands. A rank's own keep theirs: a
+ * plugin MPI_Init loads is MPI_Init's growth, found on that stack.
+ */
+#define EV_SYSCALL_SHARED_OBJECT	1
+
 enum ev_type {
 	EV_RSS = 1,	/* one kmem:rss_stat change, charged to an address */
 	EV_SYSCALL,	/* a memory syscall finished, with the RSS it moved */
@@ -121,7 +131,7 @@ struct ev_syscall {
 	__u64 ret_slot[MEMATTR_MAX_HIJACKED];
 	__u64 ret_addr[MEMATTR_MAX_HIJACKED];
 	__u32 nret;
-	__u32 pad;
+	__u32 flags;				/* EV_SYSCALL_* */
 	__u32 stack_len;			/* valid bytes in stack[] */
 	__u32 mpi_fn;				/* as in ev_rss */
 	/*
@@ -154,6 +164,13 @@ struct traced_proc {
 
 #define TRACED_ACCOUNT	1	/* send its memory events */
 #define TRACED_FOLLOW	2	/* children it forks become traced */
+#define TRACED_RANK	4	/* an MPI rank */
+/*
+ * Started by a rank, or by a process so started: the commands a rank runs
+ * (system(), popen()). Its libraries are mapped without a stack copy
+ * (EV_SYSCALL_SHARED_OBJECT): no MPI call is on its stack to find.
+ */
+#define TRACED_UNDER_RANK	8
 
 /*
  * --heap: the malloc family, told apart by the uprobe's cookie. What each

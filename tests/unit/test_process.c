@@ -386,6 +386,24 @@ static void test_shmat_segment_is_its_callers(void **state)
 	assert_true(p->needs_sync);
 }
 
+/*
+ * The loader mapping a library sends no stack (EV_SYSCALL_SHARED_OBJECT):
+ * that is no failure to find a requester, and the maps read names the owner.
+ */
+static void test_library_mapped_without_stack(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	sys(LATER, NR_MMAP, 0, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE, (int64_t)NEWLIB_CODE, 0, 0);
+	ev.flags = EV_SYSCALL_SHARED_OBJECT;
+	proc_apply_syscall(p, &cls, &ev, 0);
+	assert_int_equal(p->unknown_callers, 0);
+	assert_true(p->needs_sync);
+	sync_with(0, 0, 0, true);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 4 * KIB, 1), 0);
+	assert_int_equal(rss_of("lib:libnew.so"), 4 * KIB);
+}
+
 /* libc alone on the stack (libc for itself) is not a failure; nothing on it is. */
 static void test_libc_only_and_unknown_callers(void **state)
 {
@@ -641,6 +659,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_split_over_regions_and_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shmat_segment_is_its_callers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_library_mapped_without_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_only_and_unknown_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_syscall_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),

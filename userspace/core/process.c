@@ -490,7 +490,9 @@ static void map_region(struct proc *p, const struct classifier *cls, const struc
 		p->needs_sync = true;
 		if (prot & PROT_EXEC)
 			code_reader_code_mapped(&p->code, start, start + len);
-		owner = requested_owner(p, cls, e, 0, false, &fn);
+		/* A library mapped comes without a stack: its path names its owner. */
+		owner = e->flags & EV_SYSCALL_SHARED_OBJECT ? COMP_UNATTRIBUTED :
+			requested_owner(p, cls, e, 0, false, &fn);
 	} else if (is_loader_bss(p, cls, e, start, &below)) {
 		owner = below->owner;
 		if (below->flags & REGION_FROM_EVENT)

@@ -72,6 +72,7 @@ struct proc {
 	int rank;			/* -1: not an MPI rank, written as pid-<P>.csv */
 	bool account;			/* launchers are followed, not accounted */
 	bool alive;
+	bool under_rank;		/* started by a rank or its commands (TRACED_UNDER_RANK) */
 	bool exec_seen;			/* a forked child's identity is final after exec */
 	bool from_scan;			/* found in /proc: its fork event may still be queued */
 	double born_time;		/* time_s when tracing saw it first */

@@ -334,7 +334,8 @@ static bool is_own_image(pid_t pid)
 
 static uint32_t traced_flags(const struct proc *p)
 {
-	return TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0);
+	return TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0) |
+	       (p->rank >= 0 ? TRACED_RANK : 0) | (p->under_rank ? TRACED_UNDER_RANK : 0);
 }
 
 int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only)
@@ -411,6 +412,8 @@ static void on_fork(struct tracker *t, struct session *s, const struct ev_task *
 	p->account = !job_is_launcher(p->comm);
 	/* A copy of the parent's address space: its requests resolve from the first one. */
 	parent = session_find(s, e->parent_tgid);
+	/* As ma_fork marked it: the kernel side's flags stay when it execs. */
+	p->under_rank = parent && (parent->rank >= 0 || parent->under_rank);
 	if (t->probing)
 		probes_at_fork(&t->probes, &t->bpf, p, parent);
 	if (p->account && parent && parent->account) {
