@@ -1,1 +1,1 @@
-/tmp/memattr-bench.T7P5o0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.T7P5o0/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 23262,23271 --output /tmp/memattr-bench.T7P5o0/runs/bpfstats.memreq/out
+/tmp/memattr-bench.XWUru5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.XWUru5/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 4420,4429 --output /tmp/memattr-bench.XWUru5/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.T7P5o0/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.T7P5o0/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.T7P5o0/runs/bpfstats.storm/go   ||   memattr-bpf --pid 22629,22636 --output /tmp/memattr-bench.T7P5o0/runs/bpfstats.storm/out
+/tmp/memattr-bench.XWUru5/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.XWUru5/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.XWUru5/runs/bpfstats.storm/go   ||   memattr-bpf --pid 3704,3711 --output /tmp/memattr-bench.XWUru5/runs/bpfstats.storm/out

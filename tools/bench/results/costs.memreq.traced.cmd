@@ -1,1 +1,1 @@
-/tmp/memattr-bench.T7P5o0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.T7P5o0/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 17856 --output /tmp/memattr-bench.T7P5o0/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.XWUru5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.XWUru5/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 31152 --output /tmp/memattr-bench.XWUru5/runs/costs.memreq.traced.4/out

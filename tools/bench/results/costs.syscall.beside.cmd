@@ -1,1 +1,1 @@
-/tmp/memattr-bench.T7P5o0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.T7P5o0/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 17000 --output /tmp/memattr-bench.T7P5o0/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.XWUru5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.XWUru5/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 30201 --output /tmp/memattr-bench.XWUru5/runs/costs.syscall.beside.4/out

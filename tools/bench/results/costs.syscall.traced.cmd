@@ -1,1 +1,1 @@
-/tmp/memattr-bench.T7P5o0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.T7P5o0/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.T7P5o0/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 17318 --output /tmp/memattr-bench.T7P5o0/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.XWUru5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.XWUru5/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 30564 --output /tmp/memattr-bench.XWUru5/runs/costs.syscall.traced.4/out

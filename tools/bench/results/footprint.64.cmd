@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.T7P5o0/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.T7P5o0/runs/footprint.64/ready --stop-file /tmp/memattr-bench.T7P5o0/runs/footprint.64/stop   ||   memattr-bpf --job 11725 --output /tmp/memattr-bench.T7P5o0/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.XWUru5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.XWUru5/runs/footprint.64/ready --stop-file /tmp/memattr-bench.XWUru5/runs/footprint.64/stop   ||   memattr-bpf --job 22444 --output /tmp/memattr-bench.XWUru5/runs/footprint.64/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.T7P5o0/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.T7P5o0/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.T7P5o0/runs/storm.2.0.0/go   ||   memattr-bpf --pid 15442,15445 --output /tmp/memattr-bench.T7P5o0/runs/storm.2.0.0/out
+/tmp/memattr-bench.XWUru5/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.XWUru5/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.XWUru5/runs/storm.2.0.0/go   ||   memattr-bpf --pid 26401,26405 --output /tmp/memattr-bench.XWUru5/runs/storm.2.0.0/out
