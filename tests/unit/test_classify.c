@@ -31,6 +31,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	classifier_free(&cls);
 	spec_free(&specs);
 	return 0;
 }
@@ -103,6 +104,41 @@ static void test_special_and_data(void **state)
 	assert_false(code);
 }
 
+/*
+ * Paths are remembered once classified, in fewer slots than a node maps:
+ * more paths than slots, each classified twice, the second time from the
+ * cache or after its slot went to another path, always keep their own
+ * owner and kind (a library, MPI's, a data file).
+ */
+static void test_cache_keeps_each_paths_owner(void **state)
+{
+	const char *exe = "/home/u/bin/solver";
+	char path[64], want[64];
+	bool code;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 4 * CLASSIFY_CACHE_SLOTS; i++) {
+			switch (i % 3) {
+			case 0:
+				/* Few names: the component table has room for some libraries only. */
+				snprintf(path, sizeof(path), "/opt/l%d/libpart%d.so", i, i % 8);
+				snprintf(want, sizeof(want), "lib:libpart%d.so", i % 8);
+				break;
+			case 1:
+				snprintf(path, sizeof(path), "/dev/shm/vader_segment.n%d", i);
+				snprintf(want, sizeof(want), "mpi");
+				break;
+			default:
+				snprintf(path, sizeof(path), "/data/input-%d.bin", i);
+				snprintf(want, sizeof(want), "unattributed");
+			}
+			assert_string_equal(owner(path, exe, &code), want);
+			assert_int_equal(code, i % 3 != 2);
+		}
+	}
+}
+
 static void test_anon_caller(void **state)
 {
 	comp_id mpi = component_id("mpi"), helper = component_id("lib:libhelper.so");
@@ -125,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_mpich_files),
 		cmocka_unit_test(test_special_and_data),
+		cmocka_unit_test(test_cache_keeps_each_paths_owner),
 		cmocka_unit_test(test_anon_caller),
 	};
 

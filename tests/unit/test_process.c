@@ -120,6 +120,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	proc_free(p);
+	classifier_free(&cls);
 	comp_table_free(&comps);
 	spec_free(&specs);
 	return 0;

@@ -26,8 +26,22 @@ enum {
 	CLASSIFY_MPI,
 };
 
+/*
+ * Files already classified, by path: every mapping is classified at every
+ * read of a process's maps, and matching each spec rule's glob is most of
+ * that. Slots are replaced, so it stays this size whatever the node maps.
+ */
+#define CLASSIFY_CACHE_SLOTS	512
+
+struct classify_cached {
+	char *path;		/* NULL: empty slot */
+	comp_id owner;
+	bool is_code;
+};
+
 struct classifier {
 	const struct spec_set *specs;
+	struct classify_cached *cache;	/* CLASSIFY_CACHE_SLOTS, NULL: none */
 	struct comp_table *comps;	/* the session's component names */
 	comp_id libc;		/* id of "libc", the malloc/loader layer */
 	comp_id mpi;		/* id of "mpi", whose growth --mpi-calls splits by function */
@@ -44,6 +58,7 @@ struct classifier {
 void classifier_init_table(struct classifier *c, const struct spec_set *specs,
 			   struct comp_table *comps);
 void classifier_init(struct classifier *c, const struct spec_set *specs);
+void classifier_free(struct classifier *c);
 
 /* Name of component id in the classifier's table. */
 const char *classify_name(const struct classifier *c, comp_id id);

@@ -44,6 +44,7 @@ void session_free(struct session *s)
 		fclose(s->ended_sites);
 	if (s->out_open)
 		outdir_close(&s->out);
+	classifier_free(&s->cls);
 	comp_table_free(&s->comps);
 	free(s->job);
 	free(s);
