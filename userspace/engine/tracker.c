@@ -363,6 +363,16 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 	}
 	if (ret)
 		return ret;
+	/*
+	 * Gone before it was in the kernel's traced set: no exit event will
+	 * come for it, and a launcher (followed, never read) would keep the
+	 * run going for ever.
+	 */
+	if (!still_same(p)) {
+		tracer_remove_process(&t->bpf, pid);
+		retire(t, s, p);
+		return 0;
+	}
 	if (p->account)
 		timed_sync(t, s, p);
 	return 0;
