@@ -70,7 +70,7 @@ struct thread_ctx {
  * once.
  *
  * Both are arrays indexed by a small id the mm holds while it is followed
- * (from mm_free_ids), and a thread caches its mm's id in its context: a
+ * (claim_id), and a thread caches its mm's id in its context: a
  * fault then finds them with two inlined array lookups, not two hash
  * lookups (about a third of what a traced fault cost). mm_anchors maps the
  * mm to its id for everyone else (another task changing the mm, a thread's
@@ -78,7 +78,7 @@ struct thread_ctx {
  * of two busy processes never share one.
  */
 struct mm_anchor {
-	__u64 mm;		/* the mm followed with this id, 0: free */
+	__u64 mm;		/* the mm followed with this id, 0: free, MM_CLAIMED */
 	__u32 tgid;		/* the process whose mm it is */
 	__u32 pad;
 	__s64 count[MEMATTR_NR_MEMBERS];
@@ -121,13 +121,6 @@ struct {
 	__type(key, __u64);
 	__type(value, struct mm_ref);
 } mm_anchors SEC(".maps");
-
-/* The ids not in use, filled by user space before the programs attach. */
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, MM_IDS);
-	__type(value, __u32);
-} mm_free_ids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -375,6 +368,44 @@ struct anchor_walk {
 	__u32 id;
 };
 
+/* An id being filled by anchor_mm: no mm's address, so no lookup matches it. */
+#define MM_CLAIMED	1
+
+__u32 next_mm_id;	/* where the search for a free id starts */
+
+struct id_search {
+	__u32 start;
+	__u32 id;
+	bool found;
+};
+
+/* bpf_loop callback: take id start + i if it is free. */
+static long claim_one(__u32 i, struct id_search *w)
+{
+	__u32 id = (w->start + i) & (MM_IDS - 1);
+	struct mm_anchor *a = bpf_map_lookup_elem(&mm_counts, &id);
+
+	if (!a || __sync_val_compare_and_swap(&a->mm, 0, MM_CLAIMED))
+		return 0;
+	w->id = id;
+	w->found = true;
+	return 1;
+}
+
+/*
+ * A free id, marked taken (MM_CLAIMED); false when all MM_IDS are in use.
+ * Each search starts past the last one's, so with few mms followed (a
+ * node's ranks) the first id tried is almost always free.
+ */
+static __always_inline bool claim_id(__u32 *id)
+{
+	struct id_search w = { .start = __sync_fetch_and_add(&next_mm_id, 1) };
+
+	bpf_loop(MM_IDS, claim_one, &w, 0);
+	*id = w.id;
+	return w.found;
+}
+
 /* bpf_loop callback: record CPU cpu's slots of a newly anchored mm. */
 static long anchor_cpu(__u32 cpu, struct anchor_walk *w)
 {
@@ -387,15 +418,13 @@ static long anchor_cpu(__u32 cpu, struct anchor_walk *w)
 	return 0;
 }
 
-/* An id back to the pool, its entry marked free first (see mm_of_id). */
+/* An id free again: no lookup matches its entry any more (see mm_of_id). */
 static __always_inline void release_id(__u32 id)
 {
 	struct mm_anchor *a = bpf_map_lookup_elem(&mm_counts, &id);
 
-	if (!a)
-		return;
-	WRITE_ONCE(a->mm, 0);
-	bpf_map_push_elem(&mm_free_ids, &id, 0);
+	if (a)
+		WRITE_ONCE(a->mm, 0);
 }
 
 /*
@@ -416,7 +445,7 @@ static __always_inline void anchor_mm(struct mm_struct *mm, __u32 tgid)
 
 	if (!mm || bpf_map_lookup_elem(&mm_anchors, &key))
 		return;
-	if (bpf_map_pop_elem(&mm_free_ids, &w.id)) {
+	if (!claim_id(&w.id)) {
 		count(STAT_TRACED_FULL);
 		return;
 	}
@@ -551,18 +580,35 @@ static __always_inline void emit_run(__u32 tgid, __u32 tid, __u64 run)
 	bpf_ringbuf_submit(e, rss_wakeup());
 }
 
-/* The thread's runs, if it has any, go out now. */
-static __always_inline void end_runs(struct thread_ctx *c, __u32 tgid, __u32 tid)
+struct runs_walk {
+	struct thread_ctx *c;
+	__u32 tgid, tid;
+};
+
+/* bpf_loop callback: slot i's run, if any, goes out. */
+static long end_slot(__u32 i, struct runs_walk *w)
 {
+	__u64 *slot = &w->c->runs[i & (RUN_SLOTS - 1)];
 	__u64 run;
 
-	for (int i = 0; i < RUN_SLOTS; i++) {
-		if (!c->runs[i])
-			continue;
-		run = __sync_lock_test_and_set(&c->runs[i], 0);
-		if (run)
-			emit_run(tgid, tid, run);
-	}
+	if (!*slot)
+		return 0;
+	run = __sync_lock_test_and_set(slot, 0);
+	if (run)
+		emit_run(w->tgid, w->tid, run);
+	return 0;
+}
+
+/*
+ * The thread's runs, if it has any, go out now. A loop the verifier checks
+ * once, not RUN_SLOTS copies in every program that ends runs (most of their
+ * load time).
+ */
+static __always_inline void end_runs(struct thread_ctx *c, __u32 tgid, __u32 tid)
+{
+	struct runs_walk w = { .c = c, .tgid = tgid, .tid = tid };
+
+	bpf_loop(RUN_SLOTS, end_slot, &w, 0);
 }
 
 /* run grown by page (next to it, same member and epoch, not full), else 0. */

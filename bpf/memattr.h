@@ -97,7 +97,7 @@ struct ev_run {
 
 /*
  * Address spaces the kernel side follows at once (each traced process's
- * mm): ids in its per-mm arrays, which user space hands out at load.
+ * mm): ids in its per-mm arrays. A power of two.
  */
 #define MM_IDS			4096
 

@@ -91,21 +91,6 @@ static struct bpf_program *uprobe_prog(struct bpf_tracer *t, enum uprobe_prog wh
 	}
 }
 
-/* Every id of the kernel side's per-mm arrays free, before a program can anchor an mm. */
-static int fill_mm_ids(struct bpf_tracer *t, char *err, size_t errlen)
-{
-	int fd = bpf_map__fd(t->skel->maps.mm_free_ids);
-
-	for (__u32 id = 0; id < MM_IDS; id++) {
-		if (bpf_map_update_elem(fd, NULL, &id, 0)) {
-			snprintf(err, errlen, "cannot fill the BPF map mm_free_ids: %s",
-				 strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
 		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
@@ -143,7 +128,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 			 strerror(-ret));
 		goto fail;
 	}
-	if (fill_mm_ids(t, err, errlen) || ensure_tracefs(err, errlen))
+	if (ensure_tracefs(err, errlen))
 		goto fail;
 	ret = memattr_bpf__attach(t->skel);
 	if (ret) {
