@@ -453,10 +453,12 @@ counter is a percpu_counter; the classic `kmem:rss_stat` tracepoint, which the t
 its per-CPU slots under the counter's lock at every change of every process once enabled (2 slots here, 128 on
 a 128-core node, with the lock serialising the faulting threads of one process). The raw `tp_btf/rss_stat` the
 tool uses now is handed (mm, member) only; for a traced process the program reads the shared count and this
-CPU's slot and keeps the last values it saw (the count per mm, the slot in a per-CPU map), so the deltas it
-sends add up exactly to the counter's change: two reads per change, and an exchange only when the shared count
-moved, whatever the core count. Only anchoring a newly traced address space reads every CPU's slot (a loop over
-the possible CPUs), once per process.
+CPU's slot and keeps the last values it saw (the count per mm, the slot per CPU, in two arrays indexed by a
+small id of the address space that each thread caches in its own context: no hash lookup on a fault), so the
+deltas it sends add up exactly to the counter's change: two reads per change, and an exchange only when the
+shared count moved, whatever the core count. Only anchoring a newly traced address space reads every CPU's
+slot (a loop over the possible CPUs), once per process; the per-CPU array costs 16 bytes per followed process
+per CPU (4096 processes: 64 KiB per CPU).
 
 Records. A one-page fault next to one of the thread's runs in progress (up to 8 per thread, one word each in
 its own context: nothing shared with other threads) only grows that run, with one compare-and-exchange; a run
@@ -465,7 +467,7 @@ fills fresh arrays sends one record per array, not one per page. The tool collec
 every sample with an `iter/task` program, which walks every task on the node once per sample (about 0.1 ms for
 a few hundred tasks): that cost grows with the number of tasks, not with the faults.
 
-Syscalls. The memory syscalls (mmap, munmap, mremap, mprotect, brk, madvise, mlock*) each have a program on
+Syscalls. The memory syscalls (mmap, munmap, mremap, mprotect, brk, madvise, mlock*, shmat, shmdt) each have a program on
 their own `syscalls:sys_enter_<name>`/`sys_exit_<name>` tracepoint. While any syscall tracepoint is in use,
 every syscall of every thread on the node takes the kernel's syscall-tracing path (the per-task
 SYSCALL_TRACEPOINT flag), and the kernel tests the syscall's bit in a per-tracepoint bitmap before it runs a
