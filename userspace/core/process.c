@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <time.h>
 
 #include "procfs.h"
@@ -490,7 +491,7 @@ static void map_region(struct proc *p, const struct classifier *cls, const struc
 		p->needs_sync = true;
 		if (prot & PROT_EXEC)
 			code_reader_code_mapped(&p->code, start, start + len);
-		/* A library mapped comes without a stack: its path names its owner. */
+		/* A library a rank's command maps comes without a stack: its path names its owner. */
 		owner = e->flags & EV_SYSCALL_SHARED_OBJECT ? COMP_UNATTRIBUTED :
 			requested_owner(p, cls, e, 0, false, &fn);
 	} else if (is_loader_bss(p, cls, e, start, &below)) {
@@ -516,9 +517,6 @@ static void apply_mmap(struct proc *p, const struct classifier *cls,
 		   (int)e->args[2], delta);
 }
 
-#define MEMATTR_SHM_RDONLY	010000
-#define MEMATTR_SHM_EXEC	0100000
-
 /*
  * A SysV segment attached: a shared mapping of a file (its name, SYSV<key>,
  * comes from the next maps read), owned like a mapped file by the code that
@@ -535,9 +533,9 @@ static void apply_shmat(struct proc *p, const struct classifier *cls,
 		p->needs_sync = true;
 		return;
 	}
-	if (!(shmflg & MEMATTR_SHM_RDONLY))
+	if (!(shmflg & SHM_RDONLY))
 		prot |= PROT_WRITE;
-	if (shmflg & MEMATTR_SHM_EXEC)
+	if (shmflg & SHM_EXEC)
 		prot |= PROT_EXEC;
 	map_region(p, cls, e, (uint64_t)e->ret, page_up(e->args[1]), MAP_SHARED, prot, delta);
 }
