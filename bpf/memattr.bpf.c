@@ -109,11 +109,10 @@ struct {
 } thread_ctxs SEC(".maps");
 
 /*
- * Followed mms at once (MM_IDS in memattr.h): processes alive and traced on
- * the node, each mm once. mm_cpu_slots costs 16 bytes per id per CPU.
+ * The followed mms, MM_IDS at once (each traced process alive on the node,
+ * each mm once; mm_cpu_slots costs 16 bytes per id per CPU). This one maps
+ * an mm's address to its id; entries go when the mm does (exit, exec).
  */
-
-/* Keyed by the mm's address; entries go when the mm does (exit, exec). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -770,24 +769,33 @@ static __always_inline __u32 syscall_flags(struct task_struct *task, long nr, co
 	return 0;
 }
 
-/* bpf_find_vma callback: the length of the mapping found. */
-static long vma_length(struct task_struct *task, struct vm_area_struct *vma, __u64 *len)
+/* bpf_find_vma callback: where the mapping found ends. */
+static long vma_end(struct task_struct *task, struct vm_area_struct *vma, __u64 *end)
 {
-	*len = vma->vm_end - vma->vm_start;
+	*end = vma->vm_end;
 	return 0;
 }
 
+/* The end of current's mapping at addr; 0 when the mapping lock was busy. */
+static __always_inline __u64 mapping_end(__u64 addr)
+{
+	__u64 end = 0;
+
+	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_end, &end, 0);
+	return end;
+}
+
 /*
- * A SysV segment's length, which neither call's arguments give: the
- * mapping at addr (shmat's result, shmdt's argument). 0 when the mapping
- * lock was busy: user space then learns it from its next read of maps.
+ * A SysV segment's length, which neither call's arguments give: from addr,
+ * the segment's start (shmat's result, shmdt's argument), to the end of
+ * its mapping. 0 when that could not be read: user space then learns it
+ * from its next read of maps.
  */
 static __always_inline __u64 segment_length(__u64 addr)
 {
-	__u64 len = 0;
+	__u64 end = mapping_end(addr);
 
-	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_length, &len, 0);
-	return len;
+	return end > addr ? end - addr : 0;
 }
 
 extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
@@ -894,13 +902,6 @@ static __always_inline __u64 syscall_wakeup(const struct thread_ctx *c)
 	return rss_wakeup();
 }
 
-/* bpf_find_vma callback: where the stack's mapping ends. */
-static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, __u64 *end)
-{
-	*end = vma->vm_end;
-	return 0;
-}
-
 /*
  * Copy the top of the user stack: up to MEMATTR_STACK_BYTES, but not past
  * the end of the stack's mapping, in one read. A read that crosses the end
@@ -910,10 +911,9 @@ static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, 
  */
 static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
 {
-	__u64 end = 0, len;
+	__u64 end = mapping_end(sp), len;
 
 	e->stack_len = 0;
-	bpf_find_vma(bpf_get_current_task_btf(), sp, stack_vma_end, &end, 0);
 	if (end > sp) {
 		len = end - sp;
 		if (len > MEMATTR_STACK_BYTES)
