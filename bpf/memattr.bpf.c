@@ -12,7 +12,7 @@
  * Everything is filtered here to the traced processes (map "traced", keyed
  * by tgid, mirrored in the bitmap traced_bits for the fast exit); children
  * of traced processes join at fork. The fault and RSS programs are raw BTF
- * tracepoints: a process the tool does not trace pays one bit test per
+ * tracepoints: a process the tool does not trace pays one test of its bits per
  * event, and the kernel assembles no event for it (the classic kmem:rss_stat tracepoint
  * would sum every CPU's counter slot under a lock, for every process).
  */
@@ -198,11 +198,12 @@ struct {
 __u32 watch_exec = 0;
 
 /*
- * One bit per tgid whose memory is accounted (traced with TRACED_ACCOUNT):
- * the first test of every program, a plain load with no helper call and no
- * write, so the faulting threads of an untraced process share nothing new.
- * Set and cleared with the traced map, by user space (through the mmap'ed
- * .bss) and at fork and exit here.
+ * Two bits per tgid (TB_*): whether its memory is accounted (traced with
+ * TRACED_ACCOUNT), and whether its RSS changes wait for user space's first
+ * read. The first test of every program, a plain load with no helper call
+ * and no write, so the faulting threads of an untraced process share
+ * nothing new. Set and cleared with the traced map, by user space (through
+ * the mmap'ed .bss) and at fork, exec and exit here.
  */
 __u64 traced_bits[TRACED_BITS_WORDS];
 
@@ -252,19 +253,32 @@ const volatile __u32 nr_cpus = 1;
 const volatile __u32 page_shift = 12;
 #define MEMATTR_MAX_CPUS	8192
 
-static __always_inline bool tgid_accounted(__u32 tgid)
+static __always_inline __u64 tgid_bits(__u32 tgid)
 {
-	return traced_bits[(tgid / 64) & (TRACED_BITS_WORDS - 1)] & (1ULL << (tgid & 63));
+	return traced_bits[(tgid / 32) & (TRACED_BITS_WORDS - 1)] >> ((tgid & 31) * 2);
 }
 
-static __always_inline void set_accounted(__u32 tgid, bool on)
+static __always_inline bool tgid_accounted(__u32 tgid)
 {
-	__u64 *w = &traced_bits[(tgid / 64) & (TRACED_BITS_WORDS - 1)];
+	return tgid_bits(tgid) & TB_ACCOUNTED;
+}
 
-	if (on)
-		__sync_fetch_and_or(w, 1ULL << (tgid & 63));
-	else
-		__sync_fetch_and_and(w, ~(1ULL << (tgid & 63)));
+/* Accounted, and its RSS changes followed (not TB_QUIET). */
+static __always_inline bool tgid_changes_followed(__u32 tgid)
+{
+	return (tgid_bits(tgid) & (TB_ACCOUNTED | TB_QUIET)) == TB_ACCOUNTED;
+}
+
+static __always_inline void tgid_bits_or(__u32 tgid, __u64 bits)
+{
+	__sync_fetch_and_or(&traced_bits[(tgid / 32) & (TRACED_BITS_WORDS - 1)],
+			    bits << ((tgid & 31) * 2));
+}
+
+static __always_inline void tgid_bits_clear(__u32 tgid, __u64 bits)
+{
+	__sync_fetch_and_and(&traced_bits[(tgid / 32) & (TRACED_BITS_WORDS - 1)],
+			     ~(bits << ((tgid & 31) * 2)));
 }
 
 static __always_inline void count(__u32 idx)
@@ -525,9 +539,17 @@ static __always_inline struct thread_ctx *ctx_get(bool create)
 	if (!tgid_accounted(task->tgid))
 		return NULL;
 	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
-	if (c || !create)
+	if (!create)
 		return c;
-	anchor_mm(task->mm, task->tgid);
+	/*
+	 * Not anchored while quiet: that mm's counters are not followed.
+	 * Once followed, a thread that knew no anchor (its cached mm is not
+	 * this one) makes sure of one before its change.
+	 */
+	if ((!c || c->mm_key != (__u64)task->mm) && tgid_changes_followed(task->tgid))
+		anchor_mm(task->mm, task->tgid);
+	if (c)
+		return c;
 	return bpf_task_storage_get(&thread_ctxs, task, 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
@@ -1053,7 +1075,11 @@ MEMORY_SYSCALL(shmdt, NR_SHMDT, 1)
 
 static __always_inline void note_fault(unsigned long address)
 {
-	struct thread_ctx *c = ctx_get(true);
+	struct thread_ctx *c;
+
+	if (!tgid_changes_followed(bpf_get_current_pid_tgid() >> 32))
+		return;
+	c = ctx_get(true);
 
 	/* A fault inside a tracked syscall belongs to that syscall. */
 	if (!c || c->kind == CTX_SYSCALL)
@@ -1119,8 +1145,8 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	__s32 slot;
 	__u32 id;
 
-	/* The common case, a process's own change: untraced costs one bit. */
-	if (curr && !tgid_accounted(task->tgid))
+	/* The common case, a process's own change: untraced (or quiet) costs one load. */
+	if (curr && !tgid_changes_followed(task->tgid))
 		return 0;
 	if (member < 0 || member >= MEMATTR_NR_MEMBERS)
 		return 0;
@@ -1206,6 +1232,7 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	struct traced_proc *tp, ntp;
+	bool quiet;
 
 	if (ctgid == ptgid)
 		return 0;	/* a new thread: covered by its tgid */
@@ -1216,13 +1243,24 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 	ntp.flags = TRACED_FOLLOW | TRACED_ACCOUNT;
 	if (tp->flags & (TRACED_RANK | TRACED_UNDER_RANK))
 		ntp.flags |= TRACED_UNDER_RANK;
+	/*
+	 * A rank's command is quiet until user space first reads it; a child
+	 * sharing its parent's mm (vfork) is as its parent, since the
+	 * changes it makes are to that mm.
+	 */
+	if (child->mm == parent->mm)
+		quiet = (tgid_bits(ptgid) & TB_QUIET) != 0;
+	else
+		quiet = ntp.flags & TRACED_UNDER_RANK;
 	if (bpf_map_update_elem(&traced, &ctgid, &ntp, BPF_ANY)) {
 		count(STAT_TRACED_FULL);
 		return 0;
 	}
-	set_accounted(ctgid, true);
+	tgid_bits_clear(ctgid, TB_ACCOUNTED | TB_QUIET);
+	tgid_bits_or(ctgid, TB_ACCOUNTED | (quiet ? TB_QUIET : 0));
 	/* Its counters hold what fork copied: the child's deltas start from there. */
-	anchor_mm(child->mm, ctgid);
+	if (!quiet)
+		anchor_mm(child->mm, ctgid);
 	emit_task(EV_FORK, ptgid, child, ptgid, prompt_wakeup);
 	return 0;
 }
@@ -1277,9 +1315,11 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid;
+	struct traced_proc *tp;
 	struct mode_owner *o;
 
-	if (!bpf_map_lookup_elem(&traced, &tgid)) {
+	tp = bpf_map_lookup_elem(&traced, &tgid);
+	if (!tp) {
 		/* The node service joins it to its job before it forks the ranks. */
 		if (watch_exec)
 			emit_task(EV_EXEC, tgid, p, 0, true);
@@ -1289,7 +1329,11 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		/* The old image's last faults, before the exec's record. */
 		end_own_runs(p);
 		emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
-		anchor_mm(p->mm, tgid);
+		/* A rank's command starts quiet (TB_QUIET), its new mm not followed. */
+		if (tp->flags & TRACED_UNDER_RANK)
+			tgid_bits_or(tgid, TB_QUIET);
+		else
+			anchor_mm(p->mm, tgid);
 	} else {
 		emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
 	}
@@ -1322,8 +1366,8 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 	if (!group_dead || !bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
 	emit_task(EV_EXIT, tgid, p, 0, prompt_wakeup);
-	/* Bit first: no program finds the bit set and the entry gone. */
-	set_accounted(tgid, false);
+	/* Bits first: no program finds them set and the entry gone. */
+	tgid_bits_clear(tgid, TB_ACCOUNTED | TB_QUIET);
 	bpf_map_delete_elem(&traced, &tgid);
 	if (p->mm)
 		forget_mm((__u64)p->mm, tgid);

@@ -159,8 +159,16 @@ struct traced_proc {
 	__u32 flags;		/* TRACED_* */
 };
 
-/* traced_bits: one bit per tgid, sized for PID_MAX_LIMIT on 64-bit. */
-#define TRACED_BITS_WORDS	((1 << 22) / 64)
+/* traced_bits: two bits per tgid (TB_*), sized for PID_MAX_LIMIT on 64-bit. */
+#define TRACED_BITS_WORDS	((1 << 22) / 32)
+#define TB_ACCOUNTED	1	/* TRACED_ACCOUNT: its memory events are sent */
+/*
+ * ... but not yet its RSS changes: a command a rank runs, until user space
+ * first reads its smaps (which counts every page faulted before). Most
+ * such commands are gone before that, and their faults were most of what
+ * tracing them cost.
+ */
+#define TB_QUIET	2
 
 #define TRACED_ACCOUNT	1	/* send its memory events */
 #define TRACED_FOLLOW	2	/* children it forks become traced */

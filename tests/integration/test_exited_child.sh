@@ -17,12 +17,12 @@ JOB_ID=$((900000 + RANDOM * 32 + RANDOM % 32))
 it_setup
 start_job "$NP" -x "SLURM_JOB_ID=$JOB_ID" -- "$TMPD/bin/mpi_child" --log-dir "$LOGS" \
 	--go-file "$GO_FILE" --child-mib "$CHILD_MIB" --child-ms 1500 --plateau-ms 800 \
-	--child-delay-ms "${CHILD_DELAY_MS:-300}"
+	--child-delay-ms "${CHILD_DELAY_MS:-300}" --child-steps "${CHILD_STEPS:-1}"
 wait_ranks "$NP" 30
 wait_events child ready "$NP" 30
 
 OUT=$TMPD/out
-start_tool --job "$JOB_ID" --output "$OUT"
+start_tool --job "$JOB_ID" --output "$OUT" ${TOOL_ARGS[@]+"${TOOL_ARGS[@]}"}
 wait_tool_ready 30
 start_sampler "$TMPD/sampler.csv"
 go

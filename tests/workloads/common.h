@@ -88,12 +88,18 @@ static inline void log_close(void)
  * Write one byte per page so every page becomes resident. The pattern depends
  * on the page index and a seed, so a later check can tell corruption.
  */
-static inline void touch_pages(volatile unsigned char *p, size_t len, unsigned seed)
+/* Write the pattern check_pages expects into the pages of p in [from, to). */
+static inline void touch_range(volatile unsigned char *p, size_t from, size_t to, unsigned seed)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 
-	for (size_t off = 0; off < len; off += (size_t)pg)
+	for (size_t off = from - from % (size_t)pg; off < to; off += (size_t)pg)
 		p[off] = (unsigned char)((off / (size_t)pg) * 31u + seed + 1u);
+}
+
+static inline void touch_pages(volatile unsigned char *p, size_t len, unsigned seed)
+{
+	touch_range(p, 0, len, seed);
 }
 
 /* Returns the number of pages whose pattern byte is wrong. */

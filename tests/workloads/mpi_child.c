@@ -5,10 +5,11 @@
  * data of a process that is gone.
  *
  *   mpi_child --log-dir DIR [--go-file PATH] [--child-mib N] [--child-ms MS]
- *             [--plateau-ms MS] [--child-delay-ms MS]
+ *             [--plateau-ms MS] [--child-delay-ms MS] [--child-steps K]
  *
  * After the go, rank R forks; the child (no MPI calls: it only inherits the
  * rank's environment) waits --child-delay-ms (default 0), mallocs (R+1)*N MiB in one block, touches every page,
+ * (with K > 1: a K-th of them at a time, over the first half of its MS ms),
  * logs child_hold, holds it for MS ms, checks it and leaves with _exit(0)
  * (non-zero when a page was corrupted). The rank waits for it, logs
  * child_exit with the child's pid, holds a plateau and ends; a child that
@@ -22,7 +23,7 @@
 int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE");
-	long child_mib = 8, child_ms = 1500, plateau_ms = 700, delay_ms = 0;
+	long child_mib = 8, child_ms = 1500, plateau_ms = 700, delay_ms = 0, steps = 1;
 	int rank, status;
 
 	MPI_Init(&argc, &argv);
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
 
 		if (!v)
 			die("usage: mpi_child --log-dir DIR [--go-file PATH] [--child-mib N] [--child-ms MS]"
-			    " [--plateau-ms MS] [--child-delay-ms MS]");
+			    " [--plateau-ms MS] [--child-delay-ms MS] [--child-steps K]");
 		if (!strcmp(a, "--log-dir"))
 			log_dir = v;
 		else if (!strcmp(a, "--go-file"))
@@ -45,12 +46,14 @@ int main(int argc, char **argv)
 			plateau_ms = parse_long("mpi_child", a, v);
 		else if (!strcmp(a, "--child-delay-ms"))
 			delay_ms = parse_long("mpi_child", a, v);
+		else if (!strcmp(a, "--child-steps"))
+			steps = parse_long("mpi_child", a, v);
 		else
 			die("mpi_child: unknown option %s", a);
 		i++;
 	}
-	if (!log_dir || child_mib < 1)
-		die("mpi_child: --log-dir and --child-mib >= 1 are needed");
+	if (!log_dir || child_mib < 1 || steps < 1)
+		die("mpi_child: --log-dir, --child-mib >= 1 and --child-steps >= 1 are needed");
 	size_t len = (size_t)(rank + 1) * (size_t)child_mib * MIB;
 
 	log_open(log_dir, "child", rank);
@@ -69,9 +72,15 @@ int main(int argc, char **argv)
 
 		if (!p)
 			_exit(4);
-		touch_pages(p, len, (unsigned)rank + 21u);
+		for (long k = 0; k < steps; k++) {
+			touch_range(p, len / (size_t)steps * (size_t)k,
+				    k + 1 < steps ? len / (size_t)steps * (size_t)(k + 1) : len,
+				    (unsigned)rank + 21u);
+			if (steps > 1)
+				sleep_ms(child_ms / 2 / steps);
+		}
 		log_event("child_hold", len);
-		sleep_ms(child_ms);
+		sleep_ms(steps > 1 ? child_ms / 2 : child_ms);
 		int bad = check_pages(p, len, (unsigned)rank + 21u) != 0;
 		log_event("child_done", len);
 		fflush(NULL);

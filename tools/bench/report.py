@@ -375,7 +375,7 @@ def neighbour_table(R, out):
     if ma > 0 and mb > 0:
         out.append(f"Slowdown of the untraced process: **{ma / mb:.2f}x**, about "
                    f"**{(1e6 / mb - 1e6 / ma):.2f} us more per page fault** (within the runs' spread when near "
-                   "zero). An untraced process pays one bit test in each BPF program its faults run "
+                   "zero). An untraced process pays one load and test of its bits in each BPF program its faults run "
                    "(`tp_btf/page_fault_user`, `tp_btf/rss_stat`): see \"Cost per event\" for the BPF time per "
                    "program and the same with 8 threads of one process.\n")
 
@@ -447,8 +447,11 @@ KEPT_SECTIONS = ("## MPI libraries compared", "## Validation on real application
 
 
 COST_MODEL = """How it grows with the core count. An untraced process's fault runs two programs that each test
-one bit of a read-only bitmap (no helper call, no write, no lock), so their cost does not depend on the number
-of CPUs or threads: 8 threads of one process add nothing shared to each other's path. The kernel's own RSS
+the process's two bits in one word of a read-only bitmap (no helper call, no write, no lock), so their cost
+does not depend on the number of CPUs or threads: 8 threads of one process add nothing shared to each other's
+path. A command a rank runs (`system()`) stops at the same test until the tool first reads its smaps (it is
+"quiet": that read counts what it faulted before), and its records wait in user space until the end of the
+drain, where they are dropped unread if it has ended (most have). The kernel's own RSS
 counter is a percpu_counter; the classic `kmem:rss_stat` tracepoint, which the tool used before, summed all of
 its per-CPU slots under the counter's lock at every change of every process once enabled (2 slots here, 128 on
 a 128-core node, with the lock serialising the faulting threads of one process). The raw `tp_btf/rss_stat` the

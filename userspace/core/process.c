@@ -65,6 +65,7 @@ void proc_free(struct proc *p)
 	free(p->comps);
 	free(p->peak_comp_rss);
 	free(p->late_rss);
+	held_drop(&p->held);
 	free(p);
 }
 

@@ -16,6 +16,7 @@
 
 #include "classify.h"
 #include "components.h"
+#include "held.h"
 #include "memattr.h"
 #include "mpi_fn.h"
 #include "regions.h"
@@ -74,6 +75,8 @@ struct proc {
 	bool alive;
 	bool under_rank;		/* started by a rank or its commands (TRACED_UNDER_RANK) */
 	bool exec_seen;			/* a forked child's identity is final after exec */
+	bool unidentified;		/* exec'd, its rank and step not read yet (tracker.c) */
+	uint32_t kernel_flags;		/* TRACED_* as the kernel's traced map has them */
 	bool from_scan;			/* found in /proc: its fork event may still be queued */
 	double born_time;		/* time_s when tracing saw it first */
 	char exe[PATH_MAX];
@@ -108,6 +111,7 @@ struct proc {
 	uint64_t unknown_callers;	/* ... whose requester the stack scan did not find */
 
 	bool named;			/* its figures went out: the identity (rank) stays */
+	struct held_records held;	/* records waiting for the end of a drain (held.h) */
 	void *out_state[PROC_OUT_SLOTS];	/* the outputs' own, opaque here */
 	struct proc *hash_next, *prev, *next;	/* the engine's process table */
 

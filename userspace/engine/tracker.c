@@ -23,6 +23,7 @@
 
 #define RESCAN_PERIOD_S		1.0	/* env-matched jobs: look for new processes */
 #define SUMMARY_PERIOD_S	5.0	/* rewrite summary.csv while running */
+#define ENDED_RECORDS_S		5.0	/* an ended process's last records come within this */
 #define FORK_SETTLE_S		0.5	/* a forked child usually execs within this */
 #define SMAPS_BUDGET		0.02	/* at most 2% of a core reading smaps */
 #define KSTATS_PERIOD_S		0.5	/* kernel counters for the live outputs */
@@ -90,6 +91,7 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->c.rss_without_cause = t->kstats[STAT_NO_CTX_RSS];
 	j->c.heap_untracked = t->kstats[STAT_HEAP_FULL];
 	j->c.unknown_pid_events = t->unknown_pid_events;
+	j->c.ended_events = t->ended_events;
 	/* At fork in the kernel, or when user space adds a process found in /proc. */
 	j->c.traced_map_full = t->kstats[STAT_TRACED_FULL] + t->map_full;
 	j->c.output_errors = s->out_open ? s->out.nfailed : 0;
@@ -212,6 +214,13 @@ static void warn_unused_user_specs(const struct tracker *t)
 	}
 }
 
+/* Held records of an image that ended before any output showed it: never read. */
+static void drop_held(struct tracker *t, struct proc *p)
+{
+	t->held_bytes -= p->held.len;
+	t->ended_events += held_drop(&p->held);
+}
+
 /*
  * p ended: its figures go to the sinks and it is freed. The kernel dropped
  * it from the traced set at its exit (ma_exit): deleting here could untrace
@@ -221,6 +230,7 @@ static void retire(struct tracker *t, struct session *s, struct proc *p)
 {
 	struct sink_job j;
 
+	drop_held(t, p);
 	t->ended[t->nended++ % TRACKER_ENDED_RING] = (struct ended_proc){
 		.pid = p->pid, .start_ticks = p->start_ticks, .when = tracker_now(t),
 		.fork_pending = p->from_scan,
@@ -250,6 +260,7 @@ static void identify(struct session *s, struct proc *p)
 	struct proc_stat st;
 	int rank;
 
+	p->unidentified = false;
 	if (procfs_read_stat(p->pid, &st) == 0)
 		memcpy(p->comm, st.comm, sizeof(p->comm));
 	p->account = !job_is_launcher(p->comm);
@@ -302,6 +313,8 @@ static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 		retire(t, s, p);
 		return false;
 	}
+	/* A quiet command's changes are followed before the read that counts those before. */
+	tracer_follow_changes(&t->bpf, p->pid);
 	read_begins(t, p);
 	ret = proc_sync(p, &s->cls, tracker_now(t));
 	read_ends(t, p);
@@ -338,6 +351,26 @@ static uint32_t traced_flags(const struct proc *p)
 	       (p->rank >= 0 ? TRACED_RANK : 0) | (p->under_rank ? TRACED_UNDER_RANK : 0);
 }
 
+/* The kernel's flags for p, where its identity changed them. */
+static void update_kernel_flags(struct tracker *t, struct session *s, struct proc *p)
+{
+	uint32_t flags = traced_flags(p);
+
+	if (flags == p->kernel_flags)
+		return;
+	if (!tracer_add_process(&t->bpf, p->pid, s->id, flags))
+		p->kernel_flags = flags;
+}
+
+/* An exec'd process that outlived the drain of its exec: who it is now. */
+static void identify_late(struct tracker *t, struct session *s, struct proc *p)
+{
+	if (!p->unidentified)
+		return;
+	identify(s, p);
+	update_kernel_flags(t, s, p);
+}
+
 int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only)
 {
 	struct proc *p = session_find(s, pid);
@@ -354,7 +387,8 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 	identify(s, p);
 	if (follow_only)
 		p->account = false;
-	ret = tracer_add_process(&t->bpf, pid, s->id, traced_flags(p));
+	p->kernel_flags = traced_flags(p);
+	ret = tracer_add_process(&t->bpf, pid, s->id, p->kernel_flags);
 	if (ret == -E2BIG) {
 		/* The kernel's traced map is full: not traced, but counted, never silent. */
 		t->map_full++;
@@ -376,6 +410,158 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 	if (p->account)
 		timed_sync(t, s, p);
 	return 0;
+}
+
+/*
+ * The loader mapped a library's code. A process waiting for its probes gets
+ * them now rather than at the next sample: MPI_Init may be only
+ * milliseconds away.
+ */
+static bool maps_new_code(const struct ev_syscall *e)
+{
+	return e->nr == NR_MMAP && e->ret > 0 && (e->args[2] & PROT_EXEC) && !(e->args[3] & MAP_ANONYMOUS);
+}
+
+/* A record of process p, as it came or held until the end of the drain. */
+static void apply_record(struct tracker *t, struct session *s, struct proc *p,
+			 const void *data, size_t size)
+{
+	const struct ev_header *h = data;
+
+	if (!p->account)
+		return;
+	switch (h->type) {
+	case EV_RSS:
+		if (size >= sizeof(struct ev_rss))
+			proc_apply_rss(p, &s->cls, data, event_time(t, h));
+		break;
+	case EV_RUN:
+		if (size >= sizeof(struct ev_run))
+			proc_apply_run(p, &s->cls, data, event_time(t, h));
+		break;
+	case EV_SYSCALL:
+		if (size < EV_SYSCALL_NOSTACK_SIZE)
+			break;
+		proc_apply_syscall(p, &s->cls, data, event_time(t, h));
+		if (maps_new_code(data) && t->probing && probes_waiting(&t->probes, p))
+			timed_sync(t, s, p);
+		break;
+	}
+}
+
+struct replay_ctx {
+	struct tracker *t;
+	struct session *s;
+	struct proc *p;
+};
+
+static void apply_held(void *ctx, const void *record, size_t size)
+{
+	struct replay_ctx *c = ctx;
+
+	apply_record(c->t, c->s, c->p, record, size);
+}
+
+static void release_held(struct tracker *t, struct session *s, struct proc *p)
+{
+	struct replay_ctx c = { t, s, p };
+
+	t->held_bytes -= p->held.len;
+	held_replay(&p->held, apply_held, &c);
+}
+
+/* What a held copy keeps of a record: a request's stack copy as far as it is valid. */
+static size_t meaningful_size(const void *data, size_t size)
+{
+	const struct ev_syscall *e = data;
+	size_t stack_end;
+
+	if (e->h.type != EV_SYSCALL || size <= EV_SYSCALL_NOSTACK_SIZE)
+		return size;
+	stack_end = offsetof(struct ev_syscall, stack) +
+		    (e->stack_len < sizeof(e->stack) ? e->stack_len : sizeof(e->stack));
+	return stack_end < size ? stack_end : size;
+}
+
+/*
+ * Hold p's records until the end of the drain while no output has shown
+ * it: gone by then, it takes them along unread (held.h). Not while probes
+ * wait on a process's mappings: MPI_Init may be milliseconds away.
+ */
+static bool hold(struct tracker *t, struct session *s, struct proc *p, const void *data,
+		 size_t size)
+{
+	size_t before = p->held.len;
+
+	if (p->named || p->held.refused || t->probing || !p->account)
+		return false;
+	size = meaningful_size(data, size);
+	if (t->held_bytes + size <= TRACKER_HELD_BYTES && !held_push(&p->held, data, size)) {
+		t->held_bytes += p->held.len - before;
+		return true;
+	}
+	/* A long-lived or busy process: what it has comes first, then it goes as it comes. */
+	release_held(t, s, p);
+	p->held.refused = true;
+	return false;
+}
+
+static bool is_request(const void *record, size_t size)
+{
+	const struct ev_header *h = record;
+
+	return size >= sizeof(*h) && h->type == EV_SYSCALL;
+}
+
+/*
+ * A forked child's copy of its parent's address space lacks what the
+ * parent's held requests will make: the child holds them too, ahead of its
+ * own records. Not the faults: the child's first smaps read counts its
+ * pages (proc_copy_mm).
+ */
+static void inherit_held(struct tracker *t, struct session *s, struct proc *child,
+			 struct proc *parent)
+{
+	if (!parent->held.count)
+		return;
+	if (t->held_bytes + parent->held.len <= TRACKER_HELD_BYTES &&
+	    !held_copy(&child->held, &parent->held, is_request)) {
+		t->held_bytes += child->held.len;
+		return;
+	}
+	/* No room: the parent's records now, and the copy taken again. */
+	held_drop(&child->held);
+	release_held(t, s, parent);
+	proc_copy_mm(child, parent);
+}
+
+/*
+ * The end of a drain: who the processes still here are, then their
+ * records, in their order.
+ */
+static void release_all_held(struct tracker *t)
+{
+	for (struct session *s = t->sessions; s; s = s->next)
+		for (struct proc *p = s->procs.first; p; p = p->next) {
+			identify_late(t, s, p);
+			if (p->held.count)
+				release_held(t, s, p);
+		}
+}
+
+static void drain(struct tracker *t)
+{
+	tracer_drain(&t->bpf);
+	release_all_held(t);
+}
+
+/* pid was retired lately (its records may still be on their way); no /proc read. */
+static bool ended_lately(const struct tracker *t, pid_t pid)
+{
+	for (unsigned int i = 0; i < TRACKER_ENDED_RING && i < t->nended; i++)
+		if (t->ended[i].pid == pid && tracker_now(t) - t->ended[i].when < ENDED_RECORDS_S)
+			return true;
+	return false;
 }
 
 #define FORK_PENDING_S	5.0	/* a queued fork event comes within this */
@@ -422,12 +608,18 @@ static void on_fork(struct tracker *t, struct session *s, const struct ev_task *
 	p->account = !job_is_launcher(p->comm);
 	/* A copy of the parent's address space: its requests resolve from the first one. */
 	parent = session_find(s, e->parent_tgid);
+	if (parent)
+		identify_late(t, s, parent);
 	/* As ma_fork marked it: the kernel side's flags stay when it execs. */
 	p->under_rank = parent && (parent->rank >= 0 || parent->under_rank);
+	p->kernel_flags = TRACED_FOLLOW | TRACED_ACCOUNT;
+	if (parent && (parent->kernel_flags & (TRACED_RANK | TRACED_UNDER_RANK)))
+		p->kernel_flags |= TRACED_UNDER_RANK;
 	if (t->probing)
 		probes_at_fork(&t->probes, &t->bpf, p, parent);
 	if (p->account && parent && parent->account) {
 		proc_copy_mm(p, parent);
+		inherit_held(t, s, p, parent);
 		/* A rank's child is never a rank itself: its pid file can open now. */
 		p->exec_seen = true;
 	}
@@ -439,14 +631,25 @@ static void on_exec(struct tracker *t, struct session *s, const struct ev_task *
 
 	if (!p)
 		return;
+	drop_held(t, p);
 	proc_reset_mm(p);
 	/* The kernel dropped the old image's heap sites and call counts (ma_exec). */
 	p->nheap_sites = 0;
 	mpi_fn_free(&p->mpi_fns);
 	p->exec_seen = true;
-	identify(s, p);
-	if (t->probing && p->account)
-		probes_at_exec(&t->probes, &t->bpf, p, &s->cls);
+	/*
+	 * Its name comes with the event. Rank and step wait for the end of
+	 * the drain (identify_late): most commands are gone by then, and
+	 * reading their /proc files is most of what they would cost.
+	 */
+	memcpy(p->comm, e->comm, sizeof(e->comm));
+	p->account = !job_is_launcher(p->comm);
+	p->unidentified = true;
+	if (t->probing) {
+		identify(s, p);
+		if (p->account)
+			probes_at_exec(&t->probes, &t->bpf, p, &s->cls);
+	}
 	/*
 	 * The opt-in modes place the new image's probes from its mappings,
 	 * and are woken for this record at once: read now. Otherwise this
@@ -459,17 +662,7 @@ static void on_exec(struct tracker *t, struct session *s, const struct ev_task *
 	 */
 	if (p->account && t->probing && !timed_sync(t, s, p))
 		return;
-	tracer_add_process(&t->bpf, p->pid, s->id, traced_flags(p));
-}
-
-/*
- * The loader mapped a library's code. A process waiting for its probes gets
- * them now rather than at the next sample: MPI_Init may be only
- * milliseconds away.
- */
-static bool maps_new_code(const struct ev_syscall *e)
-{
-	return e->nr == NR_MMAP && e->ret > 0 && (e->args[2] & PROT_EXEC) && !(e->args[3] & MAP_ANONYMOUS);
+	update_kernel_flags(t, s, p);
 }
 
 /* The spec MPI function at offset off of file path in p (its catalogue number), 0: none. */
@@ -503,6 +696,20 @@ static struct session *route(struct tracker *t, const struct ev_header *h)
 	return NULL;
 }
 
+/*
+ * A record no session has a process for. Retired at a sample's VmRSS read
+ * (gone between two drains), a process still has records on their way:
+ * they come after its last row and could change none. Otherwise the
+ * process was never known, or not yet: lost precision, reported as such.
+ */
+static void count_orphan(struct tracker *t, pid_t tgid)
+{
+	if (ended_lately(t, tgid))
+		t->ended_events++;
+	else
+		t->unknown_pid_events++;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracker *t = ctx;
@@ -519,7 +726,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (!s) {
-		t->unknown_pid_events++;
+		count_orphan(t, h->tgid);
 		return 0;
 	}
 	s->events++;
@@ -535,32 +742,26 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	p = session_find(s, h->tgid);
 	if (!p) {
-		t->unknown_pid_events++;
+		count_orphan(t, h->tgid);
+		return 0;
+	}
+	if (h->type == EV_EXIT) {
+		retire(t, s, p);
 		return 0;
 	}
 	switch (h->type) {
-	case EV_EXIT:
-		retire(t, s, p);
-		break;
-	case EV_RSS:
-		s->rss_events++;
-		if (p->account && size >= sizeof(struct ev_rss))
-			proc_apply_rss(p, &s->cls, data, event_time(t, h));
-		break;
-	case EV_RUN:
-		s->rss_events++;
-		if (p->account && size >= sizeof(struct ev_run))
-			proc_apply_run(p, &s->cls, data, event_time(t, h));
-		break;
 	case EV_SYSCALL:
 		s->syscall_events++;
-		if (!p->account || size < EV_SYSCALL_NOSTACK_SIZE)
-			break;
-		proc_apply_syscall(p, &s->cls, data, event_time(t, h));
-		if (maps_new_code(data) && t->probing && probes_waiting(&t->probes, p))
-			timed_sync(t, s, p);
 		break;
+	case EV_RSS:
+	case EV_RUN:
+		s->rss_events++;
+		break;
+	default:
+		return 0;
 	}
+	if (!hold(t, s, p, data, size))
+		apply_record(t, s, p, data, size);
 	return 0;
 }
 
@@ -743,7 +944,7 @@ static void sample_sessions(struct tracker *t)
 	for (s = t->sessions; s; s = s->next)
 		mark_session(t, s, now);
 	flush_runs(t);
-	tracer_drain(&t->bpf);
+	drain(t);
 	for (s = t->sessions; s; s = s->next)
 		account_session(t, s, now);
 }
@@ -841,7 +1042,7 @@ int tracker_run(struct tracker *t, volatile int *stop)
 		int ret;
 
 		if (now >= next) {
-			tracer_drain(&t->bpf);
+			drain(t);
 			if (now - last_kstats >= KSTATS_PERIOD_S) {
 				tracer_stats(&t->bpf, t->kstats);
 				last_kstats = now;
@@ -884,6 +1085,7 @@ int tracker_run(struct tracker *t, volatile int *stop)
 		 */
 		wait_ms = (next - tracker_now(t)) * 1000 + 1;
 		ret = tracer_poll(&t->bpf, wait_ms > 0 ? (int)wait_ms : 0);
+		release_all_held(t);
 		if (ret < 0 && ret != -EINTR) {
 			fprintf(stderr, "memattr-bpf: reading BPF events: %s\n", strerror(-ret));
 			return -1;
@@ -900,7 +1102,7 @@ void tracker_finish(struct tracker *t)
 	size_t nlinks = 0;
 
 	flush_runs(t);
-	tracer_drain(&t->bpf);
+	drain(t);
 	for (s = t->sessions; s; s = s->next) {
 		struct sink_job j;
 		double now = tracker_now(t);

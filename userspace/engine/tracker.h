@@ -20,6 +20,8 @@
 #include "spec.h"
 
 #define TRACKER_ENDED_RING	256
+/* Records held back in all, the tool's memory for them (held.h): a quarter of the default ring. */
+#define TRACKER_HELD_BYTES	(4u << 20)
 
 struct tracker;
 
@@ -75,6 +77,9 @@ struct tracker {
 
 	uint64_t events;		/* every record, routed or not */
 	uint64_t unknown_pid_events;
+	uint64_t ended_events;		/* records of processes or images no output showed, or
+					 * after a process's last row: they could change no figure */
+	size_t held_bytes;		/* held in all, during a drain */
 	uint64_t map_full;		/* processes user space could not add: traced map full */
 	uint64_t output_errors;		/* files of ended sessions not written whole */
 	uint64_t kstats[STAT_NR];	/* kernel-side counters, refreshed each sample */

@@ -221,6 +221,7 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "timelines_renamed,%u\n", cs->aside);
 	fprintf(f, "events_unknown_pid,%llu\n", (unsigned long long)c->unknown_pid_events);
 	fprintf(f, "events_unplaced,%llu\n", (unsigned long long)c->unplaced_events);
+	fprintf(f, "events_of_ended_processes,%llu\n", (unsigned long long)c->ended_events);
 	if (c->probing)
 		fprintf(f, "probes_attached,%llu\nprobe_failures,%llu\n",
 			(unsigned long long)c->probes_attached, (unsigned long long)c->probe_failures);

@@ -58,6 +58,9 @@ struct sink_counters {
 	uint64_t unknown_pid_events;	/* no traced process had the pid (node-wide) */
 	uint64_t unplaced_events;	/* fault addresses in no known region, until the maps reread */
 	uint64_t traced_map_full;	/* processes the kernel's traced map had no room for (node-wide) */
+	/* Not lost: records that could change no figure (node-wide). */
+	uint64_t ended_events;		/* of processes (or images) gone before any row showed them,
+					 * or come after a process's last row */
 	bool probing;
 	uint64_t probes_attached, probe_failures;
 	uint64_t output_errors;		/* files of the run that could not be written whole */

@@ -207,20 +207,37 @@ uint16_t tracer_step_epoch(struct bpf_tracer *t, pid_t tgid)
 }
 
 /*
- * The kernel side's fast exit tests one bit per tgid (traced_bits, in the
- * object's .bss, mapped here): it mirrors TRACED_ACCOUNT in the traced map.
- * Set after the entry is in, cleared before it goes, so a program that
- * sees the bit finds the entry.
+ * The kernel side's fast exit tests two bits per tgid (traced_bits, in the
+ * object's .bss, mapped here): TB_ACCOUNTED mirrors TRACED_ACCOUNT in the
+ * traced map, set after the entry is in, cleared before it goes, so a
+ * program that sees the bit finds the entry. TB_QUIET is cleared first:
+ * a process user space adds is followed at once, never left quiet by a
+ * stale bit.
  */
+static __u64 *bits_word(struct bpf_tracer *t, pid_t tgid, unsigned int *shift)
+{
+	*shift = ((uint32_t)tgid % 32) * 2;
+	return &t->skel->bss->traced_bits[((uint32_t)tgid / 32) % TRACED_BITS_WORDS];
+}
+
 static void set_accounted(struct bpf_tracer *t, pid_t tgid, bool on)
 {
-	__u64 *w = &t->skel->bss->traced_bits[((__u32)tgid / 64) % TRACED_BITS_WORDS];
-	__u64 bit = 1ULL << ((__u32)tgid % 64);
+	unsigned int shift;
+	__u64 *w = bits_word(t, tgid, &shift);
 
+	__atomic_fetch_and(w, ~((__u64)TB_QUIET << shift), __ATOMIC_SEQ_CST);
 	if (on)
-		__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(w, (__u64)TB_ACCOUNTED << shift, __ATOMIC_SEQ_CST);
 	else
-		__atomic_fetch_and(w, ~bit, __ATOMIC_SEQ_CST);
+		__atomic_fetch_and(w, ~((__u64)TB_ACCOUNTED << shift), __ATOMIC_SEQ_CST);
+}
+
+void tracer_follow_changes(struct bpf_tracer *t, pid_t tgid)
+{
+	unsigned int shift;
+	__u64 *w = bits_word(t, tgid, &shift);
+
+	__atomic_fetch_and(w, ~((__u64)TB_QUIET << shift), __ATOMIC_SEQ_CST);
 }
 
 int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags)

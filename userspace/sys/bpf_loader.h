@@ -39,6 +39,11 @@ void tracer_close(struct bpf_tracer *t);
 
 int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags);
 int tracer_remove_process(struct bpf_tracer *t, pid_t tgid);
+/*
+ * tgid's RSS changes are followed from now on (TB_QUIET cleared: a rank's
+ * command the kernel left quiet until user space first read it).
+ */
+void tracer_follow_changes(struct bpf_tracer *t, pid_t tgid);
 
 /* Node service: report the exec of every process, traced or not (job slot 0). */
 void tracer_watch_exec(struct bpf_tracer *t, bool on);
