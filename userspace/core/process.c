@@ -76,14 +76,14 @@ void proc_release_mm(struct proc *p)
 	p->npending = 0;
 }
 
-int proc_copy_mm(struct proc *child, const struct proc *parent)
+int proc_copy_mm(struct proc *child, const struct proc *parent, bool code_maps)
 {
 	struct code_map *maps = NULL;
 	size_t n = 0;
 
 	if (regions_copy(&child->regions, &parent->regions))
 		return -ENOMEM;
-	if (parent->nmaps) {
+	if (code_maps && parent->nmaps) {
 		maps = calloc(parent->nmaps, sizeof(*maps));
 		if (!maps)
 			return -ENOMEM;

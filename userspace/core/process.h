@@ -150,10 +150,12 @@ void proc_reset_mm(struct proc *p);
 
 /*
  * child was just forked from parent: its address space is a copy, so the
- * parent's regions (with their owners) and code maps describe it until the
- * child's own first smaps read. -ENOMEM or 0.
+ * parent's regions (with their owners) describe it until the child's own
+ * first smaps read, and with code_maps its code maps too (what --heap's
+ * call sites resolve by if it exits before that read; one string each, so
+ * not copied when nothing needs them). -ENOMEM or 0.
  */
-int proc_copy_mm(struct proc *child, const struct proc *parent);
+int proc_copy_mm(struct proc *child, const struct proc *parent, bool code_maps);
 
 /* The process is gone: free what described its address space, keep its figures. */
 void proc_release_mm(struct proc *p);

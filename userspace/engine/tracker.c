@@ -264,8 +264,12 @@ static void identify(struct session *s, struct proc *p)
 	if (procfs_read_stat(p->pid, &st) == 0)
 		memcpy(p->comm, st.comm, sizeof(p->comm));
 	p->account = !job_is_launcher(p->comm);
-	if (p->named || job_rank_of(p->pid, &rank))
-		return;		/* once its figures went out, the identity stays */
+	/*
+	 * Once its figures went out, the identity stays. A rank's command is
+	 * never a rank (its step is its rank's, from on_fork).
+	 */
+	if (p->named || p->under_rank || job_rank_of(p->pid, &rank))
+		return;
 	job_step_of(p->pid, p->step, sizeof(p->step));
 	p->rank = rank >= 0 && !rank_taken(s, p, rank) ? rank : -1;
 }
@@ -367,7 +371,11 @@ static void identify_late(struct tracker *t, struct session *s, struct proc *p)
 {
 	if (!p->unidentified)
 		return;
-	identify(s, p);
+	/* A rank's command: its name came with the exec record, and it is no rank. */
+	if (p->under_rank)
+		p->unidentified = false;
+	else
+		identify(s, p);
 	update_kernel_flags(t, s, p);
 }
 
@@ -532,7 +540,7 @@ static void inherit_held(struct tracker *t, struct session *s, struct proc *chil
 	/* No room: the parent's records now, and the copy taken again. */
 	held_drop(&child->held);
 	release_held(t, s, parent);
-	proc_copy_mm(child, parent);
+	proc_copy_mm(child, parent, t->probing);
 }
 
 /*
@@ -612,13 +620,15 @@ static void on_fork(struct tracker *t, struct session *s, const struct ev_task *
 		identify_late(t, s, parent);
 	/* As ma_fork marked it: the kernel side's flags stay when it execs. */
 	p->under_rank = parent && (parent->rank >= 0 || parent->under_rank);
+	if (p->under_rank)
+		memcpy(p->step, parent->step, sizeof(p->step));
 	p->kernel_flags = TRACED_FOLLOW | TRACED_ACCOUNT;
 	if (parent && (parent->kernel_flags & (TRACED_RANK | TRACED_UNDER_RANK)))
 		p->kernel_flags |= TRACED_UNDER_RANK;
 	if (t->probing)
 		probes_at_fork(&t->probes, &t->bpf, p, parent);
 	if (p->account && parent && parent->account) {
-		proc_copy_mm(p, parent);
+		proc_copy_mm(p, parent, t->probing);
 		inherit_held(t, s, p, parent);
 		/* A rank's child is never a rank itself: its pid file can open now. */
 		p->exec_seen = true;

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.XWUru5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.XWUru5/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 4420,4429 --output /tmp/memattr-bench.XWUru5/runs/bpfstats.memreq/out
+/tmp/memattr-bench.rGKJD7/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.rGKJD7/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 18126,18134 --output /tmp/memattr-bench.rGKJD7/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.XWUru5/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.XWUru5/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.XWUru5/runs/bpfstats.storm/go   ||   memattr-bpf --pid 3704,3711 --output /tmp/memattr-bench.XWUru5/runs/bpfstats.storm/out
+/tmp/memattr-bench.rGKJD7/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.rGKJD7/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.rGKJD7/runs/bpfstats.storm/go   ||   memattr-bpf --pid 17469,17476 --output /tmp/memattr-bench.rGKJD7/runs/bpfstats.storm/out

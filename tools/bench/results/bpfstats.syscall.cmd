@@ -1,1 +1,1 @@
-/tmp/memattr-bench.XWUru5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.XWUru5/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 4061,4070 --output /tmp/memattr-bench.XWUru5/runs/bpfstats.syscall/out
+/tmp/memattr-bench.rGKJD7/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.rGKJD7/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 17797,17805 --output /tmp/memattr-bench.rGKJD7/runs/bpfstats.syscall/out

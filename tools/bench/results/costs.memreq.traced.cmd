@@ -1,1 +1,1 @@
-/tmp/memattr-bench.XWUru5/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.XWUru5/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 31152 --output /tmp/memattr-bench.XWUru5/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.rGKJD7/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.rGKJD7/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 12631 --output /tmp/memattr-bench.rGKJD7/runs/costs.memreq.traced.4/out

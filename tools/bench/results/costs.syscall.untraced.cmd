@@ -1,1 +1,1 @@
-/tmp/memattr-bench.XWUru5/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.XWUru5/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.XWUru5/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.rGKJD7/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.rGKJD7/runs/costs.syscall.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.XWUru5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.XWUru5/runs/footprint.1/ready --stop-file /tmp/memattr-bench.XWUru5/runs/footprint.1/stop   ||   memattr-bpf --job 22019 --output /tmp/memattr-bench.XWUru5/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.rGKJD7/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.rGKJD7/runs/footprint.1/ready --stop-file /tmp/memattr-bench.rGKJD7/runs/footprint.1/stop   ||   memattr-bpf --job 5519 --output /tmp/memattr-bench.rGKJD7/runs/footprint.1/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.XWUru5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.XWUru5/runs/footprint.64/ready --stop-file /tmp/memattr-bench.XWUru5/runs/footprint.64/stop   ||   memattr-bpf --job 22444 --output /tmp/memattr-bench.XWUru5/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.rGKJD7/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.rGKJD7/runs/footprint.64/ready --stop-file /tmp/memattr-bench.rGKJD7/runs/footprint.64/stop   ||   memattr-bpf --job 5856 --output /tmp/memattr-bench.rGKJD7/runs/footprint.64/out

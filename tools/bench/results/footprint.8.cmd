@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.XWUru5/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.XWUru5/runs/footprint.8/ready --stop-file /tmp/memattr-bench.XWUru5/runs/footprint.8/stop   ||   memattr-bpf --job 22186 --output /tmp/memattr-bench.XWUru5/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.rGKJD7/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.rGKJD7/runs/footprint.8/ready --stop-file /tmp/memattr-bench.rGKJD7/runs/footprint.8/stop   ||   memattr-bpf --job 5658 --output /tmp/memattr-bench.rGKJD7/runs/footprint.8/out
