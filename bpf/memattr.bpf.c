@@ -525,20 +525,15 @@ static __always_inline struct mm_anchor *mm_of_id(struct thread_ctx *c, __u64 ke
 }
 
 /*
- * Thread context of current, created only for threads of traced processes.
- * A thread's first fault or syscall since it was traced also anchors its
+ * A thread's context, created only for threads of traced processes (the
+ * callers test that). A thread's first fault or syscall since it was traced also anchors its
  * mm, before the change it makes: an mm anchored by its first RSS change
  * would lose that change, and on a huge-page fault that is 2 MiB.
  */
-static __always_inline struct thread_ctx *ctx_get(bool create)
+static __always_inline struct thread_ctx *task_ctx(struct task_struct *task, bool create)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_ctx *c;
+	struct thread_ctx *c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
 
-	/* Untraced: one bit, and out. */
-	if (!tgid_accounted(task->tgid))
-		return NULL;
-	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
 	if (!create)
 		return c;
 	/*
@@ -552,6 +547,17 @@ static __always_inline struct thread_ctx *ctx_get(bool create)
 		return c;
 	return bpf_task_storage_get(&thread_ctxs, task, 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* The same for current, NULL when it is not traced. */
+static __always_inline struct thread_ctx *ctx_get(bool create)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	/* Untraced: one load, and out. */
+	if (!tgid_accounted(task->tgid))
+		return NULL;
+	return task_ctx(task, create);
 }
 
 /*
@@ -1075,11 +1081,13 @@ MEMORY_SYSCALL(shmdt, NR_SHMDT, 1)
 
 static __always_inline void note_fault(unsigned long address)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_ctx *c;
 
-	if (!tgid_changes_followed(bpf_get_current_pid_tgid() >> 32))
+	/* Untraced or quiet: one load, and out. */
+	if (!tgid_changes_followed(task->tgid))
 		return;
-	c = ctx_get(true);
+	c = task_ctx(task, true);
 
 	/* A fault inside a tracked syscall belongs to that syscall. */
 	if (!c || c->kind == CTX_SYSCALL)
