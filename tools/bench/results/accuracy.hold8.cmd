@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.rGKJD7/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.rGKJD7/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.rGKJD7/runs/accuracy.hold8/stop   ||   memattr-bpf --job 20503 --output /tmp/memattr-bench.rGKJD7/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.DJes7p/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.DJes7p/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.DJes7p/runs/accuracy.hold8/stop   ||   memattr-bpf --job 12056 --output /tmp/memattr-bench.DJes7p/runs/accuracy.hold8/out

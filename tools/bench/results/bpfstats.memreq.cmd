@@ -1,1 +1,1 @@
-/tmp/memattr-bench.rGKJD7/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.rGKJD7/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 18126,18134 --output /tmp/memattr-bench.rGKJD7/runs/bpfstats.memreq/out
+/tmp/memattr-bench.DJes7p/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.DJes7p/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 9692,9701 --output /tmp/memattr-bench.DJes7p/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.rGKJD7/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.rGKJD7/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 17797,17805 --output /tmp/memattr-bench.rGKJD7/runs/bpfstats.syscall/out
+/tmp/memattr-bench.DJes7p/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.DJes7p/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 9367,9376 --output /tmp/memattr-bench.DJes7p/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.rGKJD7/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.rGKJD7/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 12631 --output /tmp/memattr-bench.rGKJD7/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.DJes7p/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.DJes7p/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 4196 --output /tmp/memattr-bench.DJes7p/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.rGKJD7/bin/storm --rate 0 --seconds 3 --mib 16 --threads 8 --ready-dir /tmp/memattr-bench.rGKJD7/runs/costs.storm8.untraced.4/ready --go-file /tmp/memattr-bench.rGKJD7/runs/costs.storm8.untraced.4/go   ||   untraced
+/tmp/memattr-bench.DJes7p/bin/storm --rate 0 --seconds 3 --mib 16 --threads 8 --ready-dir /tmp/memattr-bench.DJes7p/runs/costs.storm8.untraced.4/ready --go-file /tmp/memattr-bench.DJes7p/runs/costs.storm8.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.rGKJD7/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.rGKJD7/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.rGKJD7/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.DJes7p/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.DJes7p/runs/costs.syscall.untraced.4/go   ||   untraced

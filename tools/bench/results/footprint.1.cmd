@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.rGKJD7/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.rGKJD7/runs/footprint.1/ready --stop-file /tmp/memattr-bench.rGKJD7/runs/footprint.1/stop   ||   memattr-bpf --job 5519 --output /tmp/memattr-bench.rGKJD7/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.DJes7p/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.DJes7p/runs/footprint.1/ready --stop-file /tmp/memattr-bench.DJes7p/runs/footprint.1/stop   ||   memattr-bpf --job 29668 --output /tmp/memattr-bench.DJes7p/runs/footprint.1/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.rGKJD7/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.rGKJD7/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.rGKJD7/runs/storm.2.0.0/go   ||   memattr-bpf --pid 9596,9600 --output /tmp/memattr-bench.rGKJD7/runs/storm.2.0.0/out
+/tmp/memattr-bench.DJes7p/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.DJes7p/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.DJes7p/runs/storm.2.0.0/go   ||   memattr-bpf --pid 1243,1246 --output /tmp/memattr-bench.DJes7p/runs/storm.2.0.0/out
