@@ -59,17 +59,24 @@ static void check_record(void *ctx, const void *record, size_t size)
 	count_record(ctx, record, size);
 }
 
+/* Records 0 .. n-1 into h, each of its own size. */
+static void push_records(struct held_records *h, uint64_t n)
+{
+	struct rec r;
+
+	for (uint64_t seq = 0; seq < n; seq++) {
+		fill(&r, seq);
+		assert_int_equal(held_push(h, &r, size_of(seq)), 0);
+	}
+}
+
 static void test_replay_in_order(void **state)
 {
 	struct held_records h = { 0 };
 	struct seen s = { 0 };
-	struct rec r;
 
 	(void)state;
-	for (uint64_t seq = 0; seq < 500; seq++) {
-		fill(&r, seq);
-		assert_int_equal(held_push(&h, &r, size_of(seq)), 0);
-	}
+	push_records(&h, 500);
 	assert_int_equal(h.count, 500);
 	held_replay(&h, check_record, &s);
 	assert_int_equal(s.next, 500);
@@ -121,13 +128,9 @@ static void test_copy_keeps_filtered_order(void **state)
 {
 	struct held_records parent = { 0 }, child = { 0 };
 	struct seen s = { 0 };
-	struct rec r;
 
 	(void)state;
-	for (uint64_t seq = 0; seq < 100; seq++) {
-		fill(&r, seq);
-		assert_int_equal(held_push(&parent, &r, size_of(seq)), 0);
-	}
+	push_records(&parent, 100);
 	assert_int_equal(held_copy(&child, &parent, odd_only), 0);
 	assert_int_equal(child.count, 50);
 	/* The parent keeps its own, and dropping them says how many went. */

@@ -649,8 +649,9 @@ static void on_exec(struct tracker *t, struct session *s, const struct ev_task *
 	p->exec_seen = true;
 	/*
 	 * Its name comes with the event. Rank and step wait for the end of
-	 * the drain (identify_late): most commands are gone by then, and
-	 * reading their /proc files is most of what they would cost.
+	 * the drain (identify_late; a rank's command needs neither): most
+	 * commands are gone by then, and reading their /proc files was most
+	 * of what they cost.
 	 */
 	memcpy(p->comm, e->comm, sizeof(e->comm));
 	p->account = !job_is_launcher(p->comm);
