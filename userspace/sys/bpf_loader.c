@@ -119,9 +119,17 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 		bpf_map__set_max_entries(t->skel->maps.heap_blocks, 1);
 		bpf_map__set_max_entries(t->skel->maps.heap_sites, 1);
 	}
-	/* The opt-in programs attach as uprobe_multi links: one per library, not per function. */
-	for (int i = UPROBE_MPI_ENTER; i <= UPROBE_HEAP_EXIT; i++)
+	/*
+	 * The opt-in programs attach as uprobe_multi links: one per library,
+	 * not per function. Those of a mode that is off are not even loaded:
+	 * the verifier's time is most of the start's.
+	 */
+	for (int i = UPROBE_MPI_ENTER; i <= UPROBE_HEAP_EXIT; i++) {
+		bool on = i <= UPROBE_MPI_EXIT ? mpi_calls : heap;
+
 		bpf_program__set_expected_attach_type(uprobe_prog(t, i), ATTACH_UPROBE_MULTI);
+		bpf_program__set_autoload(uprobe_prog(t, i), on);
+	}
 	ret = memattr_bpf__load(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with --verbose for the verifier log)",
