@@ -940,16 +940,28 @@ static __always_inline __u64 syscall_wakeup(const struct thread_ctx *c)
 }
 
 /*
+ * Above the process's first stack pointer (mm->start_stack, where argc is)
+ * the main stack holds argv, the environment and the auxiliary vector, no
+ * frame: _start's own return slot is just below it. A copy stops there.
+ */
+#define FRAMES_END_SLACK	16
+
+/*
  * Copy the top of the user stack: up to MEMATTR_STACK_BYTES, but not past
- * the end of the stack's mapping, in one read. A read that crosses the end
- * fails whole, so without the bound (the mapping lock was busy) the copy
- * goes chunk by chunk, and a stack shallower than the whole copy (a thread
- * near its top) still gives what it has.
+ * the end of the stack's mapping, nor on the main stack past its frames
+ * (a rank's environment alone is several KiB), in one read. A read that
+ * crosses the end fails whole, so without the bound (the mapping lock was
+ * busy) the copy goes chunk by chunk, and a stack shallower than the whole
+ * copy (a thread near its top) still gives what it has.
  */
 static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
 {
 	__u64 end = mapping_end(sp), len;
+	__u64 frames_end = bpf_get_current_task_btf()->mm->start_stack + FRAMES_END_SLACK;
 
+	/* sp on the main stack (its mapping holds start_stack too): frames only. */
+	if (sp < frames_end && frames_end < end)
+		end = frames_end;
 	e->stack_len = 0;
 	if (end > sp) {
 		len = end - sp;
