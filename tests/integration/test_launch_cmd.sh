@@ -49,4 +49,17 @@ check_no_bpf_leftovers
 run_checker "$OUT" --ranks "$NP" --sampler "$TMPD/sampler.csv" --phase-dir "$LOGS" \
 	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --alloc-mem-mib "$ALLOC_MEM_MIB" \
 	--t-line "$T_LINE"
+
+# The command's end ends the run at once, not at the next sample: with a
+# 10 s interval, a command of 0.3 s must not keep the tool for 10 s.
+log "launch with --interval 10000: the tool ends with its command"
+t0=$EPOCHREALTIME
+"${SUDO_ENV[@]}" timeout 60 "$MEMATTR_BIN" --interval 10000 --output "$TMPD/out-short" -- sleep 0.3 \
+	>"$TMPD/short.out" 2>"$TMPD/short.err" || fail "short launch failed: $(cat "$TMPD/short.err")"
+took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+awk -v t="$took" 'BEGIN { exit !(t < 5) }' ||
+	fail "the tool ended ${took} s after it started a 0.3 s command: it waited for its next sample (--interval 10000)"
+grep -qx 'finished,1' "$TMPD/out-short/run_info.csv" ||
+	fail "the short run's run_info.csv does not say finished,1: $(cat "$TMPD/out-short/run_info.csv")"
+check_no_bpf_leftovers
 pass

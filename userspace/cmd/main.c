@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "caps.h"
@@ -326,7 +327,7 @@ int main(int argc, char **argv)
 	struct tracker t;
 	struct session *s;
 	char *cmdline = NULL;
-	int ret, status;
+	int ret, status, child_fd = -1;
 
 	/* Reading a run's CSVs needs no root and no BPF: dispatch before anything else. */
 	if (argc >= 2 && !strcmp(argv[1], "report"))
@@ -388,6 +389,12 @@ int main(int argc, char **argv)
 	launch_go(&child);
 	tell_ready(opt.ready_fd);
 
+	/* Its exit ends the job: the last sample comes then, not up to an interval later. */
+	child_fd = child.pid > 0 ? (int)syscall(SYS_pidfd_open, child.pid, 0) : -1;
+	if (child_fd >= 0 && tracker_sample_on(&t, child_fd)) {
+		close(child_fd);
+		child_fd = -1;
+	}
 	ret = tracker_run(&t, &stop_requested);
 	tracker_finish(&t);
 	/* A result that could not be written is an error, never a quiet exit 0. */
@@ -397,6 +404,8 @@ int main(int argc, char **argv)
 		ret = -1;
 	}
 	launch_reap(&child, &status);
+	if (child_fd >= 0)
+		close(child_fd);
 	pid_list_free(&pids);
 	spec_free(&specs);
 	cli_free(&opt);

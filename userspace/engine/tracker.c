@@ -1097,12 +1097,19 @@ int tracker_run(struct tracker *t, volatile int *stop)
 		wait_ms = (next - tracker_now(t)) * 1000 + 1;
 		ret = tracer_poll(&t->bpf, wait_ms > 0 ? (int)wait_ms : 0);
 		release_all_held(t);
+		if (tracer_watch_fired(&t->bpf))
+			next = tracker_now(t);
 		if (ret < 0 && ret != -EINTR) {
 			fprintf(stderr, "memattr-bpf: reading BPF events: %s\n", strerror(-ret));
 			return -1;
 		}
 	}
 	return 0;
+}
+
+int tracker_sample_on(struct tracker *t, int fd)
+{
+	return tracer_watch_fd(&t->bpf, fd);
 }
 
 void tracker_finish(struct tracker *t)

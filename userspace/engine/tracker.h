@@ -107,6 +107,12 @@ int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir
 /* Run until every session ended, --duration, or *stop becomes true. */
 int tracker_run(struct tracker *t, volatile int *stop);
 
+/*
+ * Sample at once when fd becomes readable (the launched command's pidfd:
+ * its exit ends the job, and the tool need not wait for the next sample).
+ */
+int tracker_sample_on(struct tracker *t, int fd);
+
 /* End every session (final samples, summary.csv, the terminal summary); detach BPF. */
 void tracker_finish(struct tracker *t);
 

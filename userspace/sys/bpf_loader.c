@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -181,6 +182,9 @@ static void destroy_links(struct bpf_tracer *t)
 
 void tracer_close(struct bpf_tracer *t)
 {
+	if (t->watching)
+		close(t->epfd);
+	t->watching = false;
 	ring_buffer__free(t->rb);
 	t->rb = NULL;
 	if (t->skel)
@@ -302,7 +306,61 @@ int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, u
 
 int tracer_poll(struct bpf_tracer *t, int timeout_ms)
 {
-	return ring_buffer__poll(t->rb, timeout_ms);
+	struct epoll_event ev[2];
+	int n;
+
+	if (!t->watching)
+		return ring_buffer__poll(t->rb, timeout_ms);
+	n = epoll_wait(t->epfd, ev, 2, timeout_ms);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		if (t->watched_fd < 0 || ev[i].data.fd != t->watched_fd)
+			continue;
+		/* Readable for good (an exited process's pidfd): watched once. */
+		epoll_ctl(t->epfd, EPOLL_CTL_DEL, t->watched_fd, NULL);
+		t->watched_fd = -1;
+		t->watch_fired = true;
+	}
+	return ring_buffer__consume(t->rb);
+}
+
+/*
+ * libbpf's own epoll set may hold nothing but its rings (it takes every
+ * event's data as a ring's index), so the watched fd and the ring
+ * buffer's set go into one of ours.
+ */
+int tracer_watch_fd(struct bpf_tracer *t, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ret;
+
+	if (t->watching)
+		return -EBUSY;
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (t->epfd < 0)
+		return -errno;
+	ev.data.fd = ring_buffer__epoll_fd(t->rb);
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		goto fail;
+	ev.data.fd = fd;
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev))
+		goto fail;
+	t->watched_fd = fd;
+	t->watching = true;
+	return 0;
+fail:
+	ret = -errno;
+	close(t->epfd);
+	return ret;
+}
+
+bool tracer_watch_fired(struct bpf_tracer *t)
+{
+	bool fired = t->watch_fired;
+
+	t->watch_fired = false;
+	return fired;
 }
 
 int tracer_drain(struct bpf_tracer *t)

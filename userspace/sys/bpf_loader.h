@@ -22,6 +22,10 @@ typedef int (*event_fn)(void *ctx, void *data, size_t size);
 struct bpf_tracer {
 	struct memattr_bpf *skel;
 	struct ring_buffer *rb;
+	bool watching;		/* epfd holds the ring buffer and watched_fd */
+	bool watch_fired;
+	int epfd;
+	int watched_fd;		/* -1 once it fired */
 };
 
 /*
@@ -53,6 +57,13 @@ int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, u
 
 /* Wait up to timeout_ms for records and hand them to fn; -EINTR on a signal. */
 int tracer_poll(struct bpf_tracer *t, int timeout_ms);
+
+/*
+ * tracer_poll also returns when fd becomes readable (once: it is then no
+ * longer watched; tracer_watch_fired says so). The fd stays the caller's.
+ */
+int tracer_watch_fd(struct bpf_tracer *t, int fd);
+bool tracer_watch_fired(struct bpf_tracer *t);
 
 /* Hand over whatever is in the ring buffer now, without waiting. */
 int tracer_drain(struct bpf_tracer *t);
