@@ -1100,6 +1100,88 @@ MEMORY_SYSCALL(mlock2, NR_MLOCK2, 3)
 MEMORY_SYSCALL(shmat, NR_SHMAT, 3)
 MEMORY_SYSCALL(shmdt, NR_SHMDT, 1)
 
+/*
+ * The fault's own address without a program at its entry. Every page fault
+ * from user space enters the kernel at the top of its task's stack and
+ * reaches the RSS counters through the same frames (exc_page_fault ...
+ * __handle_mm_fault), so its struct vm_fault lies at one place in that
+ * stack, which user space finds at start (ma_find_fault_frame) and sets
+ * here. 0: not found; ma_fault_user then gives the address, as it does on
+ * a kernel that lays its frames out otherwise. A change outside a user
+ * fault (a kernel fault in a syscall, a stale frame) fails the checks: a
+ * mapping of this mm that holds the address, and the page table lock the
+ * fault holds while it changes the counter.
+ */
+__u32 fault_frame_pos;
+
+static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct mm_struct *mm)
+{
+	struct vm_area_struct *vma;
+	struct vm_fault *vmf;
+	__u64 addr;
+
+	if (!fault_frame_pos)
+		return 0;
+	vmf = bpf_rdonly_cast((void *)((__u64)task->stack + fault_frame_pos),
+			      bpf_core_type_id_kernel(struct vm_fault));
+	vma = vmf->vma;
+	addr = vmf->real_address;
+	if (!vma || vma->vm_mm != mm || addr < vma->vm_start || addr >= vma->vm_end)
+		return 0;
+	if (!vmf->ptl || !vmf->ptl->rlock.raw_lock.val.counter)
+		return 0;
+	return addr;
+}
+
+/* Set by user space while it finds the frame: its own fault at this address. */
+__u32 frame_probe_tgid;
+__u64 frame_probe_addr;
+__u32 frame_probe_pos;		/* the struct vm_fault found, from the stack's base */
+__u32 frame_probe_hits;
+
+struct frame_walk {
+	struct task_struct *task;
+	struct mm_struct *mm;
+	__u64 base, top;
+};
+
+/* bpf_loop callback: is the word i below the registers the fault's real_address? */
+static long frame_word(__u32 i, struct frame_walk *w)
+{
+	__u64 at = w->top - 8 * (i + 1), vmf_at, word = 0;
+	struct vm_fault *vmf;
+
+	bpf_probe_read_kernel(&word, sizeof(word), (void *)at);
+	if (word != frame_probe_addr)
+		return 0;
+	vmf_at = at - bpf_core_field_offset(struct vm_fault, real_address);
+	if (vmf_at < w->base)
+		return 1;
+	vmf = bpf_rdonly_cast((void *)vmf_at, bpf_core_type_id_kernel(struct vm_fault));
+	if (vmf->address != (frame_probe_addr & ~((1ULL << page_shift) - 1)) ||
+	    !vmf->vma || vmf->vma->vm_mm != w->mm)
+		return 0;
+	frame_probe_pos = vmf_at - w->base;
+	frame_probe_hits++;
+	return 0;
+}
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(ma_find_fault_frame, struct mm_struct *mm, int member)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct frame_walk w = { .task = task, .mm = mm };
+
+	if (task->tgid != frame_probe_tgid || !frame_probe_addr || task->mm != mm)
+		return 0;
+	w.base = (__u64)task->stack;
+	w.top = ptr_bits((void *)bpf_task_pt_regs(task));
+	if (w.top <= w.base)
+		return 0;
+	bpf_loop((w.top - w.base) / 8, frame_word, &w, 0);
+	return 0;
+}
+
 static __always_inline void note_fault(unsigned long address)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -1171,6 +1253,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	struct mm_slots *sl;
 	__s64 cnt, delta;
 	bool curr = task->mm == mm;
+	__u64 addr;
 	__s32 slot;
 	__u32 id;
 
@@ -1228,11 +1311,19 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 		c->delta[member & 3] += delta;
 		return 0;
 	}
-	if (c && c->kind == CTX_FAULT) {
+	addr = frame_fault_addr(task, mm);
+	if (addr && c && c->kind == CTX_FAULT)
+		c->kind = CTX_NONE;	/* a kernel fault's address is not this one's */
+	else if (!addr && c && c->kind == CTX_FAULT)
+		addr = c->addr;		/* a kernel fault, or no frame known: the programs at entry */
+	if (addr) {
+		if (!c)
+			c = bpf_task_storage_get(&thread_ctxs, task, 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
 		/* A page at a time, outside an MPI call (--mpi-calls): into a run. */
-		if (delta != (1LL << page_shift) || c->mpi_fn ||
-		    !fault_into_run(c, a->tgid, task->pid, member, c->addr))
-			emit_rss(a->tgid, c->addr, delta, member, CTX_FAULT, c->mpi_fn);
+		if (!c || delta != (1LL << page_shift) || c->mpi_fn ||
+		    !fault_into_run(c, a->tgid, task->pid, member, addr))
+			emit_rss(a->tgid, addr, delta, member, CTX_FAULT, c ? c->mpi_fn : 0);
 		return 0;
 	}
 	count(STAT_NO_CTX_RSS);

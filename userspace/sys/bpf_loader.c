@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -92,6 +93,56 @@ static struct bpf_program *uprobe_prog(struct bpf_tracer *t, enum uprobe_prog wh
 	}
 }
 
+/*
+ * Where a user page fault's struct vm_fault lies in its task's stack (see
+ * fault_frame_pos in memattr.bpf.c): this process faults at known
+ * addresses with ma_find_fault_frame attached, three times. One place,
+ * the same each time, and ma_rss_stat reads the fault's address there:
+ * ma_fault_user, a program on every page fault of every process on the
+ * node, is then not attached. Otherwise it is, as before.
+ */
+#define FRAME_TRIALS	3
+
+static void find_fault_frame(struct bpf_tracer *t)
+{
+	struct memattr_bpf__bss *bss = t->skel->bss;
+	long page = sysconf(_SC_PAGESIZE);
+	struct bpf_link *link;
+	__u32 pos = 0;
+	int found = 0;
+
+	bpf_program__set_autoattach(t->skel->progs.ma_find_fault_frame, false);
+	link = bpf_program__attach(t->skel->progs.ma_find_fault_frame);
+	if (!link)
+		return;
+	for (int i = 0; i < FRAME_TRIALS; i++) {
+		/* An odd offset in a fresh page: its fault's real_address is unlike other words. */
+		char *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			break;
+		bss->frame_probe_hits = 0;
+		bss->frame_probe_tgid = getpid();
+		__atomic_store_n(&bss->frame_probe_addr, (unsigned long)p + 0x123 + 8 * i, __ATOMIC_SEQ_CST);
+		*(volatile char *)(p + 0x123 + 8 * i) = 1;
+		__atomic_store_n(&bss->frame_probe_addr, 0, __ATOMIC_SEQ_CST);
+		munmap(p, page);
+		if (bss->frame_probe_hits != 1 || (i && bss->frame_probe_pos != pos))
+			break;
+		pos = bss->frame_probe_pos;
+		found++;
+	}
+	bpf_link__destroy(link);
+	if (found == FRAME_TRIALS && pos) {
+		bss->fault_frame_pos = pos;
+		bpf_program__set_autoattach(t->skel->progs.ma_fault_user, false);
+	}
+	if (libbpf_verbose)
+		fprintf(stderr, "memattr-bpf: user page faults' frame %s (at %u)\n",
+			bss->fault_frame_pos ? "found: no program at their entry" :
+			"not found: ma_fault_user gives their address", pos);
+}
+
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
 		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
@@ -139,6 +190,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (ensure_tracefs(err, errlen))
 		goto fail;
+	find_fault_frame(t);
 	ret = memattr_bpf__attach(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
