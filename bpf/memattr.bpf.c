@@ -1114,6 +1114,8 @@ MEMORY_SYSCALL(shmdt, NR_SHMDT, 1)
  */
 __u32 fault_frame_pos;
 
+#define USER_ADDR_END	(1ULL << 47)	/* x86-64, 4-level page tables */
+
 static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct mm_struct *mm)
 {
 	struct vm_area_struct *vma;
@@ -1124,8 +1126,15 @@ static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct m
 		return 0;
 	vmf = bpf_rdonly_cast((void *)((__u64)task->stack + fault_frame_pos),
 			      bpf_core_type_id_kernel(struct vm_fault));
-	vma = vmf->vma;
+	/*
+	 * Words of this stack first: other frames there (a kernel fault's, in
+	 * a syscall) are not taken for pointers, whose guarded loads would
+	 * fault on garbage.
+	 */
 	addr = vmf->real_address;
+	if (addr >= USER_ADDR_END || vmf->address != (addr & ~((1ULL << page_shift) - 1)))
+		return 0;
+	vma = vmf->vma;
 	if (!vma || vma->vm_mm != mm || addr < vma->vm_start || addr >= vma->vm_end)
 		return 0;
 	if (!vmf->ptl || !vmf->ptl->rlock.raw_lock.val.counter)
@@ -1212,7 +1221,7 @@ SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(ma_fault_kernel, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	if (address >= 0x800000000000UL)
+	if (address >= USER_ADDR_END)
 		return 0;
 	note_fault(address);
 	return 0;
