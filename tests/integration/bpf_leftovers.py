@@ -9,7 +9,8 @@ shared) and only reported. Uses bpftool's JSON output.
     bpf_leftovers.py              # the check above
     bpf_leftovers.py --held-by PID  # exit 0 if PID holds some ma_* program
     bpf_leftovers.py --links-held-by PID [TYPE]  # exit 0 if PID holds a link to an
-                                                 # ma_* program (of link_type TYPE)"""
+                                                 # ma_* program (of link_type TYPE)
+    bpf_leftovers.py --linked-by PID PROG        # exit 0 if PID holds a link to PROG"""
 import json
 import os
 import subprocess
@@ -68,9 +69,10 @@ def held_by(pid):
     return 0 if progs else 1
 
 
-def links_held_by(pid, want=None):
-    """Links (to ma_* programs) that pid holds, counted by the link_type its
-    fdinfo shows (e.g. uprobe_multi for the opt-in modes' probes)."""
+def links_held_by(pid, want=None, prog_name=None):
+    """Links (to ma_* programs, or to prog_name only) that pid holds, counted
+    by the link_type its fdinfo shows (e.g. uprobe_multi for the opt-in
+    modes' probes)."""
     names = {p["id"]: p.get("name", "") for p in bpftool("prog", "show")}
     counts = {}
     fddir = f"/proc/{pid}/fd"
@@ -86,11 +88,13 @@ def links_held_by(pid, want=None):
         except OSError:
             continue
         prog = int(info.get("prog_id", "-1"))
-        if not names.get(prog, "").startswith("ma_"):
+        if not names.get(prog, "").startswith(prog_name or "ma_"):
+            continue
+        if prog_name and names[prog] != prog_name:
             continue
         kind = info.get("link_type", "?")
         counts[kind] = counts.get(kind, 0) + 1
-    print(f"links to ma_* programs held by pid {pid}: "
+    print(f"links to {prog_name or 'ma_* programs'} held by pid {pid}: "
           + (" ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"))
     if want is not None:
         return 0 if counts.get(want) else 1
@@ -100,6 +104,8 @@ def links_held_by(pid, want=None):
 def main():
     if len(sys.argv) in (3, 4) and sys.argv[1] == "--links-held-by":
         return links_held_by(int(sys.argv[2]), sys.argv[3] if len(sys.argv) == 4 else None)
+    if len(sys.argv) == 4 and sys.argv[1] == "--linked-by":
+        return links_held_by(int(sys.argv[2]), prog_name=sys.argv[3])
     if len(sys.argv) == 3 and sys.argv[1] == "--held-by":
         return held_by(int(sys.argv[2]))
     ours_only = os.environ.get("MEMATTR_LEFTOVER_STRICT") == "1"

@@ -60,8 +60,9 @@ truth_start_job() {
 truth_attach_check() {
 	local np=$1 prefix=$2 tol=$3
 	local out=$TMPD/out.attached extra
-	start_tool --job "$TRUTH_JOB" --output "$out"
+	start_tool --job "$TRUTH_JOB" --output "$out" ${TOOL_ARGS[@]+"${TOOL_ARGS[@]}"}
 	wait_tool_ready 30
+	[ -z "${TRUTH_TOOL_CHECK:-}" ] || $TRUTH_TOOL_CHECK
 	start_sampler "$TMPD/sampler.csv"
 	go
 	wait_job_ok 120

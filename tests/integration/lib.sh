@@ -366,6 +366,18 @@ check_tool_holds_bpf() {
 		fail "the running tool (pid $TOOL_PID) holds no BPF program named ma_*"
 }
 
+# Which path gives user page faults' addresses: ma_fault_user at every
+# fault's entry (--no-fault-frame, or no frame found), or the fault's own
+# frame read by ma_rss_stat, with no program at the entry.
+fault_entry_program_attached() {
+	"$PY" "$IT_DIR/bpf_leftovers.py" --linked-by "$TOOL_PID" ma_fault_user >"$TMPD/fault_entry.txt" ||
+		fail "the tool holds no link to ma_fault_user: $(cat "$TMPD/fault_entry.txt")"
+}
+fault_entry_program_absent() {
+	! "$PY" "$IT_DIR/bpf_leftovers.py" --linked-by "$TOOL_PID" ma_fault_user >"$TMPD/fault_entry.txt" ||
+		fail "ma_fault_user is attached: the user faults' frame was not found on this kernel ($(cat "$TMPD/fault_entry.txt"))"
+}
+
 # SUDO_ENV: the environment sudo's env_reset leaves for the tool, plus the
 # SUDO_* variables naming the test user (launch mode runs CMD as that user).
 set_sudo_env() {

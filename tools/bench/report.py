@@ -375,9 +375,10 @@ def neighbour_table(R, out):
     if ma > 0 and mb > 0:
         out.append(f"Slowdown of the untraced process: **{ma / mb:.2f}x**, about "
                    f"**{(1e6 / mb - 1e6 / ma):.2f} us more per page fault** (within the runs' spread when near "
-                   "zero). An untraced process pays one load and test of its bits in each BPF program its faults run "
-                   "(`tp_btf/page_fault_user`, `tp_btf/rss_stat`): see \"Cost per event\" for the BPF time per "
-                   "program and the same with 8 threads of one process.\n")
+                   "zero). An untraced process pays one load and test of its bits in the one BPF program its faults run "
+                   "(`tp_btf/rss_stat`; `tp_btf/page_fault_user` too where the faults' frame is not found, see "
+                   "the README): see \"Cost per event\" for the BPF time per program and the same with 8 threads "
+                   "of one process.\n")
 
 
 def accuracy_table(R, out):
@@ -446,10 +447,12 @@ KEPT_SECTIONS = ("## MPI libraries compared", "## Validation on real application
                  "## Merge and report at scale")
 
 
-COST_MODEL = """How it grows with the core count. An untraced process's fault runs two programs that each test
-the process's two bits in one word of a read-only bitmap (no helper call, no write, no lock), so their cost
-does not depend on the number of CPUs or threads: 8 threads of one process add nothing shared to each other's
-path. A command a rank runs (`system()`) stops at the same test until the tool first reads its smaps (it is
+COST_MODEL = """How it grows with the core count. An untraced process's fault runs one program, `ma_rss_stat`
+(`ma_fault_user` too where the faults' frame was not found at start), that tests the process's two bits in one
+word of a read-only bitmap (no helper call, no write, no lock), so its cost does not depend on the number of
+CPUs or threads: 8 threads of one process add nothing shared to each other's path. For a traced process the
+same program reads the fault's address from the fault's own frame (its `struct vm_fault`, a few loads from the
+faulting thread's own stack, the mapping and the page table lock the fault holds). A command a rank runs (`system()`) stops at the same test until the tool first reads its smaps (it is
 "quiet": that read counts what it faulted before), and its records wait in user space until the end of the
 drain, where they are dropped unread if it has ended (most have). The kernel's own RSS
 counter is a percpu_counter; the classic `kmem:rss_stat` tracepoint, which the tool used before, summed all of
@@ -903,7 +906,7 @@ def why(R, key):
                "change; faults on consecutive pages reach it as one run)."]
         if pf:
             txt.append(f"Each costs the faulting rank about {pf[0]:.1f} us more in the kernel (storm: {pf[1]:.2f} us "
-                       f"per page untraced, {pf[2]:.2f} us traced): the page_fault_user and rss_stat programs, "
+                       f"per page untraced, {pf[2]:.2f} us traced): the rss_stat program (which reads the fault's address from its frame), "
                        "and a ring-buffer record per run (submitted without waking the reader, which drains them "
                        "at each sample); \"Cost per event\" gives the BPF time of each program. Each page of a run "
                        "added one page, so the runs keep every page's owner exact.")

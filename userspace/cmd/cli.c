@@ -34,6 +34,8 @@ void cli_usage(FILE *f)
 	      "  --compress          rank timelines gzip'ed (rank-<R>.csv.gz, readable while written)\n"
 	      "  --quiet             no end-of-run summary on stdout\n"
 	      "  --verbose           libbpf and attribution diagnostics on stderr\n"
+	      "  --no-fault-frame    a program at every page fault's entry gives its address, not the\n"
+	      "                      fault's own frame (for a kernel whose frames mislead the tool)\n"
 	      "  --socket PATH       without root, --job asks the daemon here (default /run/memattr-bpf/memattr.sock)\n"
 	      "  --ready-fd FD       write one line to descriptor FD once every target is traced (launchers)\n"
 	      "  --help, --version\n", f);
@@ -74,7 +76,7 @@ enum {
 	OPT_JOB = 256, OPT_PID, OPT_OUTPUT, OPT_INTERVAL, OPT_PSS_INTERVAL,
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
 	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
-	OPT_SOCKET, OPT_READY_FD,
+	OPT_SOCKET, OPT_READY_FD, OPT_NO_FAULT_FRAME,
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +99,7 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
+	{ "no-fault-frame", no_argument, NULL, OPT_NO_FAULT_FRAME },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -173,6 +176,9 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		return 0;
 	case OPT_VERBOSE:
 		o->verbose = true;
+		return 0;
+	case OPT_NO_FAULT_FRAME:
+		o->no_fault_frame = true;
 		return 0;
 	case OPT_SOCKET:
 		o->socket = arg;

@@ -41,6 +41,7 @@ struct options {
 	bool mpi_calls;			/* --mpi-calls: probe the spec's MPI entry points */
 	bool heap;			/* --heap: probe the malloc family */
 	bool compress;			/* --compress: rank timelines as rank-<R>.csv.gz */
+	bool no_fault_frame;		/* --no-fault-frame: ma_fault_user gives faults' addresses */
 	bool verbose, quiet;
 };
 

@@ -800,7 +800,8 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	node_name(t->node, sizeof(t->node));
 	t->own_job = getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "";
 	t->start_boot_ns = boot_clock_ns();
-	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->mpi_calls, opt->heap, on_event, t,
+	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->mpi_calls, opt->heap,
+			!opt->no_fault_frame, on_event, t,
 			opt->verbose, err, errlen)) {
 		if (t->probing)
 			probes_free(&t->probes);

@@ -111,7 +111,6 @@ static void find_fault_frame(struct bpf_tracer *t)
 	__u32 pos = 0;
 	int found = 0;
 
-	bpf_program__set_autoattach(t->skel->progs.ma_find_fault_frame, false);
 	link = bpf_program__attach(t->skel->progs.ma_find_fault_frame);
 	if (!link)
 		return;
@@ -144,7 +143,7 @@ static void find_fault_frame(struct bpf_tracer *t)
 }
 
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
-		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
+		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
 	int ret;
 
@@ -190,7 +189,9 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (ensure_tracefs(err, errlen))
 		goto fail;
-	find_fault_frame(t);
+	bpf_program__set_autoattach(t->skel->progs.ma_find_fault_frame, false);
+	if (fault_frame)
+		find_fault_frame(t);
 	ret = memattr_bpf__attach(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));

@@ -32,11 +32,12 @@ struct bpf_tracer {
  * Load and attach every program (the uprobe programs of the opt-in modes
  * are attached per process by tracer_attach_uprobes; the maps of a mode
  * that is off are made as small as they can be). Only raw tracepoints and
- * uprobes: tracefs is not needed. On failure nothing stays attached and
- * err holds one line.
+ * uprobes: tracefs is not needed. fault_frame: user page faults' addresses
+ * come from their frames where found (find_fault_frame), else from
+ * ma_fault_user. On failure nothing stays attached and err holds one line.
  */
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
-		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);
+		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);
 
 /* Detach and free; safe on a tracer that failed to open. */
 void tracer_close(struct bpf_tracer *t);
