@@ -1149,12 +1149,15 @@ __u32 frame_probe_pos;		/* the struct vm_fault found, from the stack's base */
 __u32 frame_probe_hits;
 
 struct frame_walk {
-	struct task_struct *task;
 	struct mm_struct *mm;
-	__u64 base, top;
+	__u64 base, top;	/* the task's stack, and where its registers are */
 };
 
-/* bpf_loop callback: is the word i below the registers the fault's real_address? */
+/*
+ * bpf_loop callback: is the word i below the registers the fault's
+ * real_address, in a struct vm_fault of this fault (its page address, a
+ * mapping of this mm)? Walked only while user space looks for the frame.
+ */
 static long frame_word(__u32 i, struct frame_walk *w)
 {
 	__u64 at = w->top - 8 * (i + 1), vmf_at, word = 0;
@@ -1179,7 +1182,7 @@ SEC("tp_btf/rss_stat")
 int BPF_PROG(ma_find_fault_frame, struct mm_struct *mm, int member)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct frame_walk w = { .task = task, .mm = mm };
+	struct frame_walk w = { .mm = mm };
 
 	if (task->tgid != frame_probe_tgid || !frame_probe_addr || task->mm != mm)
 		return 0;
