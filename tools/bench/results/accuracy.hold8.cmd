@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.DJes7p/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.DJes7p/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.DJes7p/runs/accuracy.hold8/stop   ||   memattr-bpf --job 12056 --output /tmp/memattr-bench.DJes7p/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.O9ulH8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.O9ulH8/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.O9ulH8/runs/accuracy.hold8/stop   ||   memattr-bpf --job 24299 --output /tmp/memattr-bench.O9ulH8/runs/accuracy.hold8/out

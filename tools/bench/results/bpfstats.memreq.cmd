@@ -1,1 +1,1 @@
-/tmp/memattr-bench.DJes7p/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.DJes7p/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 9692,9701 --output /tmp/memattr-bench.DJes7p/runs/bpfstats.memreq/out
+/tmp/memattr-bench.O9ulH8/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.O9ulH8/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.O9ulH8/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 21876,21883 --output /tmp/memattr-bench.O9ulH8/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.DJes7p/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.DJes7p/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.DJes7p/runs/bpfstats.storm/go   ||   memattr-bpf --pid 9044,9051 --output /tmp/memattr-bench.DJes7p/runs/bpfstats.storm/out
+/tmp/memattr-bench.O9ulH8/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.O9ulH8/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.O9ulH8/runs/bpfstats.storm/go   ||   memattr-bpf --pid 21199,21206 --output /tmp/memattr-bench.O9ulH8/runs/bpfstats.storm/out

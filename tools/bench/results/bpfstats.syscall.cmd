@@ -1,1 +1,1 @@
-/tmp/memattr-bench.DJes7p/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.DJes7p/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 9367,9376 --output /tmp/memattr-bench.DJes7p/runs/bpfstats.syscall/out
+/tmp/memattr-bench.O9ulH8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.O9ulH8/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.O9ulH8/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 21535,21544 --output /tmp/memattr-bench.O9ulH8/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.DJes7p/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.DJes7p/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 4196 --output /tmp/memattr-bench.DJes7p/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.O9ulH8/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.O9ulH8/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.O9ulH8/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 16315 --output /tmp/memattr-bench.O9ulH8/runs/costs.memreq.traced.4/out

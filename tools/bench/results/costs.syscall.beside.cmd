@@ -1,1 +1,1 @@
-/tmp/memattr-bench.DJes7p/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.DJes7p/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 3320 --output /tmp/memattr-bench.DJes7p/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.O9ulH8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.O9ulH8/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.O9ulH8/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 15411 --output /tmp/memattr-bench.O9ulH8/runs/costs.syscall.beside.4/out

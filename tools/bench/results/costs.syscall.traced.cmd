@@ -1,1 +1,1 @@
-/tmp/memattr-bench.DJes7p/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.DJes7p/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.DJes7p/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 3645 --output /tmp/memattr-bench.DJes7p/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.O9ulH8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.O9ulH8/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.O9ulH8/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 15750 --output /tmp/memattr-bench.O9ulH8/runs/costs.syscall.traced.4/out

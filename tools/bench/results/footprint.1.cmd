@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.DJes7p/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.DJes7p/runs/footprint.1/ready --stop-file /tmp/memattr-bench.DJes7p/runs/footprint.1/stop   ||   memattr-bpf --job 29668 --output /tmp/memattr-bench.DJes7p/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.O9ulH8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.O9ulH8/runs/footprint.1/ready --stop-file /tmp/memattr-bench.O9ulH8/runs/footprint.1/stop   ||   memattr-bpf --job 8534 --output /tmp/memattr-bench.O9ulH8/runs/footprint.1/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.DJes7p/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.DJes7p/runs/footprint.8/ready --stop-file /tmp/memattr-bench.DJes7p/runs/footprint.8/stop   ||   memattr-bpf --job 29803 --output /tmp/memattr-bench.DJes7p/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.O9ulH8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.O9ulH8/runs/footprint.8/ready --stop-file /tmp/memattr-bench.O9ulH8/runs/footprint.8/stop   ||   memattr-bpf --job 8677 --output /tmp/memattr-bench.O9ulH8/runs/footprint.8/out
