@@ -87,10 +87,8 @@ def links_held_by(pid, want=None, prog_name=None):
                     info[k.strip()] = v.strip()
         except OSError:
             continue
-        prog = int(info.get("prog_id", "-1"))
-        if not names.get(prog, "").startswith(prog_name or "ma_"):
-            continue
-        if prog_name and names[prog] != prog_name:
+        name = names.get(int(info.get("prog_id", "-1")), "")
+        if name != prog_name if prog_name else not name.startswith("ma_"):
             continue
         kind = info.get("link_type", "?")
         counts[kind] = counts.get(kind, 0) + 1

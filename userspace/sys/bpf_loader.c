@@ -114,6 +114,7 @@ static void find_fault_frame(struct bpf_tracer *t)
 	link = bpf_program__attach(t->skel->progs.ma_find_fault_frame);
 	if (!link)
 		return;
+	bss->frame_probe_tgid = getpid();
 	for (int i = 0; i < FRAME_TRIALS; i++) {
 		/* An odd offset in a fresh page: its fault's real_address is unlike other words. */
 		char *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -121,7 +122,6 @@ static void find_fault_frame(struct bpf_tracer *t)
 		if (p == MAP_FAILED)
 			break;
 		bss->frame_probe_hits = 0;
-		bss->frame_probe_tgid = getpid();
 		__atomic_store_n(&bss->frame_probe_addr, (unsigned long)p + 0x123 + 8 * i, __ATOMIC_SEQ_CST);
 		*(volatile char *)(p + 0x123 + 8 * i) = 1;
 		__atomic_store_n(&bss->frame_probe_addr, 0, __ATOMIC_SEQ_CST);
