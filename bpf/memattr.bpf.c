@@ -710,16 +710,18 @@ static __always_inline bool fault_into_run(struct thread_ctx *c, __u32 tgid, __u
  * pays only the syscall-tracepoint slow path (5-16 ns here, BENCHMARKS.md),
  * not a program run at its entry and exit (raw sys_enter/sys_exit).
  *
- * The record of syscalls:sys_enter_<name> (the kernel's struct
- * syscall_trace_enter): the syscall number is an int, then only that
- * syscall's own arguments. A program that reads past them is refused at
- * attach (EACCES), so nargs is a constant per syscall and the reads beyond
- * it compile away; the number comes from the program, not the record.
+ * One program serves every entry, and one every exit (user space attaches
+ * them to each call's tracepoints): the verifier's time is most of the
+ * tool's start, and eleven copies of each cost it eleven times. The record
+ * of syscalls:sys_enter_<name> (the kernel's struct syscall_trace_enter)
+ * holds the syscall number, then only that syscall's own arguments: a
+ * program reading past them is refused at attach (EACCES), so the shared
+ * one reads only the number there and the arguments from the registers the
+ * syscall came with, as the kernel's own syscall_get_arguments() does.
  */
 struct syscall_enter_rec {
 	struct trace_entry ent;
 	int nr;
-	unsigned long args[6];
 };
 
 struct syscall_exit_rec {
@@ -863,7 +865,54 @@ static __always_inline void end_other_runs(struct task_struct *task)
 	bpf_iter_task_destroy(&it);
 }
 
-static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr, int nargs)
+/* How many arguments each call takes: the registers past them are not its. */
+static __always_inline int syscall_nargs(long nr)
+{
+	switch (nr) {
+	case NR_MMAP:
+		return 6;
+	case NR_MREMAP:
+		return 5;
+	case NR_MPROTECT:
+	case NR_MADVISE:
+	case NR_MLOCK2:
+	case NR_SHMAT:
+		return 3;
+	case NR_MUNMAP:
+	case NR_MLOCK:
+		return 2;
+	}
+	return 1;
+}
+
+/* x86-64: the syscall's arguments as it was made (syscall_get_arguments). */
+static __always_inline void syscall_args(__u64 *args, const struct pt_regs *regs, int nargs)
+{
+	args[0] = regs->di;
+	args[1] = nargs > 1 ? regs->si : 0;
+	args[2] = nargs > 2 ? regs->dx : 0;
+	args[3] = nargs > 3 ? regs->r10 : 0;
+	args[4] = nargs > 4 ? regs->r8 : 0;
+	args[5] = nargs > 5 ? regs->r9 : 0;
+}
+
+/*
+ * The runs of every thread of the current process go out. A global
+ * function: the verifier checks it once, not once for every way of
+ * reaching it (each memory syscall's path through ma_sys_enter).
+ */
+__noinline int end_process_runs(struct thread_ctx *c)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!c)
+		return 0;
+	end_runs(c, task->tgid, task->pid);
+	end_other_runs(task);
+	return 0;
+}
+
+static __always_inline int syscall_enter(long nr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_ctx *c = ctx_get(true);
@@ -873,19 +922,11 @@ static __always_inline int syscall_enter(struct syscall_enter_rec *ctx, long nr,
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c->nr = nr;
-	/* One constant offset each: the verifier refuses arithmetic on the context. */
-	c->args[0] = nargs > 0 ? ctx->args[0] : 0;
-	c->args[1] = nargs > 1 ? ctx->args[1] : 0;
-	c->args[2] = nargs > 2 ? ctx->args[2] : 0;
-	c->args[3] = nargs > 3 ? ctx->args[3] : 0;
-	c->args[4] = nargs > 4 ? ctx->args[4] : 0;
-	c->args[5] = nargs > 5 ? ctx->args[5] : 0;
+	syscall_args(c->args, regs, syscall_nargs(nr));
 	if (nr == NR_BRK)
 		c->brk_before = BPF_CORE_READ(task, mm, brk);
-	if (takes_memory(nr, c->args, c->brk_before)) {
-		end_runs(c, task->tgid, task->pid);
-		end_other_runs(task);
-	}
+	if (takes_memory(nr, c->args, c->brk_before))
+		end_process_runs(c);
 	c->kind = CTX_SYSCALL;
 	c->sys_flags = syscall_flags(task, nr, c->args);
 	c->user_sp = regs->sp;
@@ -1075,30 +1116,18 @@ static __always_inline int syscall_exit(long ret)
 	return 0;
 }
 
-#define MEMORY_SYSCALL(name, nr, nargs)						\
-SEC("tracepoint/syscalls/sys_enter_" #name)					\
-int ma_enter_##name(struct syscall_enter_rec *ctx)				\
-{										\
-	return syscall_enter(ctx, nr, nargs);					\
-}										\
-SEC("tracepoint/syscalls/sys_exit_" #name)					\
-int ma_exit_##name(struct syscall_exit_rec *ctx)				\
-{										\
-	return syscall_exit(ctx->ret);						\
+/* Attached by user space to the tracepoints of the calls its NR_* handling knows. */
+SEC("tracepoint")
+int ma_sys_enter(struct syscall_enter_rec *ctx)
+{
+	return syscall_enter(ctx->nr);
 }
 
-/* The calls user space turns into regions (its NR_* handling). */
-MEMORY_SYSCALL(mmap, NR_MMAP, 6)
-MEMORY_SYSCALL(mprotect, NR_MPROTECT, 3)
-MEMORY_SYSCALL(munmap, NR_MUNMAP, 2)
-MEMORY_SYSCALL(brk, NR_BRK, 1)
-MEMORY_SYSCALL(mremap, NR_MREMAP, 5)
-MEMORY_SYSCALL(madvise, NR_MADVISE, 3)
-MEMORY_SYSCALL(mlock, NR_MLOCK, 2)
-MEMORY_SYSCALL(mlockall, NR_MLOCKALL, 1)
-MEMORY_SYSCALL(mlock2, NR_MLOCK2, 3)
-MEMORY_SYSCALL(shmat, NR_SHMAT, 3)
-MEMORY_SYSCALL(shmdt, NR_SHMDT, 1)
+SEC("tracepoint")
+int ma_sys_exit(struct syscall_exit_rec *ctx)
+{
+	return syscall_exit(ctx->ret);
+}
 
 /*
  * The fault's own address without a program at its entry. Every page fault

@@ -473,8 +473,9 @@ fills fresh arrays sends one record per array, not one per page. The tool collec
 every sample with an `iter/task` program, which walks every task on the node once per sample (about 0.1 ms for
 a few hundred tasks): that cost grows with the number of tasks, not with the faults.
 
-Syscalls. The memory syscalls (mmap, munmap, mremap, mprotect, brk, madvise, mlock*, shmat, shmdt) each have a program on
-their own `syscalls:sys_enter_<name>`/`sys_exit_<name>` tracepoint. While any syscall tracepoint is in use,
+Syscalls. The memory syscalls (mmap, munmap, mremap, mprotect, brk, madvise, mlock*, shmat, shmdt) run a program on
+their own `syscalls:sys_enter_<name>`/`sys_exit_<name>` tracepoints (one program, `ma_sys_enter`, on every entry, and
+one, `ma_sys_exit`, on every exit). While any syscall tracepoint is in use,
 every syscall of every thread on the node takes the kernel's syscall-tracing path (the per-task
 SYSCALL_TRACEPOINT flag), and the kernel tests the syscall's bit in a per-tracepoint bitmap before it runs a
 program: a syscall that is not a memory request runs no program at all, whatever the core count. A memory
@@ -621,9 +622,9 @@ def cost_targets(R, med, out):
         d = b[0] - a[0]
         rows.append(f"| a non-memory syscall, traced: <= 100 ns added | {d:.0f} ns | "
                     f"{'yes' if d <= 100 else '**no**'} |")
-    # The memory syscalls' entry and exit programs (ma_enter_<call>, ma_exit_<call>), per request.
+    # The memory syscalls' entry and exit programs, per request.
     req = [r for r in R.bpfstats if r.get("scenario") == "memreq" and float(r.get("units") or 0)
-           and r.get("program", "").startswith(("ma_enter_", "ma_exit_"))]
+           and r.get("program", "") in ("ma_sys_enter", "ma_sys_exit")]
     if req:
         us = sum(float(r["run_ns"]) for r in req) / float(req[0]["units"]) / 1e3
         rows.append(f"| a memory request: <= 2 us of BPF time | {us:.2f} us (syscall entry and exit "

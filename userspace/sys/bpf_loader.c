@@ -142,6 +142,33 @@ static void find_fault_frame(struct bpf_tracer *t)
 			"not found: ma_fault_user gives their address", pos);
 }
 
+/* The calls of memattr.h's NR_*, by their tracepoints' names. */
+static const char *const memory_syscalls[TRACER_SYSCALLS] = {
+	"mmap", "mprotect", "munmap", "brk", "mremap", "madvise",
+	"mlock", "mlockall", "mlock2", "shmat", "shmdt",
+};
+
+/* ma_sys_enter and ma_sys_exit, each on every memory syscall's tracepoint. */
+static int attach_syscalls(struct bpf_tracer *t, char *err, size_t errlen)
+{
+	char tp[32];
+
+	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++) {
+		bool enter = i < TRACER_SYSCALLS;
+		struct bpf_program *prog = enter ? t->skel->progs.ma_sys_enter : t->skel->progs.ma_sys_exit;
+
+		snprintf(tp, sizeof(tp), "sys_%s_%s", enter ? "enter" : "exit",
+			 memory_syscalls[i % TRACER_SYSCALLS]);
+		t->syscall_links[i] = bpf_program__attach_tracepoint(prog, "syscalls", tp);
+		if (!t->syscall_links[i]) {
+			snprintf(err, errlen, "cannot attach to the tracepoint syscalls:%s: %s", tp,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
 		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
@@ -197,6 +224,8 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
 		goto fail;
 	}
+	if (attach_syscalls(t, err, errlen))
+		goto fail;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
 	if (!t->rb) {
 		snprintf(err, errlen, "cannot open the BPF ring buffer: %s", strerror(errno));
@@ -218,8 +247,8 @@ static void destroy_link(void *ctx, size_t i)
 
 /*
  * Every program's link is destroyed at once, from several threads: each
- * syscall tracepoint's waits for a grace period, and the skeleton would
- * wait for them one after the other (1.3 s).
+ * syscall tracepoint's waits for a grace period, and one after the other
+ * they would take 1.3 s.
  */
 static void destroy_links(struct bpf_tracer *t)
 {
@@ -230,6 +259,9 @@ static void destroy_links(struct bpf_tracer *t)
 	for (int i = 0; s && i < s->prog_cnt && n < sizeof(links) / sizeof(*links); i++)
 		if (s->progs[i].link && *s->progs[i].link)
 			links[n++] = s->progs[i].link;
+	for (int i = 0; i < 2 * TRACER_SYSCALLS && n < sizeof(links) / sizeof(*links); i++)
+		if (t->syscall_links[i])
+			links[n++] = &t->syscall_links[i];
 	parallel_for(n, destroy_link, links);
 }
 

@@ -19,8 +19,12 @@ struct ring_buffer;
 /* Called for each record; a non-zero return stops the current poll. */
 typedef int (*event_fn)(void *ctx, void *data, size_t size);
 
+/* The memory syscalls followed (memattr.h's NR_*): an entry and an exit tracepoint each. */
+#define TRACER_SYSCALLS		11
+
 struct bpf_tracer {
 	struct memattr_bpf *skel;
+	struct bpf_link *syscall_links[2 * TRACER_SYSCALLS];
 	struct ring_buffer *rb;
 	bool watching;		/* epfd holds the ring buffer and watched_fd */
 	bool watch_fired;
