@@ -17,7 +17,8 @@ JOB_ID=$((900000 + RANDOM * 32 + RANDOM % 32))
 it_setup
 start_job "$NP" -x "SLURM_JOB_ID=$JOB_ID" -- "$TMPD/bin/mpi_child" --log-dir "$LOGS" \
 	--go-file "$GO_FILE" --child-mib "$CHILD_MIB" --child-ms 1500 --plateau-ms 800 \
-	--child-delay-ms "${CHILD_DELAY_MS:-300}" --child-steps "${CHILD_STEPS:-1}"
+	--child-delay-ms "${CHILD_DELAY_MS:-300}" --child-steps "${CHILD_STEPS:-1}" \
+	--commands "${CHILD_COMMANDS:-0}"
 wait_ranks "$NP" 30
 wait_events child ready "$NP" 30
 
@@ -34,4 +35,7 @@ run_checker "$OUT" --ranks "$NP" --sampler "$TMPD/sampler.csv"
 log "checking the exited children's files: check_exited.py"
 "$PY" "$IT_DIR/check_exited.py" "$OUT" --ranks "$NP" --log-dir "$LOGS" --child-mib "$CHILD_MIB" --child-ms 1500 ||
 	fail "the exited children's data is missing or wrong (above)"
+if [ -n "${EXTRA_CHECK:-}" ]; then
+	"$EXTRA_CHECK"
+fi
 pass

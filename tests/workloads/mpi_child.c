@@ -5,9 +5,10 @@
  * data of a process that is gone.
  *
  *   mpi_child --log-dir DIR [--go-file PATH] [--child-mib N] [--child-ms MS]
- *             [--plateau-ms MS] [--child-delay-ms MS] [--child-steps K]
+ *             [--plateau-ms MS] [--child-delay-ms MS] [--child-steps K] [--commands C]
  *
- * After the go, rank R forks; the child (no MPI calls: it only inherits the
+ * After the go (and C short commands, system("/bin/true"), logged as
+ * commands_done), rank R forks; the child (no MPI calls: it only inherits the
  * rank's environment) waits --child-delay-ms (default 0), mallocs (R+1)*N MiB in one block, touches every page,
  * (with K > 1: a K-th of them at a time, over the first half of its MS ms),
  * logs child_hold, holds it for MS ms, checks it and leaves with _exit(0)
@@ -23,7 +24,7 @@
 int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE");
-	long child_mib = 8, child_ms = 1500, plateau_ms = 700, delay_ms = 0, steps = 1;
+	long child_mib = 8, child_ms = 1500, plateau_ms = 700, delay_ms = 0, steps = 1, commands = 0;
 	int rank, status;
 
 	MPI_Init(&argc, &argv);
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
 
 		if (!v)
 			die("usage: mpi_child --log-dir DIR [--go-file PATH] [--child-mib N] [--child-ms MS]"
-			    " [--plateau-ms MS] [--child-delay-ms MS] [--child-steps K]");
+			    " [--plateau-ms MS] [--child-delay-ms MS] [--child-steps K] [--commands C]");
 		if (!strcmp(a, "--log-dir"))
 			log_dir = v;
 		else if (!strcmp(a, "--go-file"))
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 			delay_ms = parse_long("mpi_child", a, v);
 		else if (!strcmp(a, "--child-steps"))
 			steps = parse_long("mpi_child", a, v);
+		else if (!strcmp(a, "--commands"))
+			commands = parse_long("mpi_child", a, v);
 		else
 			die("mpi_child: unknown option %s", a);
 		i++;
@@ -60,6 +63,11 @@ int main(int argc, char **argv)
 	log_event("ready", 0);
 	wait_for_go(rank, go_file, 60);
 	log_event("start", 0);
+	for (long k = 0; k < commands; k++)
+		if (system("/bin/true") != 0)
+			die("mpi_child: rank %d: system(\"/bin/true\") failed", rank);
+	if (commands)
+		log_event("commands_done", (size_t)commands);
 	sleep_ms(plateau_ms);
 
 	fflush(NULL);

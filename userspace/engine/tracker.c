@@ -544,15 +544,30 @@ static void inherit_held(struct tracker *t, struct session *s, struct proc *chil
 }
 
 /*
+ * A command a rank runs is first read, and gets its file, once it has
+ * lived a sample interval since the tool learnt of it: most (a shell
+ * system() starts, the command it runs) are gone within milliseconds, and
+ * their smaps reads and files were most of what the tool spent on them.
+ * Until then its records stay held (held.h), to go unread with its exit.
+ * One that lives on is read then: that read counts every page it has.
+ */
+static bool settling(const struct tracker *t, const struct proc *p, double now)
+{
+	return p->under_rank && !p->named && now - p->born_time < t->opt->interval_ms / 1e3;
+}
+
+/*
  * The end of a drain: who the processes still here are, then their
  * records, in their order.
  */
 static void release_all_held(struct tracker *t)
 {
+	double now = tracker_now(t);
+
 	for (struct session *s = t->sessions; s; s = s->next)
 		for (struct proc *p = s->procs.first; p; p = p->next) {
 			identify_late(t, s, p);
-			if (p->held.count)
+			if (p->held.count && !settling(t, p, now))
 				release_held(t, s, p);
 		}
 }
@@ -910,8 +925,11 @@ static void mark_session(struct tracker *t, struct session *s, double now)
 		nalive += p->account;
 	period = effective_pss_period(t, nalive);
 	proc_table_for_each(&s->procs, p, tmp) {
-		if (!p->account)
+		if (!p->account || settling(t, p, now))
 			continue;
+		/* Records older than its first read come before it. */
+		if (p->held.count)
+			release_held(t, s, p);
 		if ((p->needs_sync || now - p->last_sync_time >= period) && !timed_sync(t, s, p))
 			continue;
 		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
