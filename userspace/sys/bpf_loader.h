@@ -35,8 +35,8 @@ struct bpf_tracer {
 /*
  * Load and attach every program (the uprobe programs of the opt-in modes
  * are attached per process by tracer_attach_uprobes; the maps of a mode
- * that is off are made as small as they can be). Only raw tracepoints and
- * uprobes: tracefs is not needed. fault_frame: user page faults' addresses
+ * that is off are made as small as they can be). The memory syscalls'
+ * tracepoints are found through tracefs (mounted if it is not). fault_frame: user page faults' addresses
  * come from their frames where found (find_fault_frame), else from
  * ma_fault_user. On failure nothing stays attached and err holds one line.
  */
