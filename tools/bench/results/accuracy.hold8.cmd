@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.O9ulH8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.O9ulH8/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.O9ulH8/runs/accuracy.hold8/stop   ||   memattr-bpf --job 24299 --output /tmp/memattr-bench.O9ulH8/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.eNXc04/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.eNXc04/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.eNXc04/runs/accuracy.hold8/stop   ||   memattr-bpf --job 23655 --output /tmp/memattr-bench.eNXc04/runs/accuracy.hold8/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.O9ulH8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.O9ulH8/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.O9ulH8/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 21535,21544 --output /tmp/memattr-bench.O9ulH8/runs/bpfstats.syscall/out
+/tmp/memattr-bench.eNXc04/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.eNXc04/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.eNXc04/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 20856,20863 --output /tmp/memattr-bench.eNXc04/runs/bpfstats.syscall/out

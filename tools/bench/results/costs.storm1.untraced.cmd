@@ -1,1 +1,1 @@
-/tmp/memattr-bench.O9ulH8/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.O9ulH8/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.O9ulH8/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.eNXc04/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.eNXc04/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.eNXc04/runs/costs.storm1.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.O9ulH8/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.O9ulH8/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.O9ulH8/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 15750 --output /tmp/memattr-bench.O9ulH8/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.eNXc04/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.eNXc04/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.eNXc04/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 15225 --output /tmp/memattr-bench.eNXc04/runs/costs.syscall.traced.4/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.O9ulH8/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.O9ulH8/runs/footprint.64/ready --stop-file /tmp/memattr-bench.O9ulH8/runs/footprint.64/stop   ||   memattr-bpf --job 8951 --output /tmp/memattr-bench.O9ulH8/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.eNXc04/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.eNXc04/runs/footprint.64/ready --stop-file /tmp/memattr-bench.eNXc04/runs/footprint.64/stop   ||   memattr-bpf --job 10001 --output /tmp/memattr-bench.eNXc04/runs/footprint.64/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.O9ulH8/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.O9ulH8/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.O9ulH8/runs/storm.2.0.0/go   ||   memattr-bpf --pid 12718,12721 --output /tmp/memattr-bench.O9ulH8/runs/storm.2.0.0/out
+/tmp/memattr-bench.eNXc04/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.eNXc04/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.eNXc04/runs/storm.2.0.0/go   ||   memattr-bpf --pid 13630,13633 --output /tmp/memattr-bench.eNXc04/runs/storm.2.0.0/out
