@@ -1,14 +1,14 @@
 #!/bin/bash
 # Commands a rank runs that end within a sample interval get no file: as
-# test_exited_child, but each rank first runs 100 short commands
-# (system("/bin/true"), a shell and the command, a few ms each) under
-# --interval 50, so about ten samples fall while they run. Each must be
+# test_exited_child, but each rank first runs 200 short commands
+# (system("/bin/true"), a shell and the command, a few ms each) at the
+# default --interval of 100 ms, so about eight samples fall while they
+# run, each with a command of every rank alive. Each must be
 # gone unread (README: a rank's command is first read once it has lived an
 # interval); the long-lived child, read once it has, keeps its own file
 # with its memory. Before that rule, each command alive at a sample got a
 # pid-<P>.csv of its own.
-CHILD_COMMANDS=100
-TOOL_ARGS=(--interval 50)
+CHILD_COMMANDS=200
 EXTRA_CHECK=check_only_children_files
 
 check_only_children_files() {
