@@ -1353,10 +1353,13 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 		return 0;
 	}
 	addr = frame_fault_addr(task, mm);
-	if (addr && c && c->kind == CTX_FAULT)
-		c->kind = CTX_NONE;	/* a kernel fault's address is not this one's */
-	else if (!addr && c && c->kind == CTX_FAULT)
-		addr = c->addr;		/* a kernel fault, or no frame known: the programs at entry */
+	/* What a program at a fault's entry noted: a kernel fault's, or every fault's without a frame. */
+	if (c && c->kind == CTX_FAULT) {
+		if (addr)
+			c->kind = CTX_NONE;	/* a user fault's own frame: that note is stale */
+		else
+			addr = c->addr;
+	}
 	if (addr) {
 		if (!c)
 			c = bpf_task_storage_get(&thread_ctxs, task, 0,
