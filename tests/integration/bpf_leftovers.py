@@ -88,7 +88,8 @@ def links_held_by(pid, want=None, prog_name=None):
         except OSError:
             continue
         name = names.get(int(info.get("prog_id", "-1")), "")
-        if name != prog_name if prog_name else not name.startswith("ma_"):
+        wanted = name == prog_name if prog_name else name.startswith("ma_")
+        if not wanted:
             continue
         kind = info.get("link_type", "?")
         counts[kind] = counts.get(kind, 0) + 1
