@@ -296,6 +296,42 @@ static void test_faults_after_the_total_read_set_apart(void **state)
 }
 
 /*
+ * A free after the VmRSS read of a sample, before the drain, is set apart
+ * too: the total still holds its pages, so they stay their owner's in that
+ * sample (not `unattributed`), and leave in the next. One before the read
+ * is in the sample.
+ */
+static void test_free_after_the_total_read_set_apart(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	mapped_by(LATER, ANON, 1 * MIB, APP_CODE + 0x20);
+	faults(LATER + 1, ANON, 256);
+	mapped_by(LATER + 2, ANON + 4 * MIB, 1 * MIB, APP_CODE + 0x20);
+	faults(LATER + 3, ANON + 4 * MIB, 256);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 2 * MIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 2 * MIB);
+
+	p->sample_mark_ns = LATER + 10;
+	p->sample_total = BASE_RSS + 1 * MIB;
+	/* Before the read: not in its total. */
+	proc_apply_syscall(p, &cls, sys(LATER + 5, NR_MUNMAP, ANON, 1 * MIB, 0, 0, 0, -1 * MIB, 0), 0);
+	/* After it: still in its total. */
+	proc_apply_syscall(p, &cls, sys(LATER + 20, NR_MUNMAP, ANON + 4 * MIB, 1 * MIB, 0, 0, 0,
+					-1 * MIB, 0), 0);
+	assert_null(regions_find(&p->regions, ANON + 4 * MIB));
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
+	assert_true(p->comps[COMP_APP].pss > 0);
+	assert_true(p->comps[COMP_APP].pss <= p->comps[COMP_APP].rss);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 3), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+}
+
+/*
  * A run's pages go to the regions that hold them, page by page; pages in no
  * region are counted as unplaced and ask for a fresh read of the maps.
  */
@@ -657,6 +693,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mmap_owner_is_caller_past_libc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faults_after_the_total_read_set_apart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_after_the_total_read_set_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_split_over_regions_and_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shmat_segment_is_its_callers, setup, teardown),

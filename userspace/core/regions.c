@@ -813,6 +813,15 @@ void regions_sync_end(struct region_table *t)
 	t->n = j;
 }
 
+void regions_rss_by_owner(const struct region_table *t, int64_t *rss, size_t ncomp)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct region *r = &t->r[i];
+
+		rss[r->owner < ncomp ? r->owner : COMP_UNATTRIBUTED] += r->rss;
+	}
+}
+
 void regions_sum(const struct region_table *t, int64_t *rss, int64_t *pss,
 		 size_t ncomp)
 {
