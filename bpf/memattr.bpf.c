@@ -45,6 +45,7 @@ struct thread_ctx {
 	__u64 user_sp;
 	__u64 brk_before;	/* NR_BRK: the break when the call began */
 	__s64 delta[MEMATTR_NR_MEMBERS];
+	__u64 changed_ns;	/* CTX_SYSCALL: when delta last moved, 0: not yet */
 	__u32 mpi_fn;		/* --mpi-calls: outermost MPI call in progress, 0: none */
 	__u32 mpi_depth;	/* nesting of probed MPI calls */
 	__u32 heap_kind;	/* --heap: outermost malloc-family call in progress (enum heap_kind) */
@@ -933,6 +934,7 @@ static __always_inline int syscall_enter(long nr)
 	if (nr == NR_SHMDT)
 		c->args[1] = segment_length(c->args[0]);
 	__builtin_memset(c->delta, 0, sizeof(c->delta));
+	c->changed_ns = 0;
 	return 0;
 }
 
@@ -1101,6 +1103,7 @@ static __always_inline int syscall_exit(long ret)
 	__builtin_memcpy(e->args, c->args, sizeof(e->args));
 	e->ret = ret;
 	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
+	e->changed_ns = c->changed_ns;
 	e->user_sp = c->user_sp;
 	e->mpi_fn = c->mpi_fn;
 	e->stack_len = 0;
@@ -1350,6 +1353,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 		return 0;	/* teardown: the process's last sample stands */
 	if (c && c->kind == CTX_SYSCALL) {
 		c->delta[member & 3] += delta;
+		c->changed_ns = bpf_ktime_get_boot_ns();
 		return 0;
 	}
 	addr = frame_fault_addr(task, mm);
@@ -1461,17 +1465,54 @@ static __always_inline void end_own_runs(struct task_struct *p)
 }
 
 /*
+ * A memory call of p in progress that has moved its counters already:
+ * what it moved so far, for the sample whose VmRSS read came after.
+ */
+static __always_inline void report_call_in_flight(struct task_struct *p, struct thread_ctx *c)
+{
+	struct ev_syscall *e;
+
+	if (c->kind != CTX_SYSCALL || !c->changed_ns)
+		return;
+	e = bpf_ringbuf_reserve(&events, EV_SYSCALL_NOSTACK_SIZE, 0);
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return;
+	}
+	fill_header(&e->h, EV_SYSCALL, p->tgid);
+	e->h.tid = p->pid;
+	e->nr = c->nr;
+	__builtin_memcpy(e->args, c->args, sizeof(e->args));
+	e->ret = 0;
+	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
+	e->changed_ns = c->changed_ns;
+	e->user_sp = 0;
+	e->nret = 0;
+	e->flags = EV_SYSCALL_IN_FLIGHT;
+	e->stack_len = 0;
+	e->mpi_fn = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
  * Run by user space (read of an iterator) before it drains the ring buffer
  * for a sample: every thread's run in progress goes out, so that a thread
- * that stopped faulting does not keep its pages from the sample.
+ * that stopped faulting does not keep its pages from the sample; and so
+ * does what a memory call in progress has freed so far.
  */
 SEC("iter/task")
 int ma_flush_runs(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
+	struct thread_ctx *c;
 
-	if (task && tgid_accounted(task->tgid))
-		end_own_runs(task);
+	if (!task || !tgid_accounted(task->tgid))
+		return 0;
+	c = bpf_task_storage_get(&thread_ctxs, task, 0, 0);
+	if (!c)
+		return 0;
+	end_runs(c, task->tgid, task->pid);
+	report_call_in_flight(task, c);
 	return 0;
 }
 

@@ -45,6 +45,12 @@
  * plugin MPI_Init loads is MPI_Init's growth, found on that stack.
  */
 #define EV_SYSCALL_SHARED_OBJECT	1
+/*
+ * Not the call's record but what it has moved so far: a memory call still
+ * in progress at a sample (a heap trim preempted on its way out), reported
+ * by ma_flush_runs. Its own record still comes at its exit.
+ */
+#define EV_SYSCALL_IN_FLIGHT		2
 
 enum ev_type {
 	EV_RSS = 1,	/* one kmem:rss_stat change, charged to an address */
@@ -122,6 +128,12 @@ struct ev_syscall {
 	__u64 args[6];
 	__s64 ret;
 	__s64 delta[MEMATTR_NR_MEMBERS];	/* bytes moved while inside the call */
+	/*
+	 * Boot time of the call's last counter change, 0: none. A call that
+	 * outlives a read of the process's VmRSS (preempted on its way out)
+	 * is placed against the read by its changes, not by its exit.
+	 */
+	__u64 changed_ns;
 	__u64 user_sp;
 	/*
 	 * Return addresses any uretprobe (ours or another tracer's) replaced

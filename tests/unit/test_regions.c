@@ -794,9 +794,10 @@ static void test_sync_exact(void **state)
 	regions_init(&t, 64);
 	assert_int_equal(regions_map(&t, 0x1000, 0x4000, COMP_APP, 0, NULL), 0);
 	assert_int_equal(regions_map(&t, 0x4000, 0x8000, COMP_STACK, 0, NULL), 0);
-	assert_false(regions_mixed(&t, 0x1000, 0x4000));
-	assert_true(regions_mixed(&t, 0x1000, 0x8000));
-	assert_false(regions_mixed(&t, 0x9000, 0xa000));
+	assert_false(regions_several(&t, 0x1000, 0x4000));
+	assert_true(regions_several(&t, 0x1000, 0x8000));
+	assert_true(regions_several(&t, 0x3000, 0x5000));
+	assert_false(regions_several(&t, 0x9000, 0xa000));
 	/* smaps says 16 KiB resident: by current rss (none) it would go by length. */
 	assert_int_equal(regions_sync(&t, 0x1000, 0x8000, 0x4000, 0x2000, COMP_UNATTRIBUTED, 0), 0);
 	assert_int_equal(regions_sync_exact(&t, 0x1000, 0x8000, 0x2000, fake_resident, NULL, 42), 0);

@@ -156,6 +156,32 @@ const struct code_map *proc_code_map(const struct proc *p, uint64_t addr)
 	return NULL;
 }
 
+/* An entry to count page by page at the end of the read; now if that cannot wait. */
+static void count_split_later(struct proc_sync_state *s, const struct vma_info *v)
+{
+	if (s->nsplit == s->split_cap) {
+		size_t cap = s->split_cap ? 2 * s->split_cap : 8;
+		struct split_entry *m = realloc(s->split, cap * sizeof(*m));
+
+		if (!m) {
+			regions_sync_exact(&s->p->regions, v->start, v->end, (int64_t)v->pss,
+					   s->resident, s->p, boot_clock_ns());
+			return;
+		}
+		s->split = m;
+		s->split_cap = cap;
+	}
+	s->split[s->nsplit++] = (struct split_entry){ v->start, v->end, (int64_t)v->pss };
+}
+
+/* The counts count_split_later put off, each stamped when it begins. */
+static void count_split(struct proc_sync_state *s)
+{
+	for (size_t i = 0; i < s->nsplit; i++)
+		regions_sync_exact(&s->p->regions, s->split[i].start, s->split[i].end,
+				   s->split[i].pss, s->resident, s->p, boot_clock_ns());
+}
+
 int proc_sync_vma(const struct vma_info *v, void *arg)
 {
 	struct proc_sync_state *s = arg;
@@ -185,10 +211,9 @@ int proc_sync_vma(const struct vma_info *v, void *arg)
 	 * read would count its pages twice).
 	 */
 	regions_set_counted(&p->regions, v->start, v->end, boot_clock_ns());
-	/* Anonymous mappings of several owners merged into one entry (or the brk heap): count pages. */
-	if (s->resident && v->path[0] != '/' && regions_mixed(&p->regions, v->start, v->end))
-		regions_sync_exact(&p->regions, v->start, v->end, v->pss, s->resident, p,
-				   boot_clock_ns());
+	/* Anonymous mappings merged into one entry (or the brk heap): count pages. */
+	if (s->resident && v->path[0] != '/' && regions_several(&p->regions, v->start, v->end))
+		count_split_later(s, v);
 	/* Known regions keep their flags; protection is the kernel's to say. */
 	regions_set_flags(&p->regions, v->start, v->end, REGION_EXEC, v->perms[2] == 'x');
 	/*
@@ -256,6 +281,9 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 	struct proc *p = s->p;
 
 	regions_sync_end(&p->regions);
+	if (ok)
+		count_split(s);
+	free(s->split);
 	if (!ok) {
 		for (size_t i = 0; i < s->nmaps; i++)
 			free(s->maps[i].path);
@@ -747,18 +775,75 @@ static int64_t *component_rss(const struct proc *p)
 }
 
 /*
+ * A free still in progress at a sample (EV_SYSCALL_IN_FLIGHT): its range
+ * and what it has freed, kept for proc_account when it freed before the
+ * sample's VmRSS read (preempted since, its record comes late). Other calls
+ * in progress only say where memory is placed, which can wait for them.
+ */
+static void note_in_flight(struct proc *p, const struct ev_syscall *e)
+{
+	uint64_t start = e->args[0], end = start + page_up(e->args[1]);
+	int64_t delta = sum_delta(e);
+
+	if (!p->sample_mark_ns || e->changed_ns > p->sample_mark_ns || delta >= 0)
+		return;
+	if (e->nr == NR_BRK) {
+		start = page_up(e->args[0]);
+		end = page_up(p->brk_cur);
+	} else if (e->nr != NR_MUNMAP && e->nr != NR_MADVISE) {
+		return;
+	}
+	if (start >= end || p->flight.valid)
+		return;
+	p->flight.valid = true;
+	p->flight.tid = e->h.tid;
+	p->flight.start = start;
+	p->flight.end = end;
+	p->flight.delta = delta;
+}
+
+/* What p->flight took from each component, set apart from the sample as a late change is. */
+static void set_apart_flight(struct proc *p)
+{
+	struct region_table copy = { 0 };
+	int64_t *before = component_rss(p), *after = calloc(p->ncomps, sizeof(*after));
+
+	if (before && after && !regions_copy(&copy, &p->regions)) {
+		regions_charge_range(&copy, p->flight.start, p->flight.end, p->flight.delta);
+		regions_rss_by_owner(&copy, after, p->ncomps);
+		for (size_t i = 0; i < p->ncomps; i++)
+			p->late_rss[i] += before[i] - after[i];
+	}
+	regions_free(&copy);
+	free(after);
+	free(before);
+}
+
+/*
  * A syscall after the VmRSS read of a sample in progress (a free, a heap
  * trim, an owner given) is set apart from that sample, as a late fault is:
  * the sample shows the regions as they were at the read. Applied into it, a
  * free just after the read would leave its pages in VmRSS and in no
  * component: `unattributed` for one sample (10-19 MiB a rank in LULESH,
- * whose cycles free their temporaries).
+ * whose cycles free their temporaries). A call is placed by its last
+ * counter change, not its exit: one preempted on its way out had freed
+ * before the read.
  */
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 			const struct ev_syscall *e, double when)
 {
-	bool late = p->sample_mark_ns && e->h.ts_ns > p->sample_mark_ns && p->ncomps;
-	int64_t *before = late ? component_rss(p) : NULL, *after;
+	uint64_t ts = e->changed_ns ? e->changed_ns : e->h.ts_ns;
+	bool late = p->sample_mark_ns && ts > p->sample_mark_ns && p->ncomps;
+	int64_t *before, *after;
+
+	if (e->flags & EV_SYSCALL_IN_FLIGHT) {
+		note_in_flight(p, e);
+		return;
+	}
+	/* The call in progress has ended: its record says all. */
+	if (p->flight.valid && e->h.tid == p->flight.tid)
+		p->flight.valid = false;
+	before = late ? component_rss(p) : NULL;
 
 	apply_syscall(p, cls, e, when);
 	if (!before)
@@ -865,6 +950,11 @@ int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss
 		return -ENOMEM;
 	}
 	regions_sum(&p->regions, rss, pss, n);
+	if (p->flight.valid) {
+		if (p->sample_mark_ns)
+			set_apart_flight(p);
+		p->flight.valid = false;
+	}
 	if (p->sample_mark_ns) {
 		/*
 		 * Set apart what came after the VmRSS read (proc_mark_sample):

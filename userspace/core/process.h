@@ -129,6 +129,17 @@ struct proc {
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
 	int64_t *late_rss;		/* indexed by comp_id, ncomps entries */
+	/*
+	 * A free in progress at the sample that freed before its VmRSS read
+	 * (EV_SYSCALL_IN_FLIGHT): taken from the sample's components unless
+	 * the call's own record comes before proc_account.
+	 */
+	struct {
+		bool valid;
+		uint32_t tid;
+		uint64_t start, end;
+		int64_t delta;
+	} flight;
 
 	/*
 	 * Runs of faults (ev_run) carry an epoch, not a time: the last reads'
@@ -167,6 +178,12 @@ void proc_release_mm(struct proc *p);
  */
 int proc_sync(struct proc *p, const struct classifier *cls, double now);
 
+/* An smaps entry over several regions, counted page by page (proc_sync_state). */
+struct split_entry {
+	uint64_t start, end;
+	int64_t pss;
+};
+
 /*
  * The same from figures already read: begin (boot_ns: the event clock at
  * the read; older events are in it), one call per mapping in address
@@ -182,10 +199,18 @@ struct proc_sync_state {
 	comp_id prev_owner;
 	/*
 	 * Resident bytes of [start, end) counted page by page (pagemap), for
-	 * anonymous entries the kernel merged from several owners' mappings;
+	 * anonymous entries the kernel merged from several mappings;
 	 * NULL (unit tests) keeps the estimate.
 	 */
 	int64_t (*resident)(void *proc, uint64_t start, uint64_t end);
+	/*
+	 * Those entries, counted once the whole file is read: a count takes
+	 * milliseconds, and the kernel has already written the next entries
+	 * (read ahead), whose figures would then be taken as newer than they
+	 * are (faults meanwhile lost until the next read).
+	 */
+	struct split_entry *split;
+	size_t nsplit, split_cap;
 };
 struct vma_info;
 void proc_sync_begin(struct proc_sync_state *s, struct proc *p,

@@ -738,16 +738,11 @@ int regions_sync(struct region_table *t, uint64_t start, uint64_t end,
 	return 0;
 }
 
-bool regions_mixed(const struct region_table *t, uint64_t start, uint64_t end)
+bool regions_several(const struct region_table *t, uint64_t start, uint64_t end)
 {
 	size_t i = first_above(t, start);
 
-	if (i >= t->n || t->r[i].start >= end)
-		return false;
-	for (size_t j = i + 1; j < t->n && t->r[j].start < end; j++)
-		if (t->r[j].owner != t->r[i].owner)
-			return true;
-	return false;
+	return i + 1 < t->n && t->r[i].start < end && t->r[i + 1].start < end;
 }
 
 int regions_sync_exact(struct region_table *t, uint64_t start, uint64_t end, int64_t pss,

@@ -109,13 +109,16 @@ int regions_sync(struct region_table *t, uint64_t start, uint64_t end,
 		 int64_t rss, int64_t pss, comp_id owner_if_new, uint16_t flags);
 
 /*
- * Whether [start, end) (one smaps entry) holds regions of more than one
- * owner: the kernel merged adjacent anonymous mappings (a library's block
- * next to the program's), and its one figure cannot be split by estimate --
- * a split by the regions' current rss goes wrong whenever the events of a
- * mapping still being filled lag behind the read.
+ * Whether [start, end) (one smaps entry) holds more than one region: the
+ * kernel merged adjacent anonymous mappings (a library's block next to the
+ * program's, a program's arrays side by side), and its one figure cannot
+ * be split by estimate -- a split by the regions' current rss goes wrong
+ * whenever the events of a mapping still being filled lag behind the read.
+ * Between owners that is at once a wrong component; within one owner it
+ * shows when a region is unmapped and takes its wrong figure with it
+ * (LULESH: 2-3 MiB lost or kept a rank until the next read).
  */
-bool regions_mixed(const struct region_table *t, uint64_t start, uint64_t end);
+bool regions_several(const struct region_table *t, uint64_t start, uint64_t end);
 
 /*
  * After regions_sync of [start, end): set each region's rss to what
