@@ -392,6 +392,30 @@ static void test_free_in_flight_at_the_sample(void **state)
 	assert_int_equal(rss_of("unattributed"), 132 * KIB);
 }
 
+/*
+ * A read overtook two requests that the kernel merged into one entry: the
+ * requests cut its region in parts whose figures are shares by length, so
+ * the next sample reads the mappings again (where the parts are counted);
+ * at most once a second.
+ */
+static void test_stale_requests_split_a_read_entry(void **state)
+{
+	(void)state;
+	sync_with(ANON, 2 * MIB, 1 * MIB, false);
+	assert_false(p->needs_sync);
+	proc_apply_syscall(p, &cls, anon_mmap(EARLIER, ANON, 1 * MIB, 0, 1, APP_CODE + 0x20, 0),
+			   0.5);
+	assert_true(p->needs_sync);
+	assert_int_equal(regions_find(&p->regions, ANON)->owner, COMP_APP);
+	sync_with(ANON, 2 * MIB, 1 * MIB, false);
+	proc_apply_syscall(p, &cls, anon_mmap(EARLIER + 1, ANON + 1 * MIB, 1 * MIB, 0, 1,
+					      APP_CODE + 0x20, 0), 0.6);
+	assert_false(p->needs_sync);
+	proc_apply_syscall(p, &cls, anon_mmap(EARLIER + 2, ANON + 512 * KIB, 64 * KIB, 0, 1,
+					      APP_CODE + 0x20, 0), 1.6);
+	assert_true(p->needs_sync);
+}
+
 /* Pages resident in each of the two mappings of test_split_entry_counted_page_by_page. */
 static int64_t resident_of_two(void *proc, uint64_t start, uint64_t end)
 {
@@ -796,6 +820,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_free_after_the_total_read_set_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_entry_counted_page_by_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_in_flight_at_the_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_requests_split_a_read_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_split_over_regions_and_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shmat_segment_is_its_callers, setup, teardown),

@@ -36,6 +36,7 @@ struct proc *proc_new(pid_t pid, double now)
 	p->alive = true;
 	p->born_time = now;
 	p->needs_sync = true;
+	p->split_sync_time = -SPLIT_SYNC_S;
 	regions_init(&p->regions, PROC_MAX_REGIONS);
 	code_reader_init(&p->code, pid);
 	return p;
@@ -621,12 +622,31 @@ static void apply_mprotect(struct proc *p, const struct classifier *cls,
 }
 
 /*
+ * A read that overtook a request (its record was still being written: the
+ * kernel side copies the stack, and can be preempted meanwhile) saw its
+ * mapping merged with the neighbours', one figure for all. Cut into
+ * parts now, each part gets a share by length, and an unmap of one takes
+ * a wrong figure with it (LULESH: 1.6 MiB a rank until the next read,
+ * seconds later on 8 ranks). The next sample reads the mappings again,
+ * where the parts are counted page by page; at most once a second
+ * (SPLIT_SYNC_S).
+ */
+static bool splits_a_read_region(struct proc *p, uint64_t start, uint64_t end)
+{
+	const struct region *lo = regions_find(&p->regions, start);
+	const struct region *hi = start < end ? regions_find(&p->regions, end - 1) : NULL;
+
+	return (lo && lo->start < start && !(lo->flags & REGION_FROM_EVENT)) ||
+	       (hi && hi->end > end && !(hi->flags & REGION_FROM_EVENT));
+}
+
+/*
  * An event older than the last smaps read: the read already shows the
  * mappings and what is resident in them, but not who asked for them. Give
  * what the read left unowned to the requester, and keep the break current.
  */
 static void apply_stale(struct proc *p, const struct classifier *cls,
-			const struct ev_syscall *e)
+			const struct ev_syscall *e, double when)
 {
 	int mflags = (int)e->args[3];
 	uint64_t start, end, old;
@@ -678,6 +698,10 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 	}
 	if (owner == COMP_UNATTRIBUTED)
 		return;
+	if (splits_a_read_region(p, start, end) && when - p->split_sync_time >= SPLIT_SYNC_S) {
+		p->needs_sync = true;
+		p->split_sync_time = when;
+	}
 	regions_set_owner(&p->regions, start, end, owner, true);
 	if (fn)
 		regions_set_mpi_fn(&p->regions, start, end, fn);
@@ -720,7 +744,7 @@ static void apply_syscall(struct proc *p, const struct classifier *cls,
 	if (e->ret < 0 && e->ret > -4096)
 		return;		/* failed: nothing mapped, nothing moved */
 	if (e->h.ts_ns < p->sync_boot_ns) {
-		apply_stale(p, cls, e);
+		apply_stale(p, cls, e, when);
 		return;
 	}
 	/* Memory given back is charged while its region still exists. */

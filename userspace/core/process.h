@@ -88,6 +88,8 @@ struct proc {
 	uint64_t brk_cur;		/* current program break, 0 when unknown */
 	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
 	double last_sync_time;
+	double split_sync_time;		/* the last read asked by a stale request's split */
+#define SPLIT_SYNC_S	1.0		/* at most one such read in this many seconds */
 	bool needs_sync;
 	bool image_unread;		/* exec'ed, its mappings not read yet: no region is known */
 	struct pending_owner pending[PROC_MAX_PENDING];
