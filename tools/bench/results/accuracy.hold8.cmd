@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.eNXc04/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.eNXc04/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.eNXc04/runs/accuracy.hold8/stop   ||   memattr-bpf --job 23655 --output /tmp/memattr-bench.eNXc04/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.nfcNw0/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.nfcNw0/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.nfcNw0/runs/accuracy.hold8/stop   ||   memattr-bpf --job 15093 --output /tmp/memattr-bench.nfcNw0/runs/accuracy.hold8/out

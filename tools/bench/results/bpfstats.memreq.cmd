@@ -1,1 +1,1 @@
-/tmp/memattr-bench.eNXc04/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.eNXc04/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.eNXc04/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 21160,21169 --output /tmp/memattr-bench.eNXc04/runs/bpfstats.memreq/out
+/tmp/memattr-bench.nfcNw0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.nfcNw0/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 12813,12820 --output /tmp/memattr-bench.nfcNw0/runs/bpfstats.memreq/out

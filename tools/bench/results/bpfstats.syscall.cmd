@@ -1,1 +1,1 @@
-/tmp/memattr-bench.eNXc04/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.eNXc04/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.eNXc04/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 20856,20863 --output /tmp/memattr-bench.eNXc04/runs/bpfstats.syscall/out
+/tmp/memattr-bench.nfcNw0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.nfcNw0/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 12494,12501 --output /tmp/memattr-bench.nfcNw0/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.eNXc04/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.eNXc04/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.eNXc04/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 15748 --output /tmp/memattr-bench.eNXc04/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.nfcNw0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.nfcNw0/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 7400 --output /tmp/memattr-bench.nfcNw0/runs/costs.memreq.traced.4/out

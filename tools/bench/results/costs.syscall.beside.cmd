@@ -1,1 +1,1 @@
-/tmp/memattr-bench.eNXc04/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.eNXc04/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.eNXc04/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 14910 --output /tmp/memattr-bench.eNXc04/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.nfcNw0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.nfcNw0/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 6531 --output /tmp/memattr-bench.nfcNw0/runs/costs.syscall.beside.4/out
