@@ -2,7 +2,7 @@
 # Launch mode, as a user runs it under sudo: `memattr-bpf -- mpirun ...` with
 # SUDO_UID/SUDO_GID set must run the command as that user, not as root (the
 # ranks' log files must be owned by the user; Open MPI also refuses to run as
-# root), trace it from the start, and exit 0 when it ends. The CSVs get the
+# root), trace it from the start, and exit with its exit status when it ends. The CSVs get the
 # same contract and ground-truth checks as an attach.
 source "$(dirname "$0")/lib.sh"
 
@@ -61,5 +61,22 @@ awk -v t="$took" 'BEGIN { exit !(t < 5) }' ||
 	fail "the tool ended ${took} s after it started a 0.3 s command: it waited for its next sample (--interval 10000)"
 grep -qx 'finished,1' "$TMPD/out-short/run_info.csv" ||
 	fail "the short run's run_info.csv does not say finished,1: $(cat "$TMPD/out-short/run_info.csv")"
+check_no_bpf_leftovers
+
+# A batch script sees its job fail through the tool: the tool exits with
+# the command's status (128 + N for signal N), once every file is written.
+for want in 3 137; do
+	case $want in
+	3) cmd='exit 3' ;;
+	137) cmd='kill -KILL $$' ;;
+	esac
+	rc=0
+	"${SUDO_ENV[@]}" timeout 60 "$MEMATTR_BIN" --output "$TMPD/out-rc$want" -- sh -c "$cmd" \
+		>"$TMPD/rc$want.out" 2>"$TMPD/rc$want.err" || rc=$?
+	[ "$rc" = "$want" ] ||
+		fail "a command ending with status $want ('$cmd'): the tool exited $rc: $(cat "$TMPD/rc$want.err")"
+	grep -qx 'finished,1' "$TMPD/out-rc$want/run_info.csv" ||
+		fail "after a command ending with status $want, run_info.csv does not say finished,1"
+done
 check_no_bpf_leftovers
 pass

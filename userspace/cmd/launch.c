@@ -110,3 +110,22 @@ int launch_reap(struct launch *l, int *status)
 	l->pid = -1;
 	return 1;
 }
+
+int launch_exit_code(const char *cmd, int status)
+{
+	int code = 0;
+
+	if (WIFEXITED(status))
+		code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		code = 128 + WTERMSIG(status);
+	if (!code)
+		return 0;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "memattr-bpf: %s was killed by signal %d (every file was written)\n",
+			cmd, WTERMSIG(status));
+	else
+		fprintf(stderr, "memattr-bpf: %s exited with status %d (every file was written)\n",
+			cmd, code);
+	return code;
+}

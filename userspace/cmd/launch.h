@@ -21,4 +21,11 @@ void launch_abort(struct launch *l);
 /* Reap the child if it exited; its status through *status. 1 when reaped. */
 int launch_reap(struct launch *l, int *status);
 
+/*
+ * The tool's exit status once its command ended and every file is written:
+ * the command's own (128 + N for signal N), as time(1) and strace give it,
+ * so a batch script still sees its job fail. One line says so when not 0.
+ */
+int launch_exit_code(const char *cmd, int status);
+
 #endif

@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 	struct tracker t;
 	struct session *s;
 	char *cmdline = NULL;
-	int ret, status, child_fd = -1;
+	int ret, status, exit_code, child_fd = -1;
 
 	/* Reading a run's CSVs needs no root and no BPF: dispatch before anything else. */
 	if (argc >= 2 && !strcmp(argv[1], "report"))
@@ -403,14 +403,16 @@ int main(int argc, char **argv)
 			(unsigned long long)t.output_errors, t.output_errors == 1 ? "" : "s", outdir);
 		ret = -1;
 	}
-	launch_reap(&child, &status);
+	exit_code = ret ? EXIT_FAILURE : 0;
+	if (launch_reap(&child, &status) && !ret)
+		exit_code = launch_exit_code(opt.cmd[0], status);
 	if (child_fd >= 0)
 		close(child_fd);
 	pid_list_free(&pids);
 	spec_free(&specs);
 	cli_free(&opt);
 	free(cmdline);
-	return ret ? EXIT_FAILURE : 0;
+	return exit_code;
 
 refuse:
 	/* Nothing attached or created yet; what was read is freed (the sanitizers' leak check). */
