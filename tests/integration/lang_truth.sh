@@ -6,6 +6,7 @@
 #
 #   truth_attached NP PREFIX TOL PROG ARGS...   (ARGS may use @LOGS@, @GO@)
 #   truth_launched NP PREFIX TOL PROG ARGS...
+# Both pass the tool the options in TOOL_ARGS, if set.
 # truth_attached is truth_start_job (the job, up to its ready line; extra
 # launcher options in TRUTH_MPIRUN_ARGS) then truth_attach_check (attach by
 # --job, release the job, check), so a test can look at the running ranks
@@ -116,7 +117,8 @@ truth_launched() {
 	fresh_logs launched
 	expand_args "$@"
 	local out=$TMPD/out.launched extra
-	TOOL_ERR_NAME=tool.err.launched launch_under_tool "$out" "$np" -- "${EXPANDED[@]}"
+	TOOL_ERR_NAME=tool.err.launched launch_under_tool "$out" "$np" \
+		${TOOL_ARGS[@]+"${TOOL_ARGS[@]}"} -- "${EXPANDED[@]}"
 	wait_ranks "$np" 30
 	wait_events "$prefix" ready "$np" 30
 	start_sampler "$TMPD/sampler.csv"

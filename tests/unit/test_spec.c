@@ -6,6 +6,7 @@
  * Run from tests/unit (paths below are relative to it).
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -154,13 +155,15 @@ static void test_errors(void **state)
 	expect_error(FIX "bad/offset_sign.spec",
 		     FIX "bad/offset_sign.spec:2: want 'function NAME +OFFSET HEXBYTES' (offset 1-16, and at least that many bytes of hex, at most 16), got '9 4885ff'");
 	expect_error(FIX "bad/forward_kind.spec",
-		     FIX "bad/forward_kind.spec:2: want 'forward library GLOB' or 'forward function GLOB'");
+		     FIX "bad/forward_kind.spec:2: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'");
 	expect_error(FIX "bad/forward_missing.spec",
-		     FIX "bad/forward_missing.spec:1: want 'forward library GLOB' or 'forward function GLOB'");
+		     FIX "bad/forward_missing.spec:1: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'");
 	expect_error(FIX "bad/forward_extra.spec",
-		     FIX "bad/forward_extra.spec:3: want 'forward library GLOB' or 'forward function GLOB'");
+		     FIX "bad/forward_extra.spec:3: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'");
 	expect_error(FIX "bad/forward_path.spec",
-		     FIX "bad/forward_path.spec:1: want 'forward library GLOB' or 'forward function GLOB'");
+		     FIX "bad/forward_path.spec:1: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'");
+	expect_error(FIX "bad/forward_allocator_short.spec",
+		     FIX "bad/forward_allocator_short.spec:2: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'");
 	expect_error(FIX "nope.spec", FIX "nope.spec: No such file or directory");
 	expect_error(FIX "good", FIX "good: Is a directory");
 }
@@ -172,11 +175,12 @@ static void test_errors(void **state)
 static void test_forward(void **state)
 {
 	struct spec_set s;
+	int allocators = 0;
 
 	(void)state;
 	spec_init(&s);
 	assert_int_equal(spec_load_file(&s, FIX "forward.spec", err, sizeof(err)), 0);
-	assert_int_equal(s.n, 5);
+	assert_int_equal(s.n, 6);
 	assert_int_equal(s.rules[0].kind, SPEC_FORWARD_LIBRARY);
 	assert_string_equal(s.rules[0].pattern, "libucm.so");
 	assert_string_equal(s.rules[0].component, "");
@@ -186,6 +190,15 @@ static void test_forward(void **state)
 	assert_string_equal(s.rules[3].pattern, "ofi_intercept_*");
 	assert_string_equal(s.rules[3].component, "");
 	assert_int_equal(s.rules[4].kind, SPEC_FORWARD_LIBRARY);
+	assert_int_equal(s.rules[5].kind, SPEC_FORWARD_ALLOCATOR);
+	assert_string_equal(s.rules[5].pattern, "my_new*");
+	assert_string_equal(s.rules[5].library, "libmyalloc.so");
+	assert_string_equal(s.rules[5].component, "");
+	/* An allocator is looked for in its library only, and forwards like a forward function. */
+	assert_true(spec_allocator_in(&s.rules[5], "/opt/lib/libmyalloc.so.2"));
+	assert_false(spec_allocator_in(&s.rules[5], "/opt/lib/libother.so"));
+	assert_false(spec_allocator_in(&s.rules[1], "/opt/lib/libmyalloc.so"));
+	assert_true(spec_forwards_function(&s, "my_new_aligned"));
 
 	assert_true(spec_forwards_library(&s, "/usr/lib/x86_64-linux-gnu/libucm.so.0.0.0"));
 	assert_true(spec_forwards_library(&s, "libjemalloc.so.2"));
@@ -213,6 +226,12 @@ static void test_forward(void **state)
 	assert_true(spec_forwards_function(&s, "_ZnamRKSt9nothrow_t"));
 	assert_true(spec_forwards_function(&s, "_ZnwmSt11align_val_t"));
 	assert_false(spec_forwards_function(&s, "_ZNSt6vectorIdSaIdEEC2Ev"));
+	/* ... and --heap counts operator new's blocks at its callers: it probes them in libstdc++. */
+	for (size_t i = 0; i < s.n; i++)
+		if (s.rules[i].kind == SPEC_FORWARD_ALLOCATOR && !fnmatch(s.rules[i].pattern, "_Znwm", 0) &&
+		    spec_allocator_in(&s.rules[i], "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+			allocators++;
+	assert_int_equal(allocators, 1);
 	assert_false(spec_forwards_function(&s, "_ZdlPv"));	/* delete frees, asks for nothing */
 	assert_true(spec_forwards_library(&s, "/usr/lib/x86_64-linux-gnu/libucm.so.0"));
 	assert_false(spec_forwards_library(&s, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"));

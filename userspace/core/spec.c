@@ -32,8 +32,10 @@ void spec_init(struct spec_set *set)
 static void rule_free(struct spec_rule *r)
 {
 	free(r->pattern);
+	free(r->library);
 	free(r->file);
 	r->pattern = NULL;
+	r->library = NULL;
 	r->file = NULL;
 }
 
@@ -177,25 +179,35 @@ static int parse_offset(struct spec_rule *r, const char *off, const char *hex)
 }
 
 /*
- * "forward library GLOB" / "forward function GLOB": code that only passes
- * memory requests on. It names no component, so it may stand anywhere.
+ * "forward library GLOB" / "forward function GLOB" / "forward allocator
+ * LIBGLOB FUNCGLOB": code that only passes memory requests on. It names no
+ * component, so it may stand anywhere.
  */
 static int parse_forward(struct spec_set *set, char **tok, int n, const char *path,
 			 int lineno, char *err, size_t errlen)
 {
+	bool allocator = n == 4 && !strcmp(tok[1], "allocator");
 	enum spec_kind kind;
 
-	if (n != 3 || (strcmp(tok[1], "library") && strcmp(tok[1], "function"))) {
-		set_err(err, errlen, "%s:%d: want 'forward library GLOB' or 'forward function GLOB'",
+	if (!allocator && (n != 3 || (strcmp(tok[1], "library") && strcmp(tok[1], "function")))) {
+		set_err(err, errlen, "%s:%d: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'",
 			path, lineno);
 		return -1;
 	}
-	kind = !strcmp(tok[1], "library") ? SPEC_FORWARD_LIBRARY : SPEC_FORWARD_FUNCTION;
-	if (add_rule(set, kind, tok[2], "", path, lineno)) {
-		set_err(err, errlen, "%s:%d: %s", path, lineno, strerror(ENOMEM));
-		return -1;
+	if (allocator)
+		kind = SPEC_FORWARD_ALLOCATOR;
+	else
+		kind = !strcmp(tok[1], "library") ? SPEC_FORWARD_LIBRARY : SPEC_FORWARD_FUNCTION;
+	if (add_rule(set, kind, tok[n - 1], "", path, lineno))
+		goto nomem;
+	if (allocator && !(set->rules[set->n - 1].library = strdup(tok[2]))) {
+		rule_free(&set->rules[--set->n]);
+		goto nomem;
 	}
 	return 0;
+nomem:
+	set_err(err, errlen, "%s:%d: %s", path, lineno, strerror(ENOMEM));
+	return -1;
 }
 
 static int parse_line(struct spec_set *set, char *line, const char *path, int lineno,
@@ -414,13 +426,29 @@ bool spec_forwards_library(const struct spec_set *set, const char *path)
 	return false;
 }
 
+bool spec_allocator_in(const struct spec_rule *r, const char *path)
+{
+	const char *base;
+
+	if (r->kind != SPEC_FORWARD_ALLOCATOR || !path || !path[0])
+		return false;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return base[0] && library_match(r->library, base);
+}
+
+/* An allocator's functions forward like a forward function's, in whichever file. */
+static bool forwards_functions(const struct spec_rule *r)
+{
+	return r->kind == SPEC_FORWARD_FUNCTION || r->kind == SPEC_FORWARD_ALLOCATOR;
+}
+
 bool spec_forwards_function(const struct spec_set *set, const char *name)
 {
 	if (!name || !name[0])
 		return false;
 	for (size_t i = 0; i < set->n; i++)
-		if (set->rules[i].kind == SPEC_FORWARD_FUNCTION &&
-		    !fnmatch(set->rules[i].pattern, name, 0))
+		if (forwards_functions(&set->rules[i]) && !fnmatch(set->rules[i].pattern, name, 0))
 			return true;
 	return false;
 }
@@ -428,7 +456,7 @@ bool spec_forwards_function(const struct spec_set *set, const char *name)
 bool spec_has_forward_functions(const struct spec_set *set)
 {
 	for (size_t i = 0; i < set->n; i++)
-		if (set->rules[i].kind == SPEC_FORWARD_FUNCTION)
+		if (forwards_functions(&set->rules[i]))
 			return true;
 	return false;
 }

@@ -19,6 +19,13 @@
  *                         requests on (libucm.so): never the requester
  *   forward function GLOB frames in a function whose ELF symbol matches GLOB
  *                         only pass requests on (_Znwm, _Znw*)
+ *   forward allocator LIBGLOB FUNCGLOB
+ *                         functions matching FUNCGLOB in a library matching
+ *                         LIBGLOB are malloc-like front ends (the size their
+ *                         first argument, the block their return value):
+ *                         they forward as `forward function FUNCGLOB` does,
+ *                         and --heap probes them, so their blocks are
+ *                         counted at their callers (C++ operator new)
  *
  * forward lines name no component: they may stand anywhere in a file.
  *
@@ -40,11 +47,13 @@ enum spec_kind {
 	SPEC_THREAD,
 	SPEC_FORWARD_LIBRARY,	/* component "" */
 	SPEC_FORWARD_FUNCTION,	/* component "" */
+	SPEC_FORWARD_ALLOCATOR,	/* component ""; pattern: the functions, library: their file */
 };
 
 struct spec_rule {
 	enum spec_kind kind;
 	char *pattern;
+	char *library;	/* SPEC_FORWARD_ALLOCATOR: the library glob, else NULL */
 	char component[SPEC_NAME_MAX];
 	char *file;	/* where it was declared, for messages */
 	int line;
@@ -83,7 +92,10 @@ const char *spec_component_for_thread(const struct spec_set *set, const char *co
 /* Whether the file at path is a forwarding library (a forward library rule). */
 bool spec_forwards_library(const struct spec_set *set, const char *path);
 
-/* Whether function name (an ELF symbol) only forwards (a forward function rule). */
+/* Whether the allocator rule r's library glob matches the mapped file at path. */
+bool spec_allocator_in(const struct spec_rule *r, const char *path);
+
+/* Whether function name (an ELF symbol) only forwards (a forward function or allocator rule). */
 bool spec_forwards_function(const struct spec_set *set, const char *name);
 bool spec_has_forward_functions(const struct spec_set *set);
 

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,16 @@ int probes_init(struct probes *pr, const struct spec_set *specs, const struct mp
 		const struct spec_rule *r = &specs->rules[i];
 		enum heap_kind kind;
 
+		if (heap && r->kind == SPEC_FORWARD_ALLOCATOR) {
+			const struct spec_rule **v = realloc(pr->allocators,
+							     (pr->nallocators + 1) * sizeof(*v));
+
+			if (!v)
+				goto nomem;
+			pr->allocators = v;
+			v[pr->nallocators++] = r;
+			continue;
+		}
 		if (r->kind != SPEC_FUNCTION)
 			continue;
 		if (mpi_calls && !strcmp(r->component, "mpi")) {
@@ -150,6 +161,7 @@ void probes_free(struct probes *pr)
 	for (size_t i = 0; i < pr->nfiles; i++)
 		elfsym_free(&pr->files[i]);
 	free(pr->targets);
+	free(pr->allocators);
 	memset(pr, 0, sizeof(*pr));
 }
 
@@ -368,6 +380,52 @@ void probes_prewarm(struct probes *pr, struct bpf_tracer *bpf, const struct spec
 	}
 }
 
+/* Add a probe unless one is at that offset already (aliases: one address, several names). */
+static void batch_add_once(struct probe_batch *b, const struct probe_target *tg, uint64_t off)
+{
+	for (size_t k = 0; k < b->n[0]; k++)
+		if (b->off[0][k] == off)
+			return;
+	batch_add(b, tg, off);
+}
+
+/* Does --heap probe `forward allocator` functions in the file at path of p now? */
+static bool in_allocator_file(const struct probes *pr, const struct proc *p, const char *path)
+{
+	if (!pr->heap || p->heap_deferred)
+		return false;
+	for (size_t i = 0; i < pr->nallocators; i++)
+		if (spec_allocator_in(pr->allocators[i], path))
+			return true;
+	return false;
+}
+
+/*
+ * The `forward allocator` functions the file defines, probed as malloc is:
+ * the size first, the block returned. The outermost call of a thread is
+ * the one counted, so a block from operator new counts once, at new's
+ * caller, and the malloc inside it is not counted again.
+ */
+static void add_allocators(const struct probes *pr, struct probe_batch *b,
+			   const struct elfsym_table *syms, const char *path)
+{
+	static const struct probe_target allocator = { .cookie = HEAP_MALLOC };
+
+	for (size_t i = 0; i < pr->nallocators; i++) {
+		const struct spec_rule *r = pr->allocators[i];
+
+		if (!spec_allocator_in(r, path))
+			continue;
+		for (size_t f = 0; f < syms->nfuncs; f++) {
+			uint64_t entry;
+
+			if (!fnmatch(r->pattern, syms->funcs[f].name, 0) &&
+			    !elfsym_func_offset(syms, syms->funcs[f].name, &entry))
+				batch_add_once(b, &allocator, entry);
+		}
+	}
+}
+
 /* Probe every target defined in one library of p; aliases (one address) once. */
 static void probe_file(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 		       const struct code_map *m)
@@ -396,18 +454,15 @@ static void probe_file(struct probes *pr, struct bpf_tracer *bpf, struct proc *p
 		return;
 	for (size_t i = 0; i < pr->ntargets; i++) {
 		struct probe_target *tg = &pr->targets[i];
-		uint64_t entry, off;
-		bool dup = false;
+		uint64_t entry;
 
 		if (tg->component != m->owner || elfsym_func_offset(syms, tg->rule->pattern, &entry))
 			continue;
 		tg->found = true;
-		off = probe_offset(tg, path, entry);
-		for (size_t k = 0; k < b->n[0]; k++)
-			dup |= b->off[0][k] == off;
-		if (!dup)
-			batch_add(b, tg, off);
+		batch_add_once(b, tg, probe_offset(tg, path, entry));
 	}
+	if (!b->mpi && in_allocator_file(pr, p, m->path))
+		add_allocators(pr, b, syms, m->path);
 	attach_batch(pr, bpf, p, b, path);
 	free(b);
 }
@@ -420,14 +475,14 @@ static bool already_probed(const struct proc *p, const char *path)
 	return false;
 }
 
-/* Does a mode probe files of owner in p now (--heap waits on a deferred process)? */
-static bool wanted(const struct probes *pr, const struct proc *p, comp_id owner)
+/* Does a mode probe the file m of p now (--heap waits on a deferred process)? */
+static bool wanted(const struct probes *pr, const struct proc *p, const struct code_map *m)
 {
 	for (size_t i = 0; i < pr->ntargets; i++)
-		if (pr->targets[i].component == owner &&
+		if (pr->targets[i].component == m->owner &&
 		    (pr->targets[i].mpi || !p->heap_deferred))
 			return true;
-	return false;
+	return in_allocator_file(pr, p, m->path);
 }
 
 static bool remember_probed(struct proc *p, const char *path)
@@ -519,7 +574,7 @@ void probes_at_exec(struct probes *pr, struct bpf_tracer *bpf, struct proc *p,
 			m.owner = classify_path(cls, lib, exe, &is_code);
 			m.path = lib;
 			mpi_program |= m.owner == CLASSIFY_MPI;
-			if (pass && wanted(pr, p, m.owner))
+			if (pass && wanted(pr, p, &m))
 				probe_once(pr, bpf, p, &m);
 		}
 		if (!pass)
@@ -538,7 +593,7 @@ void probes_update(struct probes *pr, struct bpf_tracer *bpf, struct proc *p, do
 	if (p->heap_deferred && now - p->born_time >= PROBES_HEAP_DEFER_S)
 		p->heap_deferred = false;
 	for (size_t i = 0; i < p->nmaps; i++)
-		if (wanted(pr, p, p->maps[i].owner))
+		if (wanted(pr, p, &p->maps[i]))
 			probed_any |= probe_once(pr, bpf, p, &p->maps[i]);
 	if (probed_any)
 		warn_missing_functions(pr, p);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The opt-in modes' uprobes: which functions (the spec's `function` lines
- * of component mpi for --mpi-calls, of component libc for --heap), where in
+ * of component mpi for --mpi-calls, of component libc and the `forward
+ * allocator` lines for --heap), where in
  * which library file they start, and attaching them in each traced process
  * as its libraries appear (at attach, and later dlopens). Probes are per
  * process, so other people's processes that map the same library never hit
@@ -45,6 +46,9 @@ struct probe_target {
 struct probes {
 	struct probe_target *targets;
 	size_t ntargets;
+	/* --heap: the specs' `forward allocator` rules (operator new), probed as malloc is */
+	const struct spec_rule **allocators;
+	size_t nallocators;
 	struct elfsym_table files[PROBES_MAX_FILES];	/* most recently used last */
 	size_t nfiles;
 	bool mpi_calls, heap, verbose;
