@@ -600,15 +600,32 @@ def costs_tables(R, out):
     return med
 
 
+# Why an issue-11 target can be missed, for "Missed targets" (keyed by the start of its name).
+COST_WHY = {
+    "all-to-all": "The workload does little but fault fresh pages: every page of its new buffers is an RSS "
+                  "change, and each runs `ma_rss_stat` (and `ma_fault_kernel` first for the quarter the "
+                  "kernel's copies fault in). \"Cost per event\" gives about 90 ns per traced fault with the "
+                  "accounting, on faults of about 1.7 us. A build whose `ma_rss_stat` returned right after the "
+                  "traced-bit test, so paying only the tracepoint's dispatch, measured 1.039x against the same "
+                  "untraced runs (8 pairs, 2026-11-26): the dispatch of a program at every fault takes most of "
+                  "the 5%, and the program's body (the counter's change, the fault's address, the run) about 3%.",
+    "untraced process, storm, 8 threads: <= 1.02x (wall": "8 threads on 2 cores: the wall clock also holds "
+                  "the tool's own user space taking a core now and then; the process's own CPU time per page, "
+                  "the figure for what its faults pay, is in the row below it.",
+}
+
+
 def cost_targets(R, med, out):
-    """Issue 11's targets, as measured in this run."""
-    rows = []
+    """Issue 11's targets, as measured in this run. Returns the missed ones as (name, measured)."""
+    rows, missed = [], []
 
     def ratio_row(name, x, limit):
         if x is None:
             rows.append(f"| {name} | not measured | |")
-        else:
-            rows.append(f"| {name} | {x:.3f}x | {'yes' if x <= limit else '**no**'} |")
+            return
+        rows.append(f"| {name} | {x:.3f}x | {'yes' if x <= limit else '**no**'} |")
+        if x > limit:
+            missed.append((name, f"{x:.3f}x"))
     ratio_row("untraced process, storm, 1 thread: <= 1.02x (wall clock)",
               cost_ratio(med, "storm1", "beside", True), 1.02)
     ratio_row("untraced process, storm, 1 thread: <= 1.02x (its own CPU time per page)",
@@ -620,6 +637,12 @@ def cost_targets(R, med, out):
     ratio_row("traced storm: <= 1.15x (wall clock)", cost_ratio(med, "storm1", "traced", True), 1.15)
     ratio_row("traced storm: <= 1.15x (its own CPU time per page)",
               cost_ratio(med, "storm1cpu", "traced", False), 1.15)
+    for metric, name, limit in (("miniapp_s", "mini-app, default mode: <= 1.02x (wall time)", 1.02),
+                                ("alltoall_ms", "all-to-all with per-iteration allocation, default mode: <= 1.05x",
+                                 1.05)):
+        vals, base = R.values(metric, "default"), R.values(metric, "untraced")
+        ratio_row(name, slowdown(metric, statistics.median(vals), statistics.median(base))
+                  if vals and base else None, limit)
     ratio_row("fork/exec-heavy job, default mode: <= 1.05x", cost_ratio(med, "forkexec", "traced", False), 1.05)
     ratio_row("fork/exec-heavy job, --heap: <= 2x", cost_ratio(med, "forkexec", "traced:--heap", False), 2.0)
     a, b = med.get(("syscall", "untraced")), med.get(("syscall", "traced"))
@@ -652,6 +675,7 @@ def cost_targets(R, med, out):
     out.append("|---|---|---|")
     out += rows
     out.append("")
+    return missed
 
 
 def kept_sections(path):
@@ -788,8 +812,9 @@ def main():
                "cost to other people's jobs on the node), and traced (`--pid`, or `--job` for the MPI job), "
                f"alternating, {M.get('cost_reps', '?')} times (`tools/bench/costs.sh`).\n")
     cmed = costs_tables(R, out)
+    cost_missed = []
     if cmed:
-        cost_targets(R, cmed, out)
+        cost_missed = cost_targets(R, cmed, out)
         out.append(COST_MODEL)
 
     out.append("## Accuracy: the tool's per-rank peak against the kernel's\n")
@@ -803,10 +828,13 @@ def main():
     out.append("## Missed targets: by how much and why\n")
     missed = [v for v in verdicts if v[2] is False]
     unmeasured = [v for v in verdicts if v[2] is None]
-    if not missed:
+    if not missed and not cost_missed:
         out.append("No measured target was missed.\n")
     for t, m, _, note in missed:
         out.append(f"- **{t}**: measured {m}{' (' + note + ')' if note else ''}. {why(R, key_of(t))}\n")
+    for t, m in cost_missed:
+        why_cost = next((w for k, w in COST_WHY.items() if t.startswith(k)), "")
+        out.append(f"- **{t}** (issue 11): measured {m}. {why_cost}\n")
     for t, m, _, _ in unmeasured:
         out.append(f"- {t}: {m}. {WHY_ABSENT.get(key_of(t), '')}\n")
     out.append(mechanisms(R))
