@@ -78,5 +78,18 @@ for want in 3 137; do
 	grep -qx 'finished,1' "$TMPD/out-rc$want/run_info.csv" ||
 		fail "after a command ending with status $want, run_info.csv does not say finished,1"
 done
+
+# Ctrl-C reaches the tool and its command alike: the tool still flushes and
+# exits 0 (the SIGINT contract), not 130 from the command's death by SIGINT.
+"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$TMPD/out-int" -- sleep 30 \
+	>"$TMPD/int.out" 2>"$TMPD/int.err" &
+int_tool=$!
+track_pid "$int_tool"
+for _ in $(seq 100); do grep -q tracing "$TMPD/int.err" 2>/dev/null && break; sleep 0.05; done
+int_cmd=$(find_descendant "$int_tool" sleep 5) || fail "no sleep below the tool: $(cat "$TMPD/int.err")"
+kill -INT "$int_cmd" "$int_tool"
+rc=0
+wait "$int_tool" || rc=$?
+[ "$rc" = 0 ] || fail "SIGINT to the tool and its command: the tool exited $rc, want 0: $(cat "$TMPD/int.err")"
 check_no_bpf_leftovers
 pass

@@ -404,7 +404,8 @@ int main(int argc, char **argv)
 		ret = -1;
 	}
 	exit_code = ret ? EXIT_FAILURE : 0;
-	if (launch_reap(&child, &status) && !ret)
+	/* Stopped by SIGINT/SIGTERM, the contract is exit 0, whatever the same Ctrl-C did to the command. */
+	if (launch_reap(&child, &status) && !ret && !stop_requested)
 		exit_code = launch_exit_code(opt.cmd[0], status);
 	if (child_fd >= 0)
 		close(child_fd);

@@ -374,14 +374,21 @@ static bool library_match(const char *pattern, const char *base)
 	return !fnmatch(versioned, base, 0);
 }
 
+/* The file name part of a path. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 bool spec_rule_matches(const struct spec_rule *r, const char *path)
 {
 	const char *base;
 
 	if (!path || !path[0])
 		return false;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
+	base = base_name(path);
 	if (r->kind == SPEC_LIBRARY)
 		return base[0] && library_match(r->pattern, base);
 	/* No FNM_PATHNAME: "/tmp/ompi.*" covers the whole session tree. */
@@ -417,8 +424,7 @@ bool spec_forwards_library(const struct spec_set *set, const char *path)
 
 	if (!path || !path[0])
 		return false;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
+	base = base_name(path);
 	for (size_t i = 0; i < set->n; i++)
 		if (set->rules[i].kind == SPEC_FORWARD_LIBRARY &&
 		    library_match(set->rules[i].pattern, base))
@@ -428,13 +434,9 @@ bool spec_forwards_library(const struct spec_set *set, const char *path)
 
 bool spec_allocator_in(const struct spec_rule *r, const char *path)
 {
-	const char *base;
-
 	if (r->kind != SPEC_FORWARD_ALLOCATOR || !path || !path[0])
 		return false;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	return base[0] && library_match(r->library, base);
+	return base_name(path)[0] && library_match(r->library, base_name(path));
 }
 
 /* An allocator's functions forward like a forward function's, in whichever file. */
