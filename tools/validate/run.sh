@@ -8,14 +8,21 @@
 # every run. Prints a Markdown table and writes everything raw under a
 # results directory it names.
 #
-#   sudo tools/validate/run.sh --lulesh DIR --hpccg DIR --cloverleaf DIR \
+#   sudo tools/validate/run.sh --lulesh DIR --hpccg DIR --cloverleaf DIR [--lammps] \
 #        [--mpi openmpi|mpich|both] [--results DIR] [--repeat N] [--no-repeat]
 #        [--modes launch,attach] [--attach-delay S] [--update-doc BENCHMARKS.md]
 #
 #   --lulesh DIR      LULESH 2.0 sources (github.com/LLNL/LULESH)
 #   --hpccg DIR       HPCCG sources (github.com/Mantevo/HPCCG)
 #   --cloverleaf DIR  CloverLeaf_ref sources (github.com/UK-MAC/CloverLeaf_ref)
-#                     (at least one of the three; the others are skipped)
+#   --lammps          also LAMMPS as Debian ships it (apt-get install lammps;
+#                     /usr/bin/lmp over liblammps.so, built for Open MPI, so
+#                     not run with MPICH): an application built by nobody
+#                     here either, whose own code is in a shared library.
+#                     Its `app` in the table is the tool's app plus
+#                     lib:liblammps.so, and the library's mappings count as
+#                     the binary's in the smaps yardstick
+#                     (at least one of the four; the others are skipped)
 #   --mpi M           openmpi, mpich or both (default: both when Debian's
 #                     mpich is installed, else openmpi; a missing MPI that was
 #                     asked for is an error)
@@ -40,8 +47,11 @@
 #   LULESH -s 30 (~30^3 elements per rank), 1 and 8 ranks (it needs a cube
 #          number of ranks: 2 and 4 are not allowed); -i 200 on 1 rank, -i 30 on 8
 #   CloverLeaf 640x640 cells split over the ranks, 120 steps, 2 and 4 ranks
+#   LAMMPS Lennard-Jones melt, 4 x 20^3 atoms split over the ranks, 600 steps,
+#          2 and 4 ranks
 # Each run takes 3-15 s on 2 cores. Override with HPCCG_DIMS, LULESH_SIZE,
-# LULESH_ITERS_1, LULESH_ITERS_8, CLOVER_CELLS, CLOVER_STEPS.
+# LULESH_ITERS_1, LULESH_ITERS_8, CLOVER_CELLS, CLOVER_STEPS, LAMMPS_BOX,
+# LAMMPS_STEPS.
 #
 # Jobs run as the unprivileged user memattr-test (MEMATTR_TEST_USER), the tool
 # as root, as on a real node: launched as `memattr-bpf --output D -- mpirun ...`
@@ -65,7 +75,7 @@ if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "validate: $*" >&2; exit 2; }
 
-SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER=""
+SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" LAMMPS=""
 MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
@@ -74,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--lulesh) SRC_LULESH=${2:?}; shift 2 ;;
 	--hpccg) SRC_HPCCG=${2:?}; shift 2 ;;
 	--cloverleaf) SRC_CLOVER=${2:?}; shift 2 ;;
+	--lammps) LAMMPS=$(readlink -f /usr/bin/lmp 2>/dev/null || true); [ -n "$LAMMPS" ] || LAMMPS=missing; shift ;;
 	--mpi) MPIS=${2:?}; shift 2 ;;
 	--results) RES=${2:?}; shift 2 ;;
 	--repeat) REPEAT=${2:?}; shift 2 ;;
@@ -94,10 +105,13 @@ LULESH_ITERS_1=${LULESH_ITERS_1:-200}
 LULESH_ITERS_8=${LULESH_ITERS_8:-30}
 CLOVER_CELLS=${CLOVER_CELLS:-640}
 CLOVER_STEPS=${CLOVER_STEPS:-120}
+LAMMPS_BOX=${LAMMPS_BOX:-20}
+LAMMPS_STEPS=${LAMMPS_STEPS:-600}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}	# seconds; a run past it is stopped and failed
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (the tool loads BPF programs; jobs run as $TEST_USER)"
-[ -n "$SRC_LULESH$SRC_HPCCG$SRC_CLOVER" ] || die "give at least one of --lulesh, --hpccg, --cloverleaf"
+[ -n "$SRC_LULESH$SRC_HPCCG$SRC_CLOVER$LAMMPS" ] || die "give at least one of --lulesh, --hpccg, --cloverleaf, --lammps"
+[ -z "$LAMMPS" ] || [ -x "$LAMMPS" ] || die "--lammps: no /usr/bin/lmp (apt-get install lammps: Debian's build, for Open MPI)"
 for d in "$SRC_LULESH" "$SRC_HPCCG" "$SRC_CLOVER"; do
 	[ -z "$d" ] || [ -d "$d" ] || die "no source directory $d"
 done
@@ -211,6 +225,7 @@ TOOL_RUN=$RES/bin/memattr-bpf
 	echo "hpccg_dims=$HPCCG_DIMS"
 	echo "lulesh_size=$LULESH_SIZE lulesh_iters_1=$LULESH_ITERS_1 lulesh_iters_8=$LULESH_ITERS_8"
 	echo "clover_cells=$CLOVER_CELLS clover_steps=$CLOVER_STEPS"
+	[ -z "$LAMMPS" ] || echo "lammps=$LAMMPS ($(dpkg-query -W -f '${Version}' lammps 2>/dev/null)) lammps_box=$LAMMPS_BOX lammps_steps=$LAMMPS_STEPS"
 	echo "attach_delay_s=$ATTACH_DELAY"
 	echo "command=$0 $(printf '%q ' "${ORIG_ARGS[@]}")"
 } >"$RES/meta.txt" 2>/dev/null
@@ -235,6 +250,9 @@ build_app() {	# APP MPI -> prints the binary path; log in $RES/build/MPI/APP.log
 			"$SRC_LULESH"/lulesh.cc "$SRC_LULESH"/lulesh-comm.cc "$SRC_LULESH"/lulesh-viz.cc \
 			"$SRC_LULESH"/lulesh-util.cc "$SRC_LULESH"/lulesh-init.cc -lm -o "$b/lulesh2.0" >"$bl" 2>&1 &&
 			echo "$b/lulesh2.0" ;;
+	lammps)
+		# Debian's build, not ours: nothing to compile.
+		echo "$LAMMPS" ;;
 	cloverleaf)
 		(cd "$SRC_CLOVER" && tar --exclude=.git -cf - .) | (cd "$b" && tar -xf -) &&
 			make -C "$b" -j2 COMPILER=GNU OMP= MPI_COMPILER="mpif90.$m" C_MPI_COMPILER="mpicc.$m" \
@@ -247,18 +265,26 @@ build_app() {	# APP MPI -> prints the binary path; log in $RES/build/MPI/APP.log
 # the closure of its direct dependencies (readelf NEEDED) other than the MPI
 # libraries. The sampler counts every other shared object a rank maps as
 # MPI's (its plugins and what they load); this is the yardstick for `mpi`.
+is_mpi_lib() {	# NAME: one of the MPI libraries themselves
+	# libmpi* also matches libmpich*, libmpicxx*, libmpifort*, libmpi_mpifh*, ...
+	case $1 in libmpi* | libopen-rte* | libopen-pal* | libmpl* | libpmpi*) return 0 ;; esac
+	return 1
+}
+
 app_libs() {
 	local exe=$1 out=$2 n p
 	local -A where=()
 	while read -r n p; do where[$n]=$p; done < <(ldd "$exe" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }')
 	: >"$out"
 	for n in $(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-		# libmpi* also matches libmpich*, libmpicxx*, libmpifort*, libmpi_mpifh*, ...
-		case $n in libmpi* | libopen-rte* | libopen-pal* | libmpl* | libpmpi*) continue ;; esac
+		is_mpi_lib "$n" && continue
 		p=${where[$n]:-}
 		[ -n "$p" ] || continue
 		readlink -f "$p" >>"$out"
-		ldd "$p" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | xargs -r readlink -f >>"$out"
+		# A library that links MPI itself (LAMMPS's) does not make MPI the program's.
+		ldd "$p" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | while read -r n p; do
+			is_mpi_lib "$n" || readlink -f "$p"
+		done >>"$out"
 	done
 	sort -u -o "$out" "$out"
 	[ -s "$out" ]
@@ -269,8 +295,27 @@ APPS=()
 [ -n "$SRC_HPCCG" ] && APPS+=(hpccg)
 [ -n "$SRC_LULESH" ] && APPS+=(lulesh)
 [ -n "$SRC_CLOVER" ] && APPS+=(cloverleaf)
+[ -n "$LAMMPS" ] && APPS+=(lammps)
+
+# runs_with APP MPI: whether APP runs with MPI here. Debian builds LAMMPS
+# for Open MPI only.
+runs_with() {
+	[ "$1" != lammps ] || [ "$2" = openmpi ]
+}
+
+# app_code APP: the library that holds the application's own code, when it
+# is not in the executable (LAMMPS: /usr/bin/lmp is a stub over
+# liblammps.so), and the tool component that library's memory is in.
+app_code_lib() {
+	case $1 in lammps) ldd "$LAMMPS" | awk '$1 ~ /^liblammps\.so/ { print $3; exit }' | xargs -r readlink -f ;; esac
+}
+app_components() {
+	case $1 in lammps) echo "app,lib:liblammps.so" ;; *) echo "app" ;; esac
+}
+
 for m in $MPIS; do
 	for a in "${APPS[@]}"; do
+		runs_with "$a" "$m" || { log "$a: not run with $m (Debian builds it for Open MPI only)"; continue; }
 		t0=$EPOCHREALTIME
 		if exe=$(build_app "$a" "$m") && [ -x "$exe" ]; then
 			BIN[$a.$m]=$exe
@@ -319,16 +364,39 @@ app_args() {
 		EOF
 		chown "$TEST_USER" "$w/clover.in"
 		echo "" ;;
+	lammps)
+		# The Lennard-Jones melt of LAMMPS's own examples (bench/in.lj), on a
+		# box of 4 x 20^3 atoms: neighbour lists rebuilt every 20 steps.
+		cat >"$w/in.lj" <<-EOF
+			units		lj
+			atom_style	atomic
+			lattice		fcc 0.8442
+			region		box block 0 $LAMMPS_BOX 0 $LAMMPS_BOX 0 $LAMMPS_BOX
+			create_box	1 box
+			create_atoms	1 box
+			mass		1 1.0
+			velocity	all create 3.0 87287 loop geom
+			pair_style	lj/cut 2.5
+			pair_coeff	1 1 1.0 1.0 2.5
+			neighbor	0.3 bin
+			neigh_modify	every 20 delay 0 check no
+			fix		1 all nve
+			thermo		100
+			run		$LAMMPS_STEPS
+		EOF
+		chown "$TEST_USER" "$w/in.lj"
+		echo "-in in.lj -log none" ;;
 	esac
 }
 
-# The application says it finished properly (the tool's exit status does
-# not carry the job's).
+# The application says it finished properly (besides its exit status, which
+# a late-attached tool does not see).
 app_ok() {	# APP RUNDIR
 	case $1 in
 	hpccg) grep -q "Final residual" "$2/job.out" ;;
 	lulesh) grep -q "Run completed" "$2/job.out" ;;
 	cloverleaf) grep -q "Calculation complete" "$2/work/clover.out" 2>/dev/null ;;
+	lammps) grep -q "^Total wall time" "$2/job.out" ;;
 	esac
 }
 
@@ -395,8 +463,13 @@ run_one() {
 	local -a cmd
 	read -r -a cmd <<<"$(launcher "$m" "$np") $exe $args"
 	local t0=$EPOCHREALTIME tool_pid="" job_pid="" sampler_pid rc_tool=0 rc_job=0 status=ok why=""
+	local -a code=()
+	local lib
+	lib=$(app_code_lib "$app")
+	[ -z "$lib" ] || code=(--app-code "$lib")
 	{
 		echo "app=$app"; echo "mpi=$m"; echo "np=$np"; echo "mode=$mode"; echo "exe=$exe"
+		echo "app_components=$(app_components "$app")"
 	} >"$d/meta.txt"
 	if [ "$mode" = launch ]; then
 		echo "command=cd $d/work && sudo memattr-bpf --output $d/tool -- ${cmd[*]}" >>"$d/meta.txt"
@@ -405,7 +478,7 @@ run_one() {
 		tool_pid=$!
 		track_pid "$tool_pid"
 		"$PY" "$HERE/sampler.py" --root "$tool_pid" --exe "$exe" --np "$np" --out "$d/sampler" \
-			--app-libs "$RES/build/$m/$app.libs" \
+			--app-libs "$RES/build/$m/$app.libs" ${code[@]+"${code[@]}"} \
 			2>"$d/sampler.err" &
 		sampler_pid=$!
 		track_pid "$sampler_pid"
@@ -425,7 +498,7 @@ run_one() {
 		job_pid=$!
 		track_pid "$job_pid"
 		"$PY" "$HERE/sampler.py" --root "$job_pid" --exe "$exe" --np "$np" --out "$d/sampler" \
-			--app-libs "$RES/build/$m/$app.libs" \
+			--app-libs "$RES/build/$m/$app.libs" ${code[@]+"${code[@]}"} \
 			2>"$d/sampler.err" &
 		sampler_pid=$!
 		track_pid "$sampler_pid"
@@ -501,6 +574,7 @@ app_time() {
 	lulesh) awk '/^Elapsed time/ { print $4; exit }' "$2/job.out" ;;
 	hpccg) awk '/^ *Total *:/ { print $3; exit }' "$2"/work/hpccg*.yaml 2>/dev/null ;;
 	cloverleaf) awk '/Wall clock/ { t = $3 } END { if (t != "") print t }' "$2/work/clover.out" 2>/dev/null ;;
+	lammps) awk '/^Loop time of/ { print $4; exit }' "$2/job.out" ;;
 	esac
 }
 
@@ -542,6 +616,7 @@ if [ "$OVERHEAD" -gt 0 ]; then
 	printf 'app\tmpi\tnp\tvariant\tpair\twall_s\tapp_s\n' >"$RES/overhead.tsv"
 	for m in $MPIS; do
 		for a in "${APPS[@]}"; do
+			runs_with "$a" "$m" || continue
 			np=$(ranks_for "$a" | awk '{ print $NF }')
 			for i in $(seq 1 "$OVERHEAD"); do
 				overhead_run "$a" "$m" "$np" untraced "$i"
@@ -562,6 +637,7 @@ fi
 IFS=, read -r -a MODE_LIST <<<"$MODES"
 for m in $MPIS; do
 	for a in "${APPS[@]}"; do
+		runs_with "$a" "$m" || continue
 		for np in $(ranks_for "$a"); do
 			for mode in "${MODE_LIST[@]}"; do
 				run_one "$a" "$m" "$np" "$mode" "$a-$m-np$np-$mode"

@@ -4,6 +4,7 @@
 memattr-bpf by (tools/validate/run.sh starts it beside every run).
 
     sampler.py --root PID --exe PATH --np N --out DIR [--app-libs FILE]
+               [--app-code LIB]...
                [--interval-ms 20] [--smaps-interval-ms 200]
 
 It follows the processes below PID (the tool in launch mode, the launcher
@@ -29,7 +30,9 @@ SIGTERM/SIGINT (then it writes what it has). Times are CLOCK_MONOTONIC.
 Why our own classification rather than the tool's specs: this is the
 yardstick. It uses only what smaps itself says (paths, adjacency,
 permissions) and which libraries the program needs without MPI (--app-libs),
-independently of uprobe_specs/.
+independently of uprobe_specs/. --app-code names a library that holds the
+program's own code (LAMMPS's liblammps.so under /usr/bin/lmp): its mappings
+and .bss count as the binary's.
 """
 import argparse
 import json
@@ -122,6 +125,7 @@ def read_smaps(pid):
 
 
 APP_LIBS = None     # set of paths, from --app-libs
+APP_CODE = set()    # paths, from --app-code: counted as the binary
 
 
 def is_shared_object(name):
@@ -136,7 +140,7 @@ def file_kind(name, exe):
     their plugins and whatever those load (hwloc's plugins and theirs, UCX,
     libnuma, ...) - "the libraries it alone pulls in". Without it, a fixed
     list of names decides."""
-    if name == exe:
+    if name == exe or name in APP_CODE:
         return "exe"
     if LIBC_RE.search(name):
         return "libc"
@@ -243,7 +247,10 @@ def main():
     ap.add_argument("--interval-ms", type=float, default=20.0)
     ap.add_argument("--smaps-interval-ms", type=float, default=200.0)
     ap.add_argument("--app-libs", help="file: the program's own non-MPI libraries, one path a line")
+    ap.add_argument("--app-code", action="append", default=[],
+                    help="a library holding the program's own code: counted as the binary")
     a = ap.parse_args()
+    APP_CODE.update(os.path.realpath(x) for x in a.app_code)
     if a.app_libs:
         global APP_LIBS
         with open(a.app_libs) as f:

@@ -125,6 +125,9 @@ def analyse_run(d):
         pass
     summ = read_summary(os.path.join(tooldir, "summary.csv"))
     t_attach = float(meta["attach_mono_s"]) if "attach_mono_s" in meta else None
+    # The components that hold the application's own code: `app`, and for a
+    # program whose code is in a library of its own (LAMMPS) that library.
+    app_components = (meta.get("app_components") or "app").split(",")
     for r in sj["ranks"]:
         rank = r["rank"]
         p = os.path.join(tooldir, f"rank-{rank}.csv")
@@ -140,7 +143,7 @@ def analyse_run(d):
         if tp is None:
             return rows, meta, f"{os.path.basename(p)} has no total row"
         tot, comps, t, median_share, worst_share = tp
-        libs = {k: v for k, v in comps.items() if k.startswith("lib:")}
+        libs = {k: v for k, v in comps.items() if k.startswith("lib:") and k not in app_components}
         pk = r.get("peak") or {}
         kb = lambda *cats: sum(pk.get(c, 0) for c in cats) * 1024
         row = {
@@ -149,7 +152,8 @@ def analyse_run(d):
             "rank": rank, "pid": r["pid"],
             "tool_peak_total": tot, "tool_peak_time_s": t,
             "vmhwm": r["hwm_kb"] * 1024, "max_vmrss": r["max_rss_kb"] * 1024,
-            "app_component": comps.get("app", 0), "mpi_c": comps.get("mpi", 0), "libc": comps.get("libc", 0),
+            "app_component": sum(comps.get(c, 0) for c in app_components),
+            "mpi_c": comps.get("mpi", 0), "libc": comps.get("libc", 0),
             "stack": comps.get("stack", 0), "unattributed": comps.get("unattributed", 0),
             "libs": sum(libs.values()),
             "libs_detail": ";".join(f"{k}={v}" for k, v in sorted(libs.items(), key=lambda kv: -kv[1])),
@@ -221,7 +225,7 @@ def sources_line(top):
         if f"src_{a}" in top:
             c = top.get(f"commit_{a}", "")
             srcs.append(f"{a} {c[:12] if not c.startswith('unknown') else 'content sha256 ' + top.get(f'content_sha256_{a}', '?')}")
-    if not srcs:
+    if not srcs and "lammps" not in top:
         return ""
     lu = dict(kv.split("=", 1) for kv in ("lulesh_size=" + top.get("lulesh_size", "?")).split() if "=" in kv)
     cl = dict(kv.split("=", 1) for kv in ("clover_cells=" + top.get("clover_cells", "?")).split() if "=" in kv)
@@ -234,6 +238,10 @@ def sources_line(top):
     if "src_cloverleaf" in top:
         sizes.append(f"CloverLeaf {cl.get('clover_cells')}x{cl.get('clover_cells')} cells, "
                      f"{cl.get('clover_steps')} steps")
+    if "lammps" in top:
+        lm = dict(kv.split("=", 1) for kv in ("lammps=" + top["lammps"]).split() if "=" in kv)
+        srcs.append(f"lammps Debian's {top['lammps'].split()[1] if len(top['lammps'].split()) > 1 else '?'}")
+        sizes.append(f"LAMMPS Lennard-Jones melt, 4x{lm.get('lammps_box')}^3 atoms, {lm.get('lammps_steps')} steps")
     return "Sources: " + "; ".join(srcs) + ". Sizes: " + "; ".join(sizes) + "."
 
 
@@ -269,7 +277,7 @@ def main():
     rep_dir = os.path.join(runs_dir, "repeat")
     rep_runs = sorted((os.path.join(rep_dir, x) for x in os.listdir(rep_dir)), key=lambda p: int(p.rsplit("-", 1)[1])) \
         if os.path.isdir(rep_dir) else []
-    order = {"hpccg": 0, "lulesh": 1, "cloverleaf": 2}
+    order = {"hpccg": 0, "lulesh": 1, "cloverleaf": 2, "lammps": 3}
     bad = 0
     all_rows = []
     out = []
@@ -331,7 +339,9 @@ def main():
                    f"| {mib(pre) if pre is not None else '-'} "
                    f"| {status} |")
     out.append("")
-    out.append("MiB (2^20 bytes), mean over the ranks of a run. *peak total*: the tool's largest `total` "
+    out.append("MiB (2^20 bytes), mean over the ranks of a run. For LAMMPS, whose code is in its own "
+               "liblammps.so under a small /usr/bin/lmp, `app` is the tool's `app` plus `lib:liblammps.so`, and "
+               "*exe* counts that library's mappings as the binary's. *peak total*: the tool's largest `total` "
                "sample (100 ms period); *VmHWM*: the kernel's peak RSS of the rank "
                "(/proc/PID/status, last value before exit). *exe+heap+anon*: the binary's mappings and .bss, "
                "[heap], and private anonymous mappings of no file that are not thread stacks, at the smaps read "
