@@ -303,9 +303,9 @@ runs_with() {
 	[ "$1" != lammps ] || [ "$2" = openmpi ]
 }
 
-# app_code APP: the library that holds the application's own code, when it
+# app_code_lib APP: the library that holds the application's own code, when it
 # is not in the executable (LAMMPS: /usr/bin/lmp is a stub over
-# liblammps.so), and the tool component that library's memory is in.
+# liblammps.so); app_components APP: the tool components its memory is in.
 app_code_lib() {
 	case $1 in lammps) ldd "$LAMMPS" | awk '$1 ~ /^liblammps\.so/ { print $3; exit }' | xargs -r readlink -f ;; esac
 }
