@@ -2,8 +2,8 @@
 # Launch mode, as a user runs it under sudo: `memattr-bpf -- mpirun ...` with
 # SUDO_UID/SUDO_GID set must run the command as that user, not as root (the
 # ranks' log files must be owned by the user; Open MPI also refuses to run as
-# root), trace it from the start, and exit with its exit status when it ends. The CSVs get the
-# same contract and ground-truth checks as an attach.
+# root), trace it from the start, and exit with its status when it ends.
+# The CSVs get the same contract and ground-truth checks as an attach.
 source "$(dirname "$0")/lib.sh"
 
 NP=2
@@ -81,15 +81,16 @@ done
 
 # Ctrl-C reaches the tool and its command alike: the tool still flushes and
 # exits 0 (the SIGINT contract), not 130 from the command's death by SIGINT.
-"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$TMPD/out-int" -- sleep 30 \
-	>"$TMPD/int.out" 2>"$TMPD/int.err" &
-int_tool=$!
-track_pid "$int_tool"
-for _ in $(seq 100); do grep -q tracing "$TMPD/int.err" 2>/dev/null && break; sleep 0.05; done
-int_cmd=$(find_descendant "$int_tool" sleep 5) || fail "no sleep below the tool: $(cat "$TMPD/int.err")"
-kill -INT "$int_cmd" "$int_tool"
+TOOL_ERR=$TMPD/int.err
+TOOL_START=$EPOCHREALTIME
+"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$TMPD/out-int" -- sleep 30 >"$TMPD/int.out" 2>"$TOOL_ERR" &
+TOOL_PID=$!
+track_pid "$TOOL_PID"
+wait_tool_ready 30
+int_cmd=$(find_descendant "$TOOL_PID" sleep 5) || fail "no sleep below the tool: $(cat "$TOOL_ERR")"
+kill -INT "$int_cmd" "$TOOL_PID"
 rc=0
-wait "$int_tool" || rc=$?
-[ "$rc" = 0 ] || fail "SIGINT to the tool and its command: the tool exited $rc, want 0: $(cat "$TMPD/int.err")"
+wait "$TOOL_PID" || rc=$?
+[ "$rc" = 0 ] || fail "SIGINT to the tool and its command: the tool exited $rc, want 0: $(cat "$TOOL_ERR")"
 check_no_bpf_leftovers
 pass
