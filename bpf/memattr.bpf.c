@@ -46,6 +46,9 @@ struct thread_ctx {
 	__u64 brk_before;	/* NR_BRK: the break when the call began */
 	__s64 delta[MEMATTR_NR_MEMBERS];
 	__u64 changed_ns;	/* CTX_SYSCALL: when delta last moved, 0: not yet */
+	__s64 by_read[MEMATTR_READ_SLOTS];	/* CTX_SYSCALL: as in ev_syscall */
+	__u16 read_epoch[MEMATTR_READ_SLOTS];
+	__u16 first_epoch;
 	__u32 mpi_fn;		/* --mpi-calls: outermost MPI call in progress, 0: none */
 	__u32 mpi_depth;	/* nesting of probed MPI calls */
 	__u32 heap_kind;	/* --heap: outermost malloc-family call in progress (enum heap_kind) */
@@ -935,6 +938,8 @@ static __always_inline int syscall_enter(long nr)
 		c->args[1] = segment_length(c->args[0]);
 	__builtin_memset(c->delta, 0, sizeof(c->delta));
 	c->changed_ns = 0;
+	__builtin_memset(c->by_read, 0, sizeof(c->by_read));
+	c->first_epoch = READ_ONCE(fault_epoch[task->tgid & (FAULT_EPOCH_SLOTS - 1)]);
 	return 0;
 }
 
@@ -1104,6 +1109,10 @@ static __always_inline int syscall_exit(long ret)
 	e->ret = ret;
 	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
 	e->changed_ns = c->changed_ns;
+	__builtin_memcpy(e->by_read, c->by_read, sizeof(e->by_read));
+	__builtin_memcpy(e->read_epoch, c->read_epoch, sizeof(e->read_epoch));
+	e->first_epoch = c->first_epoch;
+	__builtin_memset(e->pad2, 0, sizeof(e->pad2));
 	e->user_sp = c->user_sp;
 	e->mpi_fn = c->mpi_fn;
 	e->stack_len = 0;
@@ -1282,6 +1291,28 @@ static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
 }
 
 /*
+ * A memory call moved a counter of its process. A long one (a heap trim
+ * zapping 19 MB) can straddle reads of the process's figures: what it
+ * moves is kept apart by the process's fault epoch, so user space takes
+ * from each read only what came after it.
+ */
+static __always_inline void syscall_moved(struct thread_ctx *c, __u32 tgid, int member,
+					  __s64 delta)
+{
+	__u32 epoch = READ_ONCE(fault_epoch[tgid & (FAULT_EPOCH_SLOTS - 1)]);
+	__u32 i = epoch & (MEMATTR_READ_SLOTS - 1);
+
+	/* A slot of an older epoch: its part joins the rest of delta. */
+	if (c->read_epoch[i] != epoch) {
+		c->read_epoch[i] = epoch;
+		c->by_read[i] = 0;
+	}
+	c->by_read[i] += delta;
+	c->delta[member & 3] += delta;
+	c->changed_ns = bpf_ktime_get_boot_ns();
+}
+
+/*
  * An RSS counter of mm moved on this CPU. Raw tracepoint: the kernel hands
  * over (mm, member) and nothing else; the change is computed from the
  * counter as described at struct mm_anchor.
@@ -1352,8 +1383,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	if (task->flags & PF_EXITING)
 		return 0;	/* teardown: the process's last sample stands */
 	if (c && c->kind == CTX_SYSCALL) {
-		c->delta[member & 3] += delta;
-		c->changed_ns = bpf_ktime_get_boot_ns();
+		syscall_moved(c, task->tgid, member, delta);
 		return 0;
 	}
 	addr = frame_fault_addr(task, mm);
@@ -1486,6 +1516,10 @@ static __always_inline void report_call_in_flight(struct task_struct *p, struct 
 	e->ret = 0;
 	__builtin_memcpy(e->delta, c->delta, sizeof(e->delta));
 	e->changed_ns = c->changed_ns;
+	__builtin_memcpy(e->by_read, c->by_read, sizeof(e->by_read));
+	__builtin_memcpy(e->read_epoch, c->read_epoch, sizeof(e->read_epoch));
+	e->first_epoch = c->first_epoch;
+	__builtin_memset(e->pad2, 0, sizeof(e->pad2));
 	e->user_sp = 0;
 	e->nret = 0;
 	e->flags = EV_SYSCALL_IN_FLIGHT;

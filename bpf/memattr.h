@@ -100,6 +100,8 @@ struct ev_run {
  */
 #define FAULT_EPOCH_SLOTS	(1 << 16)
 #define FAULT_EPOCH_BITS	12
+/* The epochs a memory call's changes are kept apart by (ev_syscall.by_read): a power of two. */
+#define MEMATTR_READ_SLOTS	4
 
 /*
  * Address spaces the kernel side follows at once (each traced process's
@@ -134,6 +136,19 @@ struct ev_syscall {
 	 * is placed against the read by its changes, not by its exit.
 	 */
 	__u64 changed_ns;
+	/*
+	 * A long call (a 64 MiB zap takes milliseconds) can straddle reads of
+	 * its process's /proc figures, each while the process's fault epoch
+	 * is odd (fault_epoch in memattr.bpf.c). What it moved at each of its
+	 * last MEMATTR_READ_SLOTS epochs is by_read[i], at epoch
+	 * read_epoch[i]; the rest of delta came before them, and after
+	 * first_epoch, the epoch at the call's entry. User space places each
+	 * part against its reads.
+	 */
+	__s64 by_read[MEMATTR_READ_SLOTS];
+	__u16 read_epoch[MEMATTR_READ_SLOTS];
+	__u16 first_epoch;
+	__u16 pad2[3];
 	__u64 user_sp;
 	/*
 	 * Return addresses any uretprobe (ours or another tracer's) replaced

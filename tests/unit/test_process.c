@@ -393,6 +393,129 @@ static void test_free_in_flight_at_the_sample(void **state)
 }
 
 /*
+ * A madvise(MADV_DONTNEED) of ANON's 4 MiB, its last change at changed,
+ * that began at epoch first: what it freed at each epoch, as the kernel
+ * side keeps it apart (ev_syscall.by_read), the first nparts of
+ * epochs[]/parts[]; before them, rest.
+ */
+static void zap(uint64_t changed, bool in_flight, uint16_t first, int64_t rest, int nparts,
+		const uint16_t *epochs, const int64_t *parts)
+{
+	struct ev_syscall *e = (struct ev_syscall *)sys(changed + 1, NR_MADVISE, ANON, 4 * MIB,
+							 MADV_DONTNEED, 0, 0, rest, 0);
+
+	e->changed_ns = changed;
+	e->first_epoch = first;
+	for (int i = 0; i < nparts; i++) {
+		int slot = epochs[i] & (MEMATTR_READ_SLOTS - 1);
+
+		e->read_epoch[slot] = epochs[i];
+		e->by_read[slot] = parts[i];
+		e->delta[1] += parts[i];
+	}
+	e->flags = in_flight ? EV_SYSCALL_IN_FLIGHT : 0;
+	proc_apply_syscall(p, &cls, e, 0);
+}
+
+static void mark_at_epoch(uint64_t ns, uint16_t epoch, int64_t total)
+{
+	p->sample_mark_ns = ns;
+	p->sample_mark_epoch = epoch;
+	p->mark_epoch_known = true;
+	p->sample_total = total;
+}
+
+/* ANON's 4 MiB, the program's, every page resident. */
+static void anon_4mib_resident(uint64_t ts, double when)
+{
+	mapped_by(ts, ANON, 4 * MIB, APP_CODE + 0x20);
+	faults(ts + 1, ANON, 1024);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 4 * MIB, when), 0);
+}
+
+/*
+ * A free of 4 MiB zapping its pages while the sample's VmRSS read goes on
+ * (the read between the steps to epochs 9 and 10): 3 MiB were gone at the
+ * read, the rest went after it. The sample shows the 1 MiB left, whether
+ * the call is reported in flight or its record comes in the same drain;
+ * the next sample, nothing. Placed whole by its last change (after the
+ * read), the sample would keep all 4 MiB.
+ */
+static void test_free_straddling_the_read_split(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	anon_4mib_resident(LATER, 1);
+
+	/* In flight at the sample: 3.5 MiB freed, 0.5 MiB of it after the read. */
+	mark_at_epoch(LATER + 50, 10, BASE_RSS + 1 * MIB);
+	zap(LATER + 60, true, 8, 0, 2, (uint16_t[]){ 8, 10 }, (int64_t[]){ -3 * MIB, -512 * KIB });
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+	/* Its record in the next drain, before that sample's read. */
+	zap(LATER + 70, false, 8, 0, 2, (uint16_t[]){ 8, 10 }, (int64_t[]){ -3 * MIB, -1 * MIB });
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 3), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB);
+
+	/* Its record in the sample's own drain. */
+	anon_4mib_resident(LATER + 100, 4);
+	mark_at_epoch(LATER + 150, 20, BASE_RSS + 1 * MIB);
+	zap(LATER + 160, false, 18, 0, 2, (uint16_t[]){ 18, 20 }, (int64_t[]){ -3 * MIB, -1 * MIB });
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 5), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 6), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB);
+
+	/*
+	 * A call that outlived more reads than the record has parts: what is
+	 * older than its parts came after the read if the call began after
+	 * it. All 4 MiB went after the read at epoch 30.
+	 */
+	anon_4mib_resident(LATER + 200, 7);
+	mark_at_epoch(LATER + 250, 30, BASE_RSS + 4 * MIB);
+	zap(LATER + 260, false, 30, -512 * KIB, 4, (uint16_t[]){ 32, 33, 34, 35 },
+	    (int64_t[]){ -1 * MIB, -1 * MIB, -1 * MIB, -512 * KIB });
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 8), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 4 * MIB);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 9), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB);
+}
+
+/*
+ * The same free straddling an smaps read (epochs 39-40): the read counted
+ * ANON's pages after its first MiB was gone, so only what went after it
+ * (2 MiB) is taken from the region's figure; taken whole, the region
+ * would lose the first MiB twice.
+ */
+static void test_free_straddling_the_maps_read(void **state)
+{
+	(void)state;
+	sync_with(ANON, 4 * MIB, 3 * MIB, false);
+	mapped_by(EARLIER, ANON, 4 * MIB, APP_CODE + 0x20);	/* before the read: owner only */
+	p->sync_epoch = 40;
+	p->sync_epoch_known = true;
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 3 * MIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 3 * MIB);
+
+	zap(LATER, false, 38, 0, 2, (uint16_t[]){ 38, 40 }, (int64_t[]){ -1 * MIB, -2 * MIB });
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 1 * MIB, 2), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 1 * MIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+	assert_false(p->needs_sync);
+
+	/*
+	 * What went while the read went on (epoch 39) may or may not be in
+	 * its figures: taken as not, and the next sample reads the maps again.
+	 */
+	zap(LATER + 10, false, 39, 0, 1, (uint16_t[]){ 39 }, (int64_t[]){ -512 * KIB });
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 512 * KIB, 3), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 512 * KIB);
+	assert_true(p->needs_sync);
+}
+
+/*
  * A read overtook two requests that the kernel merged into one entry: the
  * requests cut its region in parts whose figures are shares by length, so
  * the next sample reads the mappings again (where the parts are counted);
@@ -820,6 +943,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_free_after_the_total_read_set_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_entry_counted_page_by_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_in_flight_at_the_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_straddling_the_read_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_straddling_the_maps_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_requests_split_a_read_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_split_over_regions_and_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),

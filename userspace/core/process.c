@@ -36,7 +36,7 @@ struct proc *proc_new(pid_t pid, double now)
 	p->alive = true;
 	p->born_time = now;
 	p->needs_sync = true;
-	p->split_sync_time = -SPLIT_SYNC_S;
+	p->reread_time = -REREAD_MAPS_S;
 	regions_init(&p->regions, PROC_MAX_REGIONS);
 	code_reader_init(&p->code, pid);
 	return p;
@@ -621,6 +621,15 @@ static void apply_mprotect(struct proc *p, const struct classifier *cls,
 	regions_set_mpi_fn(&p->regions, start, end, fn);
 }
 
+/* The next sample reads p's maps again: at most once in REREAD_MAPS_S. */
+static void reread_maps(struct proc *p, double when)
+{
+	if (when - p->reread_time < REREAD_MAPS_S)
+		return;
+	p->needs_sync = true;
+	p->reread_time = when;
+}
+
 /*
  * A read that overtook a request (its record was still being written: the
  * kernel side copies the stack, and can be preempted meanwhile) saw its
@@ -629,7 +638,7 @@ static void apply_mprotect(struct proc *p, const struct classifier *cls,
  * a wrong figure with it (LULESH: 1.6 MiB a rank until the next read,
  * seconds later on 8 ranks). The next sample reads the mappings again,
  * where the parts are counted page by page; at most once a second
- * (SPLIT_SYNC_S).
+ * (reread_maps).
  */
 static bool splits_a_read_region(struct proc *p, uint64_t start, uint64_t end)
 {
@@ -698,13 +707,87 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 	}
 	if (owner == COMP_UNATTRIBUTED)
 		return;
-	if (splits_a_read_region(p, start, end) && when - p->split_sync_time >= SPLIT_SYNC_S) {
-		p->needs_sync = true;
-		p->split_sync_time = when;
-	}
+	if (splits_a_read_region(p, start, end))
+		reread_maps(p, when);
 	regions_set_owner(&p->regions, start, end, owner, true);
 	if (fn)
 		regions_set_mpi_fn(&p->regions, start, end, fn);
+}
+
+/* A change at epoch came after the read that ended at epoch end (during it: as during_after says). */
+static bool after_read(uint16_t epoch, uint16_t end, bool during_after)
+{
+	int d = epoch_diff(epoch, end);
+
+	return d >= 0 || (d == -1 && during_after);
+}
+
+/*
+ * What e's call moved after the read of p's figures that ended at epoch
+ * end: the parts the kernel side kept apart by epoch (by_read) from end
+ * on, and those made during the read if during_after. The rest of delta,
+ * older than every part, is placed by the call's entry (a call that
+ * straddles more epochs than there are parts).
+ */
+static int64_t moved_after_read(const struct ev_syscall *e, uint16_t end, bool during_after)
+{
+	int64_t after = 0, rest = sum_delta(e);
+
+	for (int i = 0; i < MEMATTR_READ_SLOTS; i++) {
+		rest -= e->by_read[i];
+		if (e->by_read[i] && after_read(e->read_epoch[i], end, during_after))
+			after += e->by_read[i];
+	}
+	if (rest && after_read(e->first_epoch, end, during_after))
+		after += rest;
+	return after;
+}
+
+/* e's call moved memory while the read that ended at epoch end went on. */
+static bool moved_during_read(const struct ev_syscall *e, uint16_t end)
+{
+	for (int i = 0; i < MEMATTR_READ_SLOTS; i++)
+		if (e->by_read[i] && epoch_diff(e->read_epoch[i], end) == -1)
+			return true;
+	return false;
+}
+
+/* A call placed against the sample's VmRSS read by the time of its last change (or its record's). */
+static bool changed_after_mark(const struct proc *p, const struct ev_syscall *e)
+{
+	uint64_t ts = e->changed_ns ? e->changed_ns : e->h.ts_ns;
+
+	return p->sample_mark_ns && ts > p->sample_mark_ns;
+}
+
+/*
+ * What e's call moved after the sample's VmRSS read. A free still zapping
+ * pages during the read (glibc trimming 19 MB) is split there: placed
+ * whole by its last change, the part gone before the read stayed in the
+ * components and not in VmRSS. What moved during the read (tens of
+ * microseconds) is placed by the call's last change.
+ */
+static int64_t delta_after_mark(const struct proc *p, const struct ev_syscall *e)
+{
+	if (!p->sample_mark_ns)
+		return 0;
+	if (!p->mark_epoch_known || !e->changed_ns)
+		return changed_after_mark(p, e) ? sum_delta(e) : 0;
+	return moved_after_read(e, p->sample_mark_epoch, changed_after_mark(p, e));
+}
+
+/*
+ * What e's call moved that the last smaps read did not count: the read
+ * saw the pages as they were, so what the call had moved before it is in
+ * the regions' figures already. The read takes a millisecond or more, and
+ * whether it saw what moved meanwhile depends on where it was: that is
+ * taken as not seen, and the next sample reads the maps again.
+ */
+static int64_t delta_after_sync(const struct proc *p, const struct ev_syscall *e)
+{
+	if (!p->sync_epoch_known || !e->changed_ns)
+		return sum_delta(e);
+	return moved_after_read(e, p->sync_epoch, true);
 }
 
 /*
@@ -738,7 +821,7 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 static void apply_syscall(struct proc *p, const struct classifier *cls,
 			  const struct ev_syscall *e, double when)
 {
-	int64_t delta = sum_delta(e);
+	int64_t delta = delta_after_sync(p, e);
 	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]), old_brk = p->brk_cur;
 
 	if (e->ret < 0 && e->ret > -4096)
@@ -747,6 +830,8 @@ static void apply_syscall(struct proc *p, const struct classifier *cls,
 		apply_stale(p, cls, e, when);
 		return;
 	}
+	if (p->sync_epoch_known && moved_during_read(e, p->sync_epoch))
+		reread_maps(p, when);
 	/* Memory given back is charged while its region still exists. */
 	if (delta < 0)
 		charge_syscall(p, cls, e, old_brk, delta, when);
@@ -800,16 +885,16 @@ static int64_t *component_rss(const struct proc *p)
 
 /*
  * A free still in progress at a sample (EV_SYSCALL_IN_FLIGHT): its range
- * and what it has freed, kept for proc_account when it freed before the
- * sample's VmRSS read (preempted since, its record comes late). Other calls
+ * and what it had freed at the sample's VmRSS read, kept for proc_account
+ * (preempted since, or still zapping, its record comes late). Other calls
  * in progress only say where memory is placed, which can wait for them.
  */
 static void note_in_flight(struct proc *p, const struct ev_syscall *e)
 {
 	uint64_t start = e->args[0], end = start + page_up(e->args[1]);
-	int64_t delta = sum_delta(e);
+	int64_t delta = delta_after_sync(p, e) - delta_after_mark(p, e);
 
-	if (!p->sample_mark_ns || e->changed_ns > p->sample_mark_ns || delta >= 0)
+	if (!p->sample_mark_ns || delta >= 0)
 		return;
 	if (e->nr == NR_BRK) {
 		start = page_up(e->args[0]);
@@ -851,14 +936,15 @@ static void set_apart_flight(struct proc *p)
  * component: `unattributed` for one sample (10-19 MiB a rank in LULESH,
  * whose cycles free their temporaries). A call is placed by its last
  * counter change, not its exit: one preempted on its way out had freed
- * before the read.
+ * before the read. One whose changes straddle the read is set apart in
+ * the share it moved after it (delta_after_mark).
  */
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 			const struct ev_syscall *e, double when)
 {
-	uint64_t ts = e->changed_ns ? e->changed_ns : e->h.ts_ns;
-	bool late = p->sample_mark_ns && ts > p->sample_mark_ns && p->ncomps;
-	int64_t *before, *after;
+	int64_t *before, *after, delta = delta_after_sync(p, e), share = delta_after_mark(p, e);
+	/* A call that moved nothing (an owner given) is placed whole. */
+	bool late = p->ncomps && (delta ? share != 0 : changed_after_mark(p, e));
 
 	if (e->flags & EV_SYSCALL_IN_FLIGHT) {
 		note_in_flight(p, e);
@@ -874,7 +960,8 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 		return;
 	after = component_rss(p);
 	for (size_t i = 0; after && i < p->ncomps; i++)
-		p->late_rss[i] += after[i] - before[i];
+		p->late_rss[i] += !delta || share == delta ? after[i] - before[i] :
+				  (int64_t)((__int128)(after[i] - before[i]) * share / delta);
 	free(after);
 	free(before);
 }

@@ -88,8 +88,8 @@ struct proc {
 	uint64_t brk_cur;		/* current program break, 0 when unknown */
 	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
 	double last_sync_time;
-	double split_sync_time;		/* the last read asked by a stale request's split */
-#define SPLIT_SYNC_S	1.0		/* at most one such read in this many seconds */
+	double reread_time;		/* the last read asked for by a read's doubt (reread_maps) */
+#define REREAD_MAPS_S	1.0		/* at most one such read in this many seconds */
 	bool needs_sync;
 	bool image_unread;		/* exec'ed, its mappings not read yet: no region is known */
 	struct pending_owner pending[PROC_MAX_PENDING];
@@ -130,6 +130,15 @@ struct proc {
 	 */
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
+	/*
+	 * The fault epochs the sample's VmRSS read and the last smaps read
+	 * ended with (the tracker steps the epoch around each read): what a
+	 * call moved at one of them or after came after that read
+	 * (ev_syscall.by_read). Not known (unit tests), a call is placed
+	 * whole by its times.
+	 */
+	uint16_t sample_mark_epoch, sync_epoch;
+	bool mark_epoch_known, sync_epoch_known;
 	int64_t *late_rss;		/* indexed by comp_id, ncomps entries */
 	/*
 	 * A free in progress at the sample that freed before its VmRSS read

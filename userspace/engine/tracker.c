@@ -300,11 +300,13 @@ static void read_begins(struct tracker *t, struct proc *p)
 	tracer_step_epoch(&t->bpf, p->pid);
 }
 
-static void read_ends(struct tracker *t, struct proc *p)
+/* The epoch the read ended with: what moved at it, or after, came after the read. */
+static uint16_t read_ends(struct tracker *t, struct proc *p)
 {
 	uint16_t epoch = tracer_step_epoch(&t->bpf, p->pid);
 
 	proc_note_epoch(p, epoch, boot_clock_ns());
+	return epoch;
 }
 
 /* Read p's mappings; false when p is gone (and retired). */
@@ -321,7 +323,8 @@ static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 	tracer_follow_changes(&t->bpf, p->pid);
 	read_begins(t, p);
 	ret = proc_sync(p, &s->cls, tracker_now(t));
-	read_ends(t, p);
+	p->sync_epoch = read_ends(t, p);
+	p->sync_epoch_known = true;
 	if (ret == -ESRCH || ret == -ENOENT) {
 		retire(t, s, p);	/* gone; its exit event, if any, finds nothing */
 		return false;
@@ -980,7 +983,8 @@ static void mark_session(struct tracker *t, struct session *s, double now)
 			continue;
 		read_begins(t, p);
 		ret = proc_mark_sample(p);
-		read_ends(t, p);
+		p->sample_mark_epoch = read_ends(t, p);
+		p->mark_epoch_known = true;
 		if (ret == -ESRCH || ret == -ENOENT)
 			retire(t, s, p);	/* gone, its exit event lost */
 	}
