@@ -27,6 +27,31 @@
 
 #define PF_EXITING	0x00000004
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/*
+ * The same kernel object, to read from only. A pointer loaded through a
+ * trusted one (a tracepoint's task, the current task) is checked against
+ * the kernel's lists of fields safe to trust, searches of the whole kernel
+ * BTF by name, on every path the verifier walks that load on: loaded this
+ * way instead, the programs verify in 37 ms, not 61 (ma_find_fault_frame
+ * 1.3 -> 0.2 ms, ma_fork 6.2 -> 1.2 ms). Pointers read only for their
+ * fields or as keys need no trust; the cast emits no instruction.
+ */
+#define read_only(p, type)	((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+
+/* task's mm (NULL for a kernel thread), as a pointer to read through or a key. */
+static __always_inline struct mm_struct *mm_of(struct task_struct *task)
+{
+	return read_only(task, struct task_struct)->mm;
+}
+
+/* The base of task's kernel stack, as a number. */
+static __always_inline __u64 stack_of(struct task_struct *task)
+{
+	return (__u64)read_only(task, struct task_struct)->stack;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /*
@@ -369,8 +394,6 @@ static __always_inline __u64 cpu_area_offset(int cpu)
 	return *off;
 }
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-
 /*
  * CPU cpu's slot of a counter (cpu < 0: this CPU's), 0 when unreadable.
  * The slot is read as the one 4-byte kernel struct at hand (a raw
@@ -554,8 +577,8 @@ static __always_inline struct thread_ctx *task_ctx(struct task_struct *task, boo
 	 * Once followed, a thread that knew no anchor (its cached mm is not
 	 * this one) makes sure of one before its change.
 	 */
-	if ((!c || c->mm_key != (__u64)task->mm) && tgid_changes_followed(task->tgid))
-		anchor_mm(task->mm, task->tgid);
+	if ((!c || c->mm_key != (__u64)mm_of(task)) && tgid_changes_followed(task->tgid))
+		anchor_mm(mm_of(task), task->tgid);
 	if (c)
 		return c;
 	return bpf_task_storage_get(&thread_ctxs, task, 0,
@@ -857,7 +880,7 @@ static __always_inline void end_other_runs(struct task_struct *task)
 	struct bpf_iter_task it;
 	struct task_struct *t;
 
-	if (task->signal->nr_threads < 2)
+	if (read_only(task, struct task_struct)->signal->nr_threads < 2)
 		return;
 	bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
 	while ((t = bpf_iter_task_next(&it))) {
@@ -1005,7 +1028,7 @@ static __always_inline __u64 syscall_wakeup(const struct thread_ctx *c)
 static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
 {
 	__u64 end = mapping_end(sp), len;
-	__u64 frames_end = bpf_get_current_task_btf()->mm->start_stack + FRAMES_END_SLACK;
+	__u64 frames_end = mm_of(bpf_get_current_task_btf())->start_stack + FRAMES_END_SLACK;
 
 	/* sp on the main stack (its mapping holds start_stack too): frames only. */
 	if (sp < frames_end && frames_end < end)
@@ -1165,7 +1188,7 @@ static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct m
 
 	if (!fault_frame_pos)
 		return 0;
-	vmf = bpf_rdonly_cast((void *)((__u64)task->stack + fault_frame_pos),
+	vmf = bpf_rdonly_cast((void *)(stack_of(task) + fault_frame_pos),
 			      bpf_core_type_id_kernel(struct vm_fault));
 	/*
 	 * Words of this stack first: other frames there (a kernel fault's, in
@@ -1225,9 +1248,9 @@ int BPF_PROG(ma_find_fault_frame, struct mm_struct *mm, int member)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct frame_walk w = { .mm = mm };
 
-	if (task->tgid != frame_probe_tgid || !frame_probe_addr || task->mm != mm)
+	if (task->tgid != frame_probe_tgid || !frame_probe_addr || mm_of(task) != mm)
 		return 0;
-	w.base = (__u64)task->stack;
+	w.base = stack_of(task);
 	w.top = ptr_bits((void *)bpf_task_pt_regs(task));
 	if (w.top <= w.base)
 		return 0;
@@ -1327,7 +1350,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	struct mm_anchor *a;
 	struct mm_slots *sl;
 	__s64 cnt, delta;
-	bool curr = task->mm == mm;
+	bool curr = mm_of(task) == mm;
 	__u64 addr;
 	__s32 slot;
 	__u32 id;
@@ -1446,7 +1469,7 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 	 * sharing its parent's mm (vfork) is as its parent, since the
 	 * changes it makes are to that mm.
 	 */
-	if (child->mm == parent->mm)
+	if (mm_of(child) == mm_of(parent))
 		quiet = (tgid_bits(ptgid) & TB_QUIET) != 0;
 	else
 		quiet = ntp.flags & TRACED_UNDER_RANK;
@@ -1458,7 +1481,7 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 	tgid_bits_or(ctgid, TB_ACCOUNTED | (quiet ? TB_QUIET : 0));
 	/* Its counters hold what fork copied: the child's deltas start from there. */
 	if (!quiet)
-		anchor_mm(child->mm, ctgid);
+		anchor_mm(mm_of(child), ctgid);
 	emit_task(EV_FORK, ptgid, child, ptgid, prompt_wakeup);
 	return 0;
 }
@@ -1572,7 +1595,7 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		if (tp->flags & TRACED_UNDER_RANK)
 			tgid_bits_or(tgid, TB_QUIET);
 		else
-			anchor_mm(p->mm, tgid);
+			anchor_mm(mm_of(p), tgid);
 	} else {
 		emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
 	}
@@ -1608,8 +1631,8 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 	/* Bits first: no program finds them set and the entry gone. */
 	tgid_bits_clear(tgid, TB_ACCOUNTED | TB_QUIET);
 	bpf_map_delete_elem(&traced, &tgid);
-	if (p->mm)
-		forget_mm((__u64)p->mm, tgid);
+	if (mm_of(p))
+		forget_mm((__u64)mm_of(p), tgid);
 	/*
 	 * --heap: its live blocks die with it (a later process may get its
 	 * pid). Its sites and call counts stay for user space to collect.
