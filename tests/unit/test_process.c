@@ -516,6 +516,28 @@ static void test_free_straddling_the_maps_read(void **state)
 }
 
 /*
+ * A read that corrects nothing (every component's figures as the events
+ * left them) doubles the period to the next one, up to 4 times
+ * --pss-interval; one that moves a component by more than 1% of the total
+ * (at least 256 KiB) brings it back.
+ */
+static void test_steady_reads_stretch_the_period(void **state)
+{
+	(void)state;
+	sync_with(ANON, 2 * MIB, 1 * MIB, false);
+	assert_int_equal(p->maps_stretch, 1);	/* no sample yet: nothing to compare */
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 1 * MIB, 1), 0);
+	sync_with(ANON, 2 * MIB, 1 * MIB, false);
+	assert_int_equal(p->maps_stretch, 2);
+	sync_with(ANON, 2 * MIB, 1 * MIB + 200 * KIB, false);	/* within 256 KiB */
+	assert_int_equal(p->maps_stretch, 4);
+	sync_with(ANON, 2 * MIB, 1 * MIB + 200 * KIB, false);
+	assert_int_equal(p->maps_stretch, MAPS_STRETCH_MAX);
+	sync_with(ANON, 2 * MIB, 1 * MIB + 600 * KIB, false);	/* the events missed 400 KiB */
+	assert_int_equal(p->maps_stretch, 1);
+}
+
+/*
  * A read overtook two requests that the kernel merged into one entry: the
  * requests cut its region in parts whose figures are shares by length, so
  * the next sample reads the mappings again (where the parts are counted);
@@ -945,6 +967,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_free_in_flight_at_the_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_straddling_the_read_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_straddling_the_maps_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steady_reads_stretch_the_period, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_requests_split_a_read_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_split_over_regions_and_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),

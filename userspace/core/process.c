@@ -37,6 +37,7 @@ struct proc *proc_new(pid_t pid, double now)
 	p->born_time = now;
 	p->needs_sync = true;
 	p->reread_time = -REREAD_MAPS_S;
+	p->maps_stretch = 1;
 	regions_init(&p->regions, PROC_MAX_REGIONS);
 	code_reader_init(&p->code, pid);
 	return p;
@@ -267,12 +268,50 @@ static void resolve_pending(struct proc *p, const struct classifier *cls)
 	p->npending = 0;
 }
 
+/* Each component's rss, then its pss, in p's regions; NULL without components or memory. */
+static int64_t *component_figures(const struct proc *p)
+{
+	int64_t *f = p->ncomps ? calloc(2 * p->ncomps, sizeof(*f)) : NULL;
+
+	if (f)
+		regions_sum(&p->regions, f, f + p->ncomps, p->ncomps);
+	return f;
+}
+
+/*
+ * The read that just ended taught nothing: it moved no component's rss,
+ * nor its pss, by more than MAPS_STEADY in all.
+ */
+#define MAPS_STEADY_MIN		(256 * 1024)
+static bool read_was_steady(const struct proc_sync_state *s)
+{
+	const struct proc *p = s->p;
+	int64_t *now = component_figures(p), moved_rss = 0, moved_pss = 0, total = 0, tol;
+	bool steady;
+
+	if (!now || !s->before || s->ncomps != p->ncomps) {
+		free(now);
+		return false;
+	}
+	for (size_t i = 0; i < p->ncomps; i++) {
+		moved_rss += llabs(now[i] - s->before[i]);
+		moved_pss += llabs(now[p->ncomps + i] - s->before[p->ncomps + i]);
+		total += now[i];
+	}
+	tol = total / 100 > MAPS_STEADY_MIN ? total / 100 : MAPS_STEADY_MIN;
+	steady = moved_rss <= tol && moved_pss <= tol;
+	free(now);
+	return steady;
+}
+
 void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
 		     const struct classifier *cls, uint64_t boot_ns)
 {
 	memset(s, 0, sizeof(*s));
 	s->p = p;
 	s->cls = cls;
+	s->before = component_figures(p);
+	s->ncomps = p->ncomps;
 	p->sync_boot_ns = boot_ns;
 	regions_sync_begin(&p->regions);
 }
@@ -289,8 +328,15 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 		for (size_t i = 0; i < s->nmaps; i++)
 			free(s->maps[i].path);
 		free(s->maps);
+		free(s->before);
 		return;
 	}
+	if (read_was_steady(s))
+		p->maps_stretch = p->maps_stretch < MAPS_STRETCH_MAX ? 2 * p->maps_stretch :
+				  MAPS_STRETCH_MAX;
+	else
+		p->maps_stretch = 1;
+	free(s->before);
 	free_code_maps(p);
 	p->maps = s->maps;
 	p->nmaps = s->nmaps;

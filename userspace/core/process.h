@@ -88,6 +88,16 @@ struct proc {
 	uint64_t brk_cur;		/* current program break, 0 when unknown */
 	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
 	double last_sync_time;
+	/*
+	 * The period between its smaps reads, in units of --pss-interval:
+	 * doubled (up to MAPS_STRETCH_MAX) after a read that changed no
+	 * component by more than MAPS_STEADY (1% of its total, at least 256
+	 * KiB), back to 1 after one that did. A rank in its compute loop
+	 * (nothing to correct, no sharing changing its PSS) is read 4 times
+	 * less often: the reads were a third of the tool's own time there.
+	 */
+	unsigned int maps_stretch;
+#define MAPS_STRETCH_MAX	4
 	double reread_time;		/* the last read asked for by a read's doubt (reread_maps) */
 #define REREAD_MAPS_S	1.0		/* at most one such read in this many seconds */
 	bool needs_sync;
@@ -222,6 +232,9 @@ struct proc_sync_state {
 	 */
 	struct split_entry *split;
 	size_t nsplit, split_cap;
+	/* Each component's rss, then pss, before the read (2 * ncomps), NULL: none. */
+	int64_t *before;
+	size_t ncomps;
 };
 struct vma_info;
 void proc_sync_begin(struct proc_sync_state *s, struct proc *p,

@@ -919,7 +919,7 @@ static void flush_runs(struct tracker *t)
 static bool sync_due(const struct tracker *t, const struct proc *p, double now, double period)
 {
 	return p->account && !settling(t, p, now) &&
-	       (p->needs_sync || now - p->last_sync_time >= period);
+	       (p->needs_sync || now - p->last_sync_time >= period * p->maps_stretch);
 }
 
 /*
