@@ -279,8 +279,9 @@ static int64_t *component_figures(const struct proc *p)
 }
 
 /*
- * The read that just ended taught nothing: it moved no component's rss,
- * nor its pss, by more than MAPS_STEADY in all.
+ * The read that just ended taught nothing: the components' rss, and their
+ * pss, moved by no more than 1% of the process's total in all (at least
+ * MAPS_STEADY_MIN).
  */
 #define MAPS_STEADY_MIN		(256 * 1024)
 static bool read_was_steady(const struct proc_sync_state *s)

@@ -90,9 +90,9 @@ struct proc {
 	double last_sync_time;
 	/*
 	 * The period between its smaps reads, in units of --pss-interval:
-	 * doubled (up to MAPS_STRETCH_MAX) after a read that changed no
-	 * component by more than MAPS_STEADY (1% of its total, at least 256
-	 * KiB), back to 1 after one that did. A rank in its compute loop
+	 * doubled (up to MAPS_STRETCH_MAX) after a read that corrected the
+	 * components by no more than 1% of its total (256 KiB at least),
+	 * back to 1 after one that did. A rank in its compute loop
 	 * (nothing to correct, no sharing changing its PSS) is read 4 times
 	 * less often: the reads were a third of the tool's own time there.
 	 */
