@@ -956,8 +956,9 @@ def why(R, key):
                 "user-space memory grows with the number of processes (region tables, CSV buffers).")
     if key == "CPU":
         return ("At the default interval the tool samples every process every 100 ms (statm read, CSV row per "
-                "component) and reads each process's smaps at least every second, stretched to keep smaps "
-                "reading under 2% of a core; the sampling itself grows linearly with the number of processes.")
+                "component) and reads each process's smaps every second or less often: stretched to keep smaps "
+                "reading under 2% of a core, and up to 4 times for a process whose last reads corrected nothing; "
+                "the sampling itself grows linearly with the number of processes.")
     return ""
 
 

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.nfcNw0/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.nfcNw0/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.nfcNw0/runs/accuracy.hold8/stop   ||   memattr-bpf --job 15093 --output /tmp/memattr-bench.nfcNw0/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.cQGDGY/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cQGDGY/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.cQGDGY/runs/accuracy.hold8/stop   ||   memattr-bpf --job 31099 --output /tmp/memattr-bench.cQGDGY/runs/accuracy.hold8/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.nfcNw0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.nfcNw0/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 12813,12820 --output /tmp/memattr-bench.nfcNw0/runs/bpfstats.memreq/out
+/tmp/memattr-bench.cQGDGY/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.cQGDGY/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 28807,28815 --output /tmp/memattr-bench.cQGDGY/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.nfcNw0/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.nfcNw0/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.nfcNw0/runs/bpfstats.storm/go   ||   memattr-bpf --pid 12176,12185 --output /tmp/memattr-bench.nfcNw0/runs/bpfstats.storm/out
+/tmp/memattr-bench.cQGDGY/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.cQGDGY/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.cQGDGY/runs/bpfstats.storm/go   ||   memattr-bpf --pid 28187,28195 --output /tmp/memattr-bench.cQGDGY/runs/bpfstats.storm/out

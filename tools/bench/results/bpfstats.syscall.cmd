@@ -1,1 +1,1 @@
-/tmp/memattr-bench.nfcNw0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.nfcNw0/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 12494,12501 --output /tmp/memattr-bench.nfcNw0/runs/bpfstats.syscall/out
+/tmp/memattr-bench.cQGDGY/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.cQGDGY/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 28497,28505 --output /tmp/memattr-bench.cQGDGY/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.nfcNw0/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.nfcNw0/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 7400 --output /tmp/memattr-bench.nfcNw0/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.cQGDGY/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.cQGDGY/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 23439 --output /tmp/memattr-bench.cQGDGY/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.nfcNw0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.nfcNw0/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 6854 --output /tmp/memattr-bench.nfcNw0/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.cQGDGY/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.cQGDGY/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 22895 --output /tmp/memattr-bench.cQGDGY/runs/costs.syscall.traced.4/out

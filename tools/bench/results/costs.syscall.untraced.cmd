@@ -1,1 +1,1 @@
-/tmp/memattr-bench.nfcNw0/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.nfcNw0/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.nfcNw0/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.cQGDGY/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.cQGDGY/runs/costs.syscall.untraced.4/go   ||   untraced

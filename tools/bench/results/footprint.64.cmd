@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.nfcNw0/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.nfcNw0/runs/footprint.64/ready --stop-file /tmp/memattr-bench.nfcNw0/runs/footprint.64/stop   ||   memattr-bpf --job 1106 --output /tmp/memattr-bench.nfcNw0/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.cQGDGY/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.cQGDGY/runs/footprint.64/ready --stop-file /tmp/memattr-bench.cQGDGY/runs/footprint.64/stop   ||   memattr-bpf --job 17253 --output /tmp/memattr-bench.cQGDGY/runs/footprint.64/out

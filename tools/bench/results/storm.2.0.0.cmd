@@ -1,1 +1,1 @@
-/tmp/memattr-bench.nfcNw0/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.nfcNw0/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.nfcNw0/runs/storm.2.0.0/go   ||   memattr-bpf --pid 4808,4812 --output /tmp/memattr-bench.nfcNw0/runs/storm.2.0.0/out
+/tmp/memattr-bench.cQGDGY/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.cQGDGY/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.cQGDGY/runs/storm.2.0.0/go   ||   memattr-bpf --pid 20918,20921 --output /tmp/memattr-bench.cQGDGY/runs/storm.2.0.0/out
