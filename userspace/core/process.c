@@ -761,7 +761,7 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 		regions_set_mpi_fn(&p->regions, start, end, fn);
 }
 
-/* A change at epoch came after the read that ended at epoch end (during it: as during_after says). */
+/* A change at epoch came after the read that ended at end (during the read: if during_after). */
 static bool after_read(uint16_t epoch, uint16_t end, bool during_after)
 {
 	int d = epoch_diff(epoch, end);
@@ -799,7 +799,7 @@ static bool moved_during_read(const struct ev_syscall *e, uint16_t end)
 	return false;
 }
 
-/* A call placed against the sample's VmRSS read by the time of its last change (or its record's). */
+/* A call placed against the sample's VmRSS read by its last change's time (or its record's). */
 static bool changed_after_mark(const struct proc *p, const struct ev_syscall *e)
 {
 	uint64_t ts = e->changed_ns ? e->changed_ns : e->h.ts_ns;
@@ -989,9 +989,7 @@ static void set_apart_flight(struct proc *p)
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 			const struct ev_syscall *e, double when)
 {
-	int64_t *before, *after, delta = delta_after_sync(p, e), share = delta_after_mark(p, e);
-	/* A call that moved nothing (an owner given) is placed whole. */
-	bool late = p->ncomps && (delta ? share != 0 : changed_after_mark(p, e));
+	int64_t *before, *after, delta, share;
 
 	if (e->flags & EV_SYSCALL_IN_FLIGHT) {
 		note_in_flight(p, e);
@@ -1000,7 +998,10 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 	/* The call in progress has ended: its record says all. */
 	if (p->flight.valid && e->h.tid == p->flight.tid)
 		p->flight.valid = false;
-	before = late ? component_rss(p) : NULL;
+	delta = delta_after_sync(p, e);
+	share = delta_after_mark(p, e);
+	/* A call that moved nothing (an owner given) is placed whole. */
+	before = p->ncomps && (delta ? share != 0 : changed_after_mark(p, e)) ? component_rss(p) : NULL;
 
 	apply_syscall(p, cls, e, when);
 	if (!before)
