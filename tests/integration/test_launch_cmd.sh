@@ -63,6 +63,17 @@ grep -qx 'finished,1' "$TMPD/out-short/run_info.csv" ||
 	fail "the short run's run_info.csv does not say finished,1: $(cat "$TMPD/out-short/run_info.csv")"
 check_no_bpf_leftovers
 
+# The tool's output going to a pipe (`... | tee log`, ssh) ends with the
+# tool. The kernel goes on detaching the programs for about a second after
+# the tool's exit, in a child that holds the BPF descriptors; holding the
+# tool's stdout and stderr as well, it kept a reader of the pipe waiting.
+log "launch with its output to a pipe: the detaching child does not hold it"
+"$PY" "$IT_DIR/detacher_output.py" "$TMPD/pipe.err" "${SUDO_ENV[@]}" "$MEMATTR_BIN" \
+	--output "$TMPD/out-pipe" -- true >"$TMPD/pipe.check" 2>&1 ||
+	fail "$(cat "$TMPD/pipe.check"); tool stderr: $(cat "$TMPD/pipe.err")"
+log "$(cat "$TMPD/pipe.check")"
+check_no_bpf_leftovers
+
 # A batch script sees its job fail through the tool: the tool exits with
 # the command's status (128 + N for signal N), once every file is written.
 for want in 3 137; do
