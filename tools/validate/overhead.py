@@ -9,7 +9,7 @@
         overhead block with it
 
 Per application, MPI and rank count: the median over the pairs of each
-variant, and their ratio, for the job's whole wall time (launcher start to
+variant, and their ratio (with the range of the pairs' own ratios), for the job's whole wall time (launcher start to
 exit: MPI start-up included; traced, the tool's own start and its last
 write too) and for the time the application reports for its own run.
 Exit 1 when the file is missing or a pair is incomplete.
@@ -55,8 +55,8 @@ def main():
     out = [f"Tool commit {top.get('tool_commit', '?')}; {top.get('when', '?')}; "
            f"{top.get('cpus', '?')} cores, Linux {top.get('kernel', '?')}.", sources_line(top), "",
            "| app | MPI | ranks | pairs | wall untraced (s) | wall launched under the tool (s) | wall ratio "
-           "| app's own time untraced (s) | under the tool (s) | ratio |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| pairs' wall ratios | app's own time untraced (s) | under the tool (s) | ratio |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     bad = 0
     over = []   # (app, mpi, wall ratio) past issue 11's target
     for (app, mpi, np), v in sorted(runs.items()):
@@ -67,8 +67,12 @@ def main():
         uw, tw, ua, ta = median(u["wall"]), median(t["wall"]), median(u["app"]), median(t["app"])
         if uw and tw and tw / uw > TARGET:
             over.append(f"{app}/{mpi} {tw / uw:.3f}x")
+        # Each pair's own ratio (its runs were back to back): their spread
+        # is how far this host's noise moves one pair.
+        ratios = [b / a for a, b in zip(u["wall"], t["wall"]) if a > 0]
+        spread = f"{min(ratios):.3f}-{max(ratios):.3f}" if ratios else "?"
         out.append(f"| {app} | {mpi} | {np} | {pairs} | {fmt(uw, '.2f')} | {fmt(tw, '.2f')} "
-                   f"| {fmt(tw / uw if uw and tw else None, '.3f')}x | {fmt(ua, '.2f')} | {fmt(ta, '.2f')} "
+                   f"| {fmt(tw / uw if uw and tw else None, '.3f')}x | {spread} | {fmt(ua, '.2f')} | {fmt(ta, '.2f')} "
                    f"| {fmt(ta / ua if ua and ta else None, '.3f')}x |")
     out.append("")
     out.append("Medians over the pairs. Wall: the whole job, launcher start to exit; under the tool it also "
