@@ -35,10 +35,11 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
  * the kernel's lists of fields safe to trust, searches of the whole kernel
  * BTF by name, on every path the verifier walks that load on: loaded this
  * way instead, the programs' verification went from 61 to 37 ms
- * (ma_find_fault_frame 1.3 -> 0.2 ms, ma_fork 6.2 -> 1.2 ms). Pointers read only for their
- * fields or as keys need no trust. The cast leaves three register moves
- * in the program: ma_rss_stat, on every page fault of the node, keeps
- * its trusted loads (they cost it no verification time).
+ * (ma_find_fault_frame 1.3 -> 0.2 ms, ma_fork 6.2 -> 1.2 ms). Pointers
+ * read only for their fields or as keys need no trust. The cast leaves
+ * three register moves in the program: ma_rss_stat, on every page fault
+ * of the node, keeps its trusted loads (they cost it no verification
+ * time).
  */
 #define read_only(p, type)	((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
 

@@ -9,9 +9,10 @@
         overhead block with it
 
 Per application, MPI and rank count: the median over the pairs of each
-variant, and their ratio (with the range of the pairs' own ratios), for the job's whole wall time (launcher start to
-exit: MPI start-up included; traced, the tool's own start and its last
-write too) and for the time the application reports for its own run.
+variant, and their ratio (with the range of the pairs' own ratios), for
+the job's whole wall time (launcher start to exit: MPI start-up included;
+traced, the tool's own start and its last write too) and for the time the
+application reports for its own run.
 Exit 1 when the file is missing or a pair is incomplete.
 """
 import csv

@@ -84,6 +84,8 @@ static void keep_only_bpf(int keep)
 	long n;
 
 	for (int fd = 0; fd <= 2; fd++) {
+		if (fd == keep)
+			continue;	/* the tool ran with that standard descriptor closed */
 		if (null < 0 || dup2(null, fd) < 0)
 			close(fd);
 	}

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.cQGDGY/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.cQGDGY/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 28807,28815 --output /tmp/memattr-bench.cQGDGY/runs/bpfstats.memreq/out
+/tmp/memattr-bench.qzdh2F/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.qzdh2F/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 4756,4765 --output /tmp/memattr-bench.qzdh2F/runs/bpfstats.memreq/out

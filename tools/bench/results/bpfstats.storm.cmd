@@ -1,1 +1,1 @@
-/tmp/memattr-bench.cQGDGY/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.cQGDGY/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.cQGDGY/runs/bpfstats.storm/go   ||   memattr-bpf --pid 28187,28195 --output /tmp/memattr-bench.cQGDGY/runs/bpfstats.storm/out
+/tmp/memattr-bench.qzdh2F/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.qzdh2F/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.qzdh2F/runs/bpfstats.storm/go   ||   memattr-bpf --pid 4146,4155 --output /tmp/memattr-bench.qzdh2F/runs/bpfstats.storm/out

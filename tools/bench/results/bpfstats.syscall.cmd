@@ -1,1 +1,1 @@
-/tmp/memattr-bench.cQGDGY/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.cQGDGY/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 28497,28505 --output /tmp/memattr-bench.cQGDGY/runs/bpfstats.syscall/out
+/tmp/memattr-bench.qzdh2F/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.qzdh2F/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 4453,4460 --output /tmp/memattr-bench.qzdh2F/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.cQGDGY/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.cQGDGY/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.cQGDGY/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.qzdh2F/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.qzdh2F/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.qzdh2F/runs/costs.storm1.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.cQGDGY/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.cQGDGY/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 22895 --output /tmp/memattr-bench.cQGDGY/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.qzdh2F/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.qzdh2F/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 31318 --output /tmp/memattr-bench.qzdh2F/runs/costs.syscall.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.cQGDGY/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.cQGDGY/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.cQGDGY/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.qzdh2F/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.qzdh2F/runs/costs.syscall.untraced.4/go   ||   untraced
