@@ -34,17 +34,10 @@ def children(pid):
     return out
 
 
-def comm(pid):
+def proc_text(pid, name):
+    """/proc/PID/NAME (comm, wchan), "" once the process is gone."""
     try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def wchan(pid):
-    try:
-        with open(f"/proc/{pid}/wchan") as f:
+        with open(f"/proc/{pid}/{name}") as f:
             return f.read().strip()
     except OSError:
         return ""
@@ -93,14 +86,14 @@ def main():
     deadline = time.monotonic() + TIMEOUT_S
     # The summary goes out at the end of the run, after the fork (the
     # kernel function is pipe_write, anon_pipe_write from 6.16).
-    while not wchan(tool.pid).endswith("pipe_write"):
+    while not proc_text(tool.pid, "wchan").endswith("pipe_write"):
         if tool.poll() is not None:
             sys.exit(f"the tool exited ({tool.returncode}) without blocking on its full stdout")
         if time.monotonic() > deadline:
             tool.kill()
             sys.exit("the tool never blocked on its full stdout")
         time.sleep(0.02)
-    detachers = [c for c in children(tool.pid) if comm(c) == "memattr-bpf"]
+    detachers = [c for c in children(tool.pid) if proc_text(c, "comm") == "memattr-bpf"]
     held = []
     for c in detachers:
         held += [f"pid {c} {h}" for h in held_outputs(c, pipe_ino, err_path)]

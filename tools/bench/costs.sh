@@ -184,6 +184,20 @@ cost_attach64() {
 		>"$RES/attach64.tsv"
 }
 
+# rotated K WORD...: the words, the first K mod n moved to the end. A
+# repetition's variants run back to back; rotating their order each
+# repetition keeps what one run leaves behind (the previous tool's detach,
+# which the kernel finishes in the background, the page cache, the
+# allocator's free lists) from always falling on the same variant.
+rotated() {
+	local k=$1 i
+	shift
+	for ((i = 0; i < $#; i++)); do
+		local j=$(((i + k) % $# + 1))
+		echo "${!j}"
+	done
+}
+
 section_costs() {
 	local r s
 	printf 'item\tvariant\trep\tvalue\n' >"$RES/costs.tsv"
@@ -192,19 +206,19 @@ section_costs() {
 	for ((r = 0; r < COST_REPS; r++)); do
 		TRACK_MARK=${#TRACKED[@]}
 		log "costs: repetition $((r + 1)) of $COST_REPS"
-		for s in untraced beside traced; do
+		for s in $(rotated "$r" untraced beside traced); do
 			cost_one storm1 "$s" "$r" 1 storm --rate 0 --seconds "$COST_SECONDS" --mib 64
 		done
-		for s in untraced beside; do
+		for s in $(rotated "$r" untraced beside); do
 			cost_one storm8 "$s" "$r" 1 storm --rate 0 --seconds "$COST_SECONDS" --mib 16 --threads 8
 		done
-		for s in untraced beside traced; do
+		for s in $(rotated "$r" untraced beside traced); do
 			cost_one syscall "$s" "$r" 1 sysloop --seconds "$COST_SECONDS"
 		done
-		for s in untraced traced; do
+		for s in $(rotated "$r" untraced traced); do
 			cost_one memreq "$s" "$r" 1 memreq --seconds "$COST_SECONDS"
 		done
-		for s in untraced traced "traced:--heap" "traced:--mpi-calls"; do
+		for s in $(rotated "$r" untraced traced "traced:--heap" "traced:--mpi-calls"); do
 			cost_one forkexec "$s" "$r" 4 forkexec --n "$FORKEXEC_N"
 		done
 	done

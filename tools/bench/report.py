@@ -541,7 +541,7 @@ def costs_tables(R, out):
                        f"{'' if x is None else f'{x:.3f}x'} |")
     out.append("")
     out.append("Ratios are median against median in the same session (for rates, untraced / run; for times, "
-               "run / untraced); the variants alternate within each repetition.\n")
+               "run / untraced); the variants run back to back within each repetition, in an order rotated from one repetition to the next.\n")
     added = []
     for item, var in (("storm1", "beside"), ("storm8", "beside"), ("storm1", "traced")):
         a, b = med.get((item, "untraced")), med.get((item, var))
@@ -696,7 +696,8 @@ def cost_targets(R, med, out):
     out += rows
     out.append("")
     out.append("Measured: median against median; in brackets, the range of the repetitions' own ratios (each "
-               "repetition runs the variants back to back), which is how far this host moves one pair.\n")
+               "repetition runs the variants back to back, in a rotated order), which is how far this host "
+               "moves one pair.\n")
     return missed
 
 

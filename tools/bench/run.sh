@@ -294,6 +294,19 @@ count_probe_fds() {
 stop_memattr() {
 	[ -n "$TOOL_PID" ] && stop_pid "$TOOL_PID" 60
 	stop_pid "$TOOL_WRAP" 10
+	wait_detached 10
+}
+
+# wait_detached TIMEOUT: until no memattr-bpf program is loaded. The kernel
+# finishes a tool's detach after the tool has exited (about a second of
+# grace periods, and the code patching that interrupts every CPU); the next
+# measurement must not run beside it.
+wait_detached() {
+	local t0=$EPOCHREALTIME
+	while bpftool prog show 2>/dev/null | grep -q ' name ma_'; do
+		elapsed_since "$t0" "$1" && return 0
+		sleep 0.05
+	done
 }
 
 # wait_memattr_ready TIMEOUT: the "memattr-bpf: tracing" line; TOOL_STARTUP_S.

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.qzdh2F/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 4756,4765 --output /tmp/memattr-bench.qzdh2F/runs/bpfstats.memreq/out
+/tmp/memattr-bench.BcoZ1Z/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 20648,20657 --output /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.memreq/out

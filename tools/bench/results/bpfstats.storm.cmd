@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.qzdh2F/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.qzdh2F/runs/bpfstats.storm/go   ||   memattr-bpf --pid 4146,4155 --output /tmp/memattr-bench.qzdh2F/runs/bpfstats.storm/out
+/tmp/memattr-bench.BcoZ1Z/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.storm/go   ||   memattr-bpf --pid 20035,20042 --output /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.storm/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.qzdh2F/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 4453,4460 --output /tmp/memattr-bench.qzdh2F/runs/bpfstats.syscall/out
+/tmp/memattr-bench.BcoZ1Z/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 20341,20350 --output /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.syscall/out

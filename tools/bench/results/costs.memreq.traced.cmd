@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.qzdh2F/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 31851 --output /tmp/memattr-bench.qzdh2F/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.BcoZ1Z/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 15260 --output /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.qzdh2F/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.qzdh2F/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.BcoZ1Z/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.storm1.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.qzdh2F/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 31318 --output /tmp/memattr-bench.qzdh2F/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.BcoZ1Z/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 14484 --output /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.traced.4/out

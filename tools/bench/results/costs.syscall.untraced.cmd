@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.qzdh2F/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.qzdh2F/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.BcoZ1Z/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.untraced.4/go   ||   untraced

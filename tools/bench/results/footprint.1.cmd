@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.qzdh2F/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.qzdh2F/runs/footprint.1/ready --stop-file /tmp/memattr-bench.qzdh2F/runs/footprint.1/stop   ||   memattr-bpf --job 25823 --output /tmp/memattr-bench.qzdh2F/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.BcoZ1Z/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/footprint.1/ready --stop-file /tmp/memattr-bench.BcoZ1Z/runs/footprint.1/stop   ||   memattr-bpf --job 9221 --output /tmp/memattr-bench.BcoZ1Z/runs/footprint.1/out

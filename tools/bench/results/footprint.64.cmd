@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.qzdh2F/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.qzdh2F/runs/footprint.64/ready --stop-file /tmp/memattr-bench.qzdh2F/runs/footprint.64/stop   ||   memattr-bpf --job 26120 --output /tmp/memattr-bench.qzdh2F/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.BcoZ1Z/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/footprint.64/ready --stop-file /tmp/memattr-bench.BcoZ1Z/runs/footprint.64/stop   ||   memattr-bpf --job 9520 --output /tmp/memattr-bench.BcoZ1Z/runs/footprint.64/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.qzdh2F/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.qzdh2F/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.qzdh2F/runs/storm.1.0.0/go   ||   memattr-bpf --pid 29126 --output /tmp/memattr-bench.qzdh2F/runs/storm.1.0.0/out
+/tmp/memattr-bench.BcoZ1Z/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/storm.1.0.0/go   ||   memattr-bpf --pid 12512 --output /tmp/memattr-bench.BcoZ1Z/runs/storm.1.0.0/out
