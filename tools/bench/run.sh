@@ -59,6 +59,7 @@ die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
 SCR=""
 # shellcheck source=../lib/pidtrack.sh
 source "$REPO/tools/lib/pidtrack.sh"
+source "$REPO/tools/lib/detach.sh"
 
 cleanup() {
 	local rc=$?
@@ -297,17 +298,6 @@ stop_memattr() {
 	wait_detached 10
 }
 
-# wait_detached TIMEOUT: until no memattr-bpf program is loaded. The kernel
-# finishes a tool's detach after the tool has exited (about a second of
-# grace periods, and the code patching that interrupts every CPU); the next
-# measurement must not run beside it.
-wait_detached() {
-	local t0=$EPOCHREALTIME
-	while bpftool prog show 2>/dev/null | grep -q ' name ma_'; do
-		elapsed_since "$t0" "$1" && return 0
-		sleep 0.05
-	done
-}
 
 # wait_memattr_ready TIMEOUT: the "memattr-bpf: tracing" line; TOOL_STARTUP_S.
 wait_memattr_ready() {

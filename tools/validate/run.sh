@@ -70,6 +70,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../lib/pidtrack.sh
 source "$REPO/tools/lib/pidtrack.sh"
+source "$REPO/tools/lib/detach.sh"
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 
 usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -603,6 +604,8 @@ overhead_run() {
 	wait_gone "$pid" "$RUN_TIMEOUT" || { stop_ours "$pid"; rc=124; }
 	wait "$pid" || rc=$?
 	wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')
+	# The next pair's untraced run must not run beside this one's detach.
+	[ "$variant" = untraced ] || wait_detached 10
 	if [ "$rc" -ne 0 ] || ! app_ok "$app" "$d"; then
 		fail_note "overhead $app $m $variant pair $pair: exit status $rc or no completion line (files: $d)"
 		return
