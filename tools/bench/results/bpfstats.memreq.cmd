@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 20648,20657 --output /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.memreq/out
+/tmp/memattr-bench.LABIck/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.LABIck/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 32705,32713 --output /tmp/memattr-bench.LABIck/runs/bpfstats.memreq/out

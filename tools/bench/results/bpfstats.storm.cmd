@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.storm/go   ||   memattr-bpf --pid 20035,20042 --output /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.storm/out
+/tmp/memattr-bench.LABIck/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.LABIck/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.LABIck/runs/bpfstats.storm/go   ||   memattr-bpf --pid 31848,31857 --output /tmp/memattr-bench.LABIck/runs/bpfstats.storm/out

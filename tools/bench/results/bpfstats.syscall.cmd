@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 20341,20350 --output /tmp/memattr-bench.BcoZ1Z/runs/bpfstats.syscall/out
+/tmp/memattr-bench.LABIck/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.LABIck/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 32296,32305 --output /tmp/memattr-bench.LABIck/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 15260 --output /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.LABIck/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 26625 --output /tmp/memattr-bench.LABIck/runs/costs.memreq.traced.4/out

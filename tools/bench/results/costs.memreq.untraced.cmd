@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.memreq.untraced.4/go   ||   untraced
+/tmp/memattr-bench.LABIck/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.memreq.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.LABIck/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.storm1.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 14484 --output /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.LABIck/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 25784 --output /tmp/memattr-bench.LABIck/runs/costs.syscall.traced.4/out

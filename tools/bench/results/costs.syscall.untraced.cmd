@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.LABIck/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.syscall.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.BcoZ1Z/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/footprint.1/ready --stop-file /tmp/memattr-bench.BcoZ1Z/runs/footprint.1/stop   ||   memattr-bpf --job 9221 --output /tmp/memattr-bench.BcoZ1Z/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.LABIck/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.LABIck/runs/footprint.1/ready --stop-file /tmp/memattr-bench.LABIck/runs/footprint.1/stop   ||   memattr-bpf --job 16865 --output /tmp/memattr-bench.LABIck/runs/footprint.1/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.BcoZ1Z/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/footprint.64/ready --stop-file /tmp/memattr-bench.BcoZ1Z/runs/footprint.64/stop   ||   memattr-bpf --job 9520 --output /tmp/memattr-bench.BcoZ1Z/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.LABIck/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.LABIck/runs/footprint.64/ready --stop-file /tmp/memattr-bench.LABIck/runs/footprint.64/stop   ||   memattr-bpf --job 17328 --output /tmp/memattr-bench.LABIck/runs/footprint.64/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.BcoZ1Z/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/footprint.8/ready --stop-file /tmp/memattr-bench.BcoZ1Z/runs/footprint.8/stop   ||   memattr-bpf --job 9342 --output /tmp/memattr-bench.BcoZ1Z/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.LABIck/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.LABIck/runs/footprint.8/ready --stop-file /tmp/memattr-bench.LABIck/runs/footprint.8/stop   ||   memattr-bpf --job 17058 --output /tmp/memattr-bench.LABIck/runs/footprint.8/out

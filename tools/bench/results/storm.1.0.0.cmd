@@ -1,1 +1,1 @@
-/tmp/memattr-bench.BcoZ1Z/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.BcoZ1Z/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.BcoZ1Z/runs/storm.1.0.0/go   ||   memattr-bpf --pid 12512 --output /tmp/memattr-bench.BcoZ1Z/runs/storm.1.0.0/out
+/tmp/memattr-bench.LABIck/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.LABIck/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.LABIck/runs/storm.1.0.0/go   ||   memattr-bpf --pid 20543 --output /tmp/memattr-bench.LABIck/runs/storm.1.0.0/out
