@@ -500,6 +500,22 @@ static void add_pending(struct proc *p, uint64_t start, uint64_t caller, bool ma
 	p->needs_sync = true;
 }
 
+/* The MPI function holding the requester's return address rq->entry, looked up once per address. */
+static uint16_t entry_mpi_fn(struct proc *p, const struct classifier *cls,
+			     const struct requester *rq)
+{
+	struct entry_fn_slot *slot = code_reader_entry_fn(&p->code, rq->entry);
+
+	if (!rq->entry)
+		return (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq->entry_path, rq->entry_off);
+	if (slot->entry != rq->entry) {
+		slot->fn = (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq->entry_path,
+						    rq->entry_off);
+		slot->entry = rq->entry;
+	}
+	return slot->fn;
+}
+
 /*
  * Owner of memory requested by syscall e: the code that asked, found past
  * libc on the copied stack (malloc's mmap/brk/mprotect go to malloc's
@@ -526,7 +542,7 @@ static comp_id requested_owner(struct proc *p, const struct classifier *cls,
 	}
 	/* Not inside a probed MPI call: the MPI function on the stack, if any, asked. */
 	if (!*mpi_fn && rq.entry_path && cls->mpi_fn_at)
-		*mpi_fn = (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq.entry_path, rq.entry_off);
+		*mpi_fn = entry_mpi_fn(p, cls, &rq);
 	if (!rq.owner_final) {
 		if (pending_start)
 			add_pending(p, pending_start, rq.caller, map_stack);

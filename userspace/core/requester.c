@@ -43,6 +43,13 @@ void code_reader_close(struct code_reader *cr)
 	cr->hooks_found = hooks;
 }
 
+/* What the code at an address is may have changed: the caches keyed by address go. */
+static void forget_code(struct code_reader *cr)
+{
+	memset(cr->frame, 0, sizeof(cr->frame));
+	memset(cr->entry_fn, 0, sizeof(cr->entry_fn));
+}
+
 void code_reader_code_mapped(struct code_reader *cr, uint64_t start, uint64_t end)
 {
 	size_t n = 0;
@@ -56,7 +63,7 @@ void code_reader_code_mapped(struct code_reader *cr, uint64_t start, uint64_t en
 		cr->mods[n++] = cr->mods[i];
 	}
 	if (n != cr->nmods)
-		memset(cr->frame, 0, sizeof(cr->frame));
+		forget_code(cr);
 	cr->nmods = n;
 	/* A patcher's library may have come with it (libfabric's monitor at dlopen). */
 	cr->hooks_stale = true;
@@ -221,7 +228,7 @@ static void read_modules(struct scan_ctx *s)
 	cr->maps_reads++;
 	cr->discarding_libs = false;
 	cr->hooks_stale = true;
-	memset(cr->frame, 0, sizeof(cr->frame));
+	forget_code(cr);
 	procfs_read_exe(cr->pid, ms.exe, sizeof(ms.exe));
 	/* A live process maps its executable's code at least. */
 	cr->gone = procfs_read_maps(cr->pid, false, add_module, &ms) || !cr->nmods;

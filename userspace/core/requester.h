@@ -35,6 +35,7 @@ struct code_cache_slot {
 };
 
 #define FRAME_CACHE_SLOTS	256	/* per process: pc -> what the code there is */
+#define ENTRY_FN_SLOTS		16	/* per process: a few MPI calls allocate */
 
 /* An executable file mapping of the process, as the unwinder knows it. */
 struct code_module {
@@ -64,6 +65,17 @@ struct frame_cache_slot {
 	bool forwards, discards, code;
 };
 
+/*
+ * The MPI function a return address into the MPI library is in, as the
+ * classifier's mpi_fn_at found it (a symbol lookup behind a stat of the
+ * file): kept per address, since the same few calls request memory over
+ * and over.
+ */
+struct entry_fn_slot {
+	uint64_t entry;			/* 0: empty */
+	uint16_t fn;
+};
+
 /* Reads code of one process; the file follows the address space (reset at exec). */
 struct code_reader {
 	pid_t pid;
@@ -73,6 +85,7 @@ struct code_reader {
 	size_t nmods;
 	bool mods_read;			/* /proc/PID/maps was read since the last reset */
 	struct frame_cache_slot frame[FRAME_CACHE_SLOTS];
+	struct entry_fn_slot entry_fn[ENTRY_FN_SLOTS];
 	struct hook_entry hooks[HOOK_MAX];
 	unsigned int nhooks;
 	bool hooks_stale;		/* libc's entry points are to be read again */
@@ -99,6 +112,12 @@ void code_reader_code_mapped(struct code_reader *cr, uint64_t start, uint64_t en
  * between two mprotects, so libc's entry points are read again.
  */
 void code_reader_code_changed(struct code_reader *cr);
+
+/* The cache slot for return address entry (its fn is valid only if its entry is entry). */
+static inline struct entry_fn_slot *code_reader_entry_fn(struct code_reader *cr, uint64_t entry)
+{
+	return &cr->entry_fn[(entry ^ (entry >> 8)) % ENTRY_FN_SLOTS];
+}
 
 struct requester {
 	uint64_t caller;	/* return address into the requesting code, 0: not found */

@@ -100,6 +100,11 @@ static struct bpf_program *uprobe_prog(struct bpf_tracer *t, enum uprobe_prog wh
  * the same each time, and ma_rss_stat reads the fault's address there:
  * ma_fault_user, a program on every page fault of every process on the
  * node, is then not attached. Otherwise it is, as before.
+ *
+ * It runs with ma_rss_stat already attached: a tracepoint whose last
+ * program has just gone waits for a grace period before it takes a first
+ * one again, so detaching this search's program before attaching
+ * ma_rss_stat made some starts wait (11-15 ms, one start in six here).
  */
 #define FRAME_TRIALS	3
 
@@ -132,10 +137,8 @@ static void find_fault_frame(struct bpf_tracer *t)
 		found++;
 	}
 	bpf_link__destroy(link);
-	if (found == FRAME_TRIALS && pos) {
+	if (found == FRAME_TRIALS && pos)
 		bss->fault_frame_pos = pos;
-		bpf_program__set_autoattach(t->skel->progs.ma_fault_user, false);
-	}
 	if (libbpf_verbose)
 		fprintf(stderr, "memattr-bpf: user page faults' frame %s (at %u)\n",
 			bss->fault_frame_pos ? "found: no program at their entry" :
@@ -216,21 +219,34 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (ensure_tracefs(err, errlen))
 		goto fail;
-	bpf_program__set_autoattach(t->skel->progs.ma_find_fault_frame, false);
-	if (fault_frame)
-		find_fault_frame(t);
-	ret = memattr_bpf__attach(t->skel);
-	if (ret) {
-		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
-		goto fail;
-	}
-	if (attach_syscalls(t, err, errlen))
-		goto fail;
+	/*
+	 * Mapped before any program is attached: mapping the buffer moves this
+	 * process's RSS counter page by page (32 MiB, mapped twice), each a run
+	 * of ma_rss_stat once it is attached.
+	 */
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
 	if (!t->rb) {
 		snprintf(err, errlen, "cannot open the BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	bpf_program__set_autoattach(t->skel->progs.ma_find_fault_frame, false);
+	bpf_program__set_autoattach(t->skel->progs.ma_fault_user, false);
+	ret = memattr_bpf__attach(t->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
+		goto fail;
+	}
+	if (fault_frame)
+		find_fault_frame(t);
+	if (!t->skel->bss->fault_frame_pos) {
+		t->skel->links.ma_fault_user = bpf_program__attach(t->skel->progs.ma_fault_user);
+		if (!t->skel->links.ma_fault_user) {
+			snprintf(err, errlen, "cannot attach ma_fault_user: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	if (attach_syscalls(t, err, errlen))
+		goto fail;
 	return 0;
 fail:
 	tracer_close(t);
