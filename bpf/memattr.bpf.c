@@ -489,23 +489,28 @@ static __always_inline void release_id(__u32 id)
  * The mm -> id entry is inserted last: no event computes a delta from
  * slots not yet read. Of two CPUs anchoring one mm at once, one wins, the
  * other gives its id back.
+ *
+ * A global function, the mm passed as a number: the verifier checks it
+ * once, not inside each of the seven programs that may anchor (a sixth of
+ * their verification, the start's largest part), and it runs once per
+ * address space, so the call costs nothing that matters.
  */
-static __always_inline void anchor_mm(struct mm_struct *mm, __u32 tgid)
+__noinline int anchor_mm(__u64 key, __u32 tgid)
 {
+	struct mm_struct *mm = read_only((void *)key, struct mm_struct);
 	struct anchor_walk w = { .mm = mm };
 	struct mm_ref ref = { .tgid = tgid };
-	__u64 key = (__u64)mm;
 	struct mm_anchor *a;
 
-	if (!mm || bpf_map_lookup_elem(&mm_anchors, &key))
-		return;
+	if (!key || bpf_map_lookup_elem(&mm_anchors, &key))
+		return 0;
 	if (!claim_id(&w.id)) {
 		count(STAT_TRACED_FULL);
-		return;
+		return 0;
 	}
 	a = bpf_map_lookup_elem(&mm_counts, &w.id);
 	if (!a)
-		return;
+		return 0;
 	bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
 	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
 		a->count[m] = rss_counter(mm, m)->count;
@@ -518,6 +523,7 @@ static __always_inline void anchor_mm(struct mm_struct *mm, __u32 tgid)
 			count(STAT_TRACED_FULL);
 		release_id(w.id);
 	}
+	return 0;
 }
 
 /* Stop following an mm, if it is tgid's (a vfork child shares its parent's). */
@@ -583,7 +589,7 @@ static __always_inline struct thread_ctx *task_ctx(struct task_struct *task, boo
 	 * this one) makes sure of one before its change.
 	 */
 	if ((!c || c->mm_key != (__u64)mm_of(task)) && tgid_changes_followed(task->tgid))
-		anchor_mm(mm_of(task), task->tgid);
+		anchor_mm(ptr_bits(mm_of(task)), task->tgid);
 	if (c)
 		return c;
 	return bpf_task_storage_get(&thread_ctxs, task, 0,
@@ -1400,7 +1406,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	if (!a) {
 		/* Learn mm -> process only from the process itself. */
 		if (curr)
-			anchor_mm(mm, task->tgid);
+			anchor_mm(ptr_bits(mm), task->tgid);
 		return 0;
 	}
 	if (!curr && (!tgid_accounted(a->tgid) || task->tgid == a->tgid)) {
@@ -1515,7 +1521,7 @@ int BPF_PROG(ma_fork, struct task_struct *parent, struct task_struct *child)
 	tgid_bits_or(ctgid, TB_ACCOUNTED | (quiet ? TB_QUIET : 0));
 	/* Its counters hold what fork copied: the child's deltas start from there. */
 	if (!quiet)
-		anchor_mm(mm_of(child), ctgid);
+		anchor_mm(ptr_bits(mm_of(child)), ctgid);
 	emit_task(EV_FORK, ptgid, child, ptgid, prompt_wakeup);
 	return 0;
 }
@@ -1629,7 +1635,7 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		if (tp->flags & TRACED_UNDER_RANK)
 			tgid_bits_or(tgid, TB_QUIET);
 		else
-			anchor_mm(mm_of(p), tgid);
+			anchor_mm(ptr_bits(mm_of(p)), tgid);
 	} else {
 		emit_task(EV_EXEC, tgid, p, 0, prompt_wakeup);
 	}
