@@ -568,11 +568,14 @@ run_one() {
 }
 
 # app_time APP RUNDIR: the time the application gives for its own run (its
-# compute loop: LULESH's "Elapsed time", HPCCG's "Total", CloverLeaf's last
+# compute loop: LULESH's "Elapsed time" (from its grind time), HPCCG's "Total", CloverLeaf's last
 # "Wall clock"), in seconds; empty when it gave none.
 app_time() {
 	case $1 in
-	lulesh) awk '/^Elapsed time/ { print $4; exit }' "$2/job.out" ;;
+	# LULESH prints its elapsed time rounded to two digits (6, 12): its
+	# grind time per domain (elapsed / (iterations x size^3)) gives it whole.
+	lulesh) awk '/Problem size/ { n = $4 } /Iteration count/ { it = $4 }
+		/^Grind time/ && /per dom/ { printf "%.3f\n", $5 * n * n * n * it / 1e6; exit }' "$2/job.out" ;;
 	hpccg) awk '/^ *Total *:/ { print $3; exit }' "$2"/work/hpccg*.yaml 2>/dev/null ;;
 	cloverleaf) awk '/Wall clock/ { t = $3 } END { if (t != "") print t }' "$2/work/clover.out" 2>/dev/null ;;
 	lammps) awk '/^Loop time of/ { print $4; exit }' "$2/job.out" ;;
