@@ -5,16 +5,34 @@
  * total (VmRSS). Kept apart so the logic runs in unit tests on synthetic
  * figures.
  */
+#include <errno.h>
+#include <unistd.h>
+
 #include "procfs.h"
 #include "process.h"
 
-static int64_t pagemap_resident(void *proc, uint64_t start, uint64_t end)
+/*
+ * The process's pagemap, opened at a read's first count and kept to its
+ * end: a first read of a rank counts hundreds of entries (one open each
+ * was most of their cost).
+ */
+struct pagemap_reader {
+	pid_t pid;
+	int fd;		/* -errno until opened */
+};
+
+static int64_t pagemap_resident(void *ctx, uint64_t start, uint64_t end)
 {
-	return procfs_pagemap_resident(((struct proc *)proc)->pid, start, end);
+	struct pagemap_reader *r = ctx;
+
+	if (r->fd == -EBADF)
+		r->fd = procfs_pagemap_open(r->pid);
+	return r->fd < 0 ? r->fd : procfs_pagemap_resident(r->fd, start, end);
 }
 
 int proc_sync(struct proc *p, const struct classifier *cls, double now)
 {
+	struct pagemap_reader pagemap = { .pid = p->pid, .fd = -EBADF };
 	struct proc_sync_state s;
 	int ret;
 
@@ -22,8 +40,11 @@ int proc_sync(struct proc *p, const struct classifier *cls, double now)
 		procfs_read_exe(p->pid, p->exe, sizeof(p->exe));
 	proc_sync_begin(&s, p, cls, boot_clock_ns());
 	s.resident = pagemap_resident;
+	s.resident_ctx = &pagemap;
 	ret = procfs_read_maps(p->pid, true, proc_sync_vma, &s);
 	proc_sync_end(&s, ret == 0, now);
+	if (pagemap.fd >= 0)
+		close(pagemap.fd);
 	return ret;
 }
 

@@ -167,7 +167,7 @@ static void count_split_later(struct proc_sync_state *s, const struct vma_info *
 
 		if (!m) {
 			regions_sync_exact(&s->p->regions, v->start, v->end, (int64_t)v->pss,
-					   s->resident, s->p, boot_clock_ns());
+					   s->resident, s->resident_ctx, boot_clock_ns());
 			return;
 		}
 		s->split = m;
@@ -181,7 +181,7 @@ static void count_split(struct proc_sync_state *s)
 {
 	for (size_t i = 0; i < s->nsplit; i++)
 		regions_sync_exact(&s->p->regions, s->split[i].start, s->split[i].end,
-				   s->split[i].pss, s->resident, s->p, boot_clock_ns());
+				   s->split[i].pss, s->resident, s->resident_ctx, boot_clock_ns());
 }
 
 int proc_sync_vma(const struct vma_info *v, void *arg)

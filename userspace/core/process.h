@@ -221,9 +221,11 @@ struct proc_sync_state {
 	/*
 	 * Resident bytes of [start, end) counted page by page (pagemap), for
 	 * anonymous entries the kernel merged from several mappings;
-	 * NULL (unit tests) keeps the estimate.
+	 * NULL (unit tests) keeps the estimate. Its first argument is
+	 * resident_ctx.
 	 */
-	int64_t (*resident)(void *proc, uint64_t start, uint64_t end);
+	int64_t (*resident)(void *ctx, uint64_t start, uint64_t end);
+	void *resident_ctx;
 	/*
 	 * Those entries, counted once the whole file is read: a count takes
 	 * milliseconds, and the kernel has already written the next entries

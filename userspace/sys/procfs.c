@@ -668,28 +668,29 @@ int procfs_read_exe(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
-int64_t procfs_pagemap_resident(pid_t pid, uint64_t start, uint64_t end)
+int procfs_pagemap_open(pid_t pid)
 {
-	uint64_t buf[512], page, last = end / 4096, count = 0;
 	char path[64];
-	int fd, err = 0;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	return fd < 0 ? -errno : fd;
+}
+
+int64_t procfs_pagemap_resident(int fd, uint64_t start, uint64_t end)
+{
+	uint64_t buf[512], page, last = end / 4096, count = 0;
+
 	for (page = start / 4096; page < last;) {
 		size_t want = last - page < 512 ? (size_t)(last - page) : 512;
 		ssize_t n = pread(fd, buf, want * 8, (off_t)(page * 8));
 
-		if (n <= 0 || n % 8) {
-			err = n < 0 ? -errno : -EIO;
-			break;
-		}
+		if (n <= 0 || n % 8)
+			return n < 0 ? -errno : -EIO;
 		for (ssize_t i = 0; i < n / 8; i++)
 			count += buf[i] >> 63;	/* bit 63: present in RAM */
 		page += (uint64_t)n / 8;
 	}
-	close(fd);
-	return err ? err : (int64_t)(count * 4096);
+	return (int64_t)(count * 4096);
 }

@@ -87,11 +87,12 @@ int procfs_parse_maps(FILE *f, bool with_smaps, vma_cb cb, void *arg);
 int procfs_read_maps(pid_t pid, bool with_smaps, vma_cb cb, void *arg);
 
 /*
- * Bytes of [start, end) in memory (present in /proc/PID/pagemap): exact
- * residency of part of a mapping, which smaps gives only per mapping.
- * -errno on failure.
+ * Bytes of [start, end) in memory (present in /proc/PID/pagemap, open as
+ * fd from procfs_pagemap_open): exact residency of part of a mapping, which
+ * smaps gives only per mapping. -errno on failure.
  */
-int64_t procfs_pagemap_resident(pid_t pid, uint64_t start, uint64_t end);
+int procfs_pagemap_open(pid_t pid);
+int64_t procfs_pagemap_resident(int fd, uint64_t start, uint64_t end);
 
 /* ---- small files ---- */
 
