@@ -24,6 +24,7 @@ void code_reader_init(struct code_reader *cr, pid_t pid)
 	memset(cr, 0, sizeof(*cr));
 	cr->pid = pid;
 	cr->fd = -1;
+	cr->maps_fd = -1;
 	cr->hooks_stale = true;
 }
 
@@ -34,6 +35,8 @@ void code_reader_close(struct code_reader *cr)
 
 	if (cr->fd >= 0)
 		close(cr->fd);
+	if (cr->maps_fd >= 0)
+		close(cr->maps_fd);
 	free_modules(cr->mods, cr->nmods);
 	code_reader_init(cr, cr->pid);
 	cr->walks = walks;
@@ -147,13 +150,39 @@ static const struct code_module *same_mapping(const struct maps_state *ms,
 	return NULL;
 }
 
+/* m describes mapping v of the process whose executable is exe. */
+static void fill_module(struct code_module *m, const struct vma_info *v,
+			const struct classifier *cls, const char *exe)
+{
+	bool is_code;
+
+	m->start = v->start;
+	m->end = v->end;
+	m->pgoff = v->offset;
+	m->owner = classify_path(cls, v->path, exe, &is_code);
+	/*
+	 * A `forward library` discards what is inner to its frames, like a
+	 * hook, and libc does not. Such a library exists only to pass
+	 * requests on: what runs inside it during a request is part of the
+	 * passing (the relocated first instructions of libc's call in a
+	 * trampoline no file backs, syscall(), the coherence handlers it
+	 * dispatches), and none of it is who asked. libc and the loader call
+	 * code that does ask: qsort's comparator, a thread's start routine, a
+	 * library's constructors; those own what they allocate.
+	 */
+	m->discards = m->owner != cls->libc && spec_forwards_library(cls->specs, v->path);
+	m->forwards = m->owner == cls->libc || m->discards;
+	m->file = NULL;
+	m->loaded = false;
+	m->path = v->deleted ? NULL : strdup(v->path);
+}
+
 static int add_module(const struct vma_info *v, void *arg)
 {
 	struct maps_state *ms = arg;
 	struct code_reader *cr = ms->cr;
 	const struct code_module *same;
 	struct code_module *m;
-	bool is_code;
 
 	if (v->perms[2] != 'x' || v->path[0] != '/')
 		return 0;
@@ -171,29 +200,10 @@ static int add_module(const struct vma_info *v, void *arg)
 	if (same) {
 		*m = *same;
 		m->path = same->path ? strdup(same->path) : NULL;
-		cr->discarding_libs |= m->discards;
-		return 0;
+	} else {
+		fill_module(m, v, ms->cls, ms->exe);
 	}
-	m->start = v->start;
-	m->end = v->end;
-	m->pgoff = v->offset;
-	m->owner = classify_path(ms->cls, v->path, ms->exe, &is_code);
-	/*
-	 * A `forward library` discards what is inner to its frames, like a
-	 * hook, and libc does not. Such a library exists only to pass
-	 * requests on: what runs inside it during a request is part of the
-	 * passing (the relocated first instructions of libc's call in a
-	 * trampoline no file backs, syscall(), the coherence handlers it
-	 * dispatches), and none of it is who asked. libc and the loader call
-	 * code that does ask: qsort's comparator, a thread's start routine, a
-	 * library's constructors; those own what they allocate.
-	 */
-	m->discards = m->owner != ms->cls->libc && spec_forwards_library(ms->cls->specs, v->path);
-	m->forwards = m->owner == ms->cls->libc || m->discards;
 	cr->discarding_libs |= m->discards;
-	m->file = NULL;
-	m->loaded = false;
-	m->path = v->deleted ? NULL : strdup(v->path);
 	return 0;
 }
 
@@ -236,6 +246,55 @@ static void read_modules(struct scan_ctx *s)
 	cr->mods_read = true;
 }
 
+/*
+ * The one executable file mapping at pc, asked of the kernel and added to
+ * the list: a library loaded since the list was read, without reading all
+ * of maps again (a rank maps ~100 files during MPI_Init, and each new one
+ * met by a walk was a whole read). NULL when the kernel cannot answer (the
+ * caller reads maps whole then) or shows no such mapping there.
+ */
+static struct code_module *query_module(struct scan_ctx *s, uint64_t pc, bool *unanswered)
+{
+	struct code_reader *cr = s->cr;
+	struct code_module *mods, *m;
+	struct vma_info *v;
+	char *exe;
+	size_t at;
+	int ret;
+
+	*unanswered = true;
+	if (cr->no_query)
+		return NULL;
+	if (cr->maps_fd < 0 && (cr->maps_fd = procfs_maps_open(cr->pid)) < 0)
+		return NULL;
+	v = malloc(sizeof(*v) + PATH_MAX);
+	if (!v)
+		return NULL;
+	exe = (char *)(v + 1);
+	ret = procfs_query_code(cr->maps_fd, pc, v);
+	if (ret == -EOPNOTSUPP)
+		cr->no_query = true;
+	/* A path the list would take; the rest (no file, a race) is left to a whole read. */
+	if (ret || v->path[0] != '/' || !(mods = realloc(cr->mods, (cr->nmods + 1) * sizeof(*mods)))) {
+		free(v);
+		return NULL;
+	}
+	*unanswered = false;
+	cr->mods = mods;
+	for (at = 0; at < cr->nmods && mods[at].start < v->start; at++)
+		;
+	memmove(&mods[at + 1], &mods[at], (cr->nmods - at) * sizeof(*mods));
+	cr->nmods++;
+	m = &mods[at];
+	procfs_read_exe(cr->pid, exe, PATH_MAX);
+	fill_module(m, v, s->cls, exe);
+	cr->discarding_libs |= m->discards;
+	/* Frames at its addresses were cached as no module's. */
+	forget_code(cr);
+	free(v);
+	return pc >= m->start && pc < m->end ? m : NULL;
+}
+
 static bool is_file_code(struct region_table *t, uint64_t pc)
 {
 	const struct region *r = regions_find(t, pc);
@@ -267,6 +326,13 @@ static struct code_module *find_module(struct scan_ctx *s, uint64_t pc)
 		if (s->reread || !is_file_code(s->t, pc))
 			return NULL;
 		s->reread = true;
+		if (cr->mods_read) {
+			bool unanswered;
+			struct code_module *m = query_module(s, pc, &unanswered);
+
+			if (m || !unanswered)
+				return m;
+		}
 		read_modules(s);
 	}
 	return NULL;

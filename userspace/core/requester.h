@@ -84,6 +84,8 @@ struct code_reader {
 	struct code_module *mods;	/* sorted by start */
 	size_t nmods;
 	bool mods_read;			/* /proc/PID/maps was read since the last reset */
+	int maps_fd;			/* /proc/PID/maps for single queries, -1 until first needed */
+	bool no_query;			/* the kernel answers none (before 6.11): maps are read whole */
 	struct frame_cache_slot frame[FRAME_CACHE_SLOTS];
 	struct entry_fn_slot entry_fn[ENTRY_FN_SLOTS];
 	struct hook_entry hooks[HOOK_MAX];

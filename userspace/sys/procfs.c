@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -670,12 +671,66 @@ int procfs_read_exe(pid_t pid, char *buf, size_t len)
 
 int procfs_pagemap_open(pid_t pid)
 {
-	char path[64];
-	int fd;
+	return open_proc(pid, "pagemap");
+}
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+int procfs_maps_open(pid_t pid)
+{
+	return open_proc(pid, "maps");
+}
+
+/*
+ * PROCMAP_QUERY (Linux 6.11), spelled out: Debian 12's UAPI headers predate
+ * it. The layout is the kernel's struct procmap_query (include/uapi/linux/fs.h).
+ */
+struct procmap_query_ {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+
+#define PROCMAP_QUERY_		_IOWR('f', 17, struct procmap_query_)
+#define PMQ_READABLE		0x01
+#define PMQ_WRITABLE		0x02
+#define PMQ_EXECUTABLE		0x04
+#define PMQ_SHARED		0x08
+#define PMQ_FILE_BACKED		0x20
+
+int procfs_query_code(int maps_fd, uint64_t addr, struct vma_info *v)
+{
+	struct procmap_query_ q = {
+		.size = sizeof(q),
+		.query_flags = PMQ_EXECUTABLE | PMQ_FILE_BACKED,
+		.query_addr = addr,
+		.vma_name_addr = (uintptr_t)v->path,
+		.vma_name_size = sizeof(v->path),
+	};
+	size_t len, slen = sizeof(DELETED_SUFFIX) - 1;
+
+	if (ioctl(maps_fd, PROCMAP_QUERY_, &q))
+		return errno == ENOTTY || errno == EINVAL ? -EOPNOTSUPP : -errno;
+	v->start = q.vma_start;
+	v->end = q.vma_end;
+	v->offset = q.vma_offset;
+	v->inode = q.inode;
+	v->perms[0] = q.vma_flags & PMQ_READABLE ? 'r' : '-';
+	v->perms[1] = q.vma_flags & PMQ_WRITABLE ? 'w' : '-';
+	v->perms[2] = q.vma_flags & PMQ_EXECUTABLE ? 'x' : '-';
+	v->perms[3] = q.vma_flags & PMQ_SHARED ? 's' : 'p';
+	v->perms[4] = '\0';
+	if (!q.vma_name_size)
+		v->path[0] = '\0';
+	len = strlen(v->path);
+	v->deleted = len > slen && !strcmp(v->path + len - slen, DELETED_SUFFIX);
+	if (v->deleted)
+		v->path[len - slen] = '\0';
+	v->rss = v->pss = v->shared_clean = v->shared_dirty = 0;
+	v->private_clean = v->private_dirty = v->anonymous = v->swap = 0;
+	return 0;
 }
 
 int64_t procfs_pagemap_resident(int fd, uint64_t start, uint64_t end)

@@ -87,11 +87,19 @@ int procfs_parse_maps(FILE *f, bool with_smaps, vma_cb cb, void *arg);
 int procfs_read_maps(pid_t pid, bool with_smaps, vma_cb cb, void *arg);
 
 /*
+ * The executable file mapping holding addr, asked of the kernel through
+ * maps_fd (procfs_maps_open) without reading every mapping (PROCMAP_QUERY,
+ * Linux 6.11). -ENOENT: none there; -EOPNOTSUPP: an older kernel.
+ */
+int procfs_query_code(int maps_fd, uint64_t addr, struct vma_info *v);
+
+/*
  * Bytes of [start, end) in memory (present in /proc/PID/pagemap, open as
  * fd from procfs_pagemap_open): exact residency of part of a mapping, which
  * smaps gives only per mapping. -errno on failure.
  */
 int procfs_pagemap_open(pid_t pid);
+int procfs_maps_open(pid_t pid);
 int64_t procfs_pagemap_resident(int fd, uint64_t start, uint64_t end);
 
 /* ---- small files ---- */
