@@ -43,7 +43,8 @@
 #                     compute loop. With --update-doc: FILE's overhead block.
 #
 # Sizes (per rank: weak scaling, so every rank holds about the same):
-#   HPCCG  64x64x64 rows per rank (~110 MiB), 2 and 4 ranks, 150 CG iterations
+#   HPCCG  128x64x128 rows per rank (~440 MiB), 2 and 4 ranks, 150 CG iterations
+#          (64x64x64 ran 0.8-1.3 s with MPICH on 2 ranks here: a late attach met its end)
 #   LULESH -s 30 (~30^3 elements per rank), 1 and 8 ranks (it needs a cube
 #          number of ranks: 2 and 4 are not allowed); -i 200 on 1 rank, -i 30 on 8
 #   CloverLeaf 640x640 cells split over the ranks, 120 steps, 2 and 4 ranks
@@ -100,7 +101,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-HPCCG_DIMS=${HPCCG_DIMS:-64 64 64}
+HPCCG_DIMS=${HPCCG_DIMS:-128 64 128}
 LULESH_SIZE=${LULESH_SIZE:-30}
 LULESH_ITERS_1=${LULESH_ITERS_1:-200}
 LULESH_ITERS_8=${LULESH_ITERS_8:-30}
