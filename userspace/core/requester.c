@@ -250,10 +250,11 @@ static void read_modules(struct scan_ctx *s)
  * The one executable file mapping at pc, asked of the kernel and added to
  * the list: a library loaded since the list was read, without reading all
  * of maps again (a rank maps ~100 files during MPI_Init, and each new one
- * met by a walk was a whole read). NULL when the kernel cannot answer (the
- * caller reads maps whole then) or shows no such mapping there.
+ * met by a walk was a whole read). NULL when the kernel gives no such
+ * mapping of a file (or cannot answer, before Linux 6.11): the caller then
+ * reads maps whole, as before.
  */
-static struct code_module *query_module(struct scan_ctx *s, uint64_t pc, bool *unanswered)
+static struct code_module *query_module(struct scan_ctx *s, uint64_t pc)
 {
 	struct code_reader *cr = s->cr;
 	struct code_module *mods, *m;
@@ -262,7 +263,6 @@ static struct code_module *query_module(struct scan_ctx *s, uint64_t pc, bool *u
 	size_t at;
 	int ret;
 
-	*unanswered = true;
 	if (cr->no_query)
 		return NULL;
 	if (cr->maps_fd < 0 && (cr->maps_fd = procfs_maps_open(cr->pid)) < 0)
@@ -279,10 +279,14 @@ static struct code_module *query_module(struct scan_ctx *s, uint64_t pc, bool *u
 		free(v);
 		return NULL;
 	}
-	*unanswered = false;
 	cr->mods = mods;
 	for (at = 0; at < cr->nmods && mods[at].start < v->start; at++)
 		;
+	/* Overlapping what the list holds: the list is stale there, read it whole. */
+	if ((at > 0 && mods[at - 1].end > v->start) || (at < cr->nmods && mods[at].start < v->end)) {
+		free(v);
+		return NULL;
+	}
 	memmove(&mods[at + 1], &mods[at], (cr->nmods - at) * sizeof(*mods));
 	cr->nmods++;
 	m = &mods[at];
@@ -327,10 +331,9 @@ static struct code_module *find_module(struct scan_ctx *s, uint64_t pc)
 			return NULL;
 		s->reread = true;
 		if (cr->mods_read) {
-			bool unanswered;
-			struct code_module *m = query_module(s, pc, &unanswered);
+			struct code_module *m = query_module(s, pc);
 
-			if (m || !unanswered)
+			if (m)
 				return m;
 		}
 		read_modules(s);
