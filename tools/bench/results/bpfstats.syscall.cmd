@@ -1,1 +1,1 @@
-/tmp/memattr-bench.LABIck/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.LABIck/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 32296,32305 --output /tmp/memattr-bench.LABIck/runs/bpfstats.syscall/out
+/tmp/memattr-bench.F4Gag2/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.F4Gag2/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.F4Gag2/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 26242,26251 --output /tmp/memattr-bench.F4Gag2/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.LABIck/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 25421 --output /tmp/memattr-bench.LABIck/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.F4Gag2/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.F4Gag2/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.F4Gag2/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 19354 --output /tmp/memattr-bench.F4Gag2/runs/costs.syscall.beside.4/out

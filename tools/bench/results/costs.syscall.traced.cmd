@@ -1,1 +1,1 @@
-/tmp/memattr-bench.LABIck/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 25784 --output /tmp/memattr-bench.LABIck/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.F4Gag2/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.F4Gag2/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.F4Gag2/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 19746 --output /tmp/memattr-bench.F4Gag2/runs/costs.syscall.traced.4/out

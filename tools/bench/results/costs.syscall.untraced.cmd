@@ -1,1 +1,1 @@
-/tmp/memattr-bench.LABIck/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.LABIck/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.LABIck/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.F4Gag2/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.F4Gag2/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.F4Gag2/runs/costs.syscall.untraced.4/go   ||   untraced
