@@ -221,7 +221,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 		goto fail;
 	/*
 	 * Mapped before any program is attached: mapping the buffer moves this
-	 * process's RSS counter page by page (32 MiB, mapped twice), each a run
+	 * process's RSS counter page by page (16 MiB, its data mapped twice), each a run
 	 * of ma_rss_stat once it is attached.
 	 */
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
