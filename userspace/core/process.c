@@ -500,14 +500,15 @@ static void add_pending(struct proc *p, uint64_t start, uint64_t caller, bool ma
 	p->needs_sync = true;
 }
 
-/* The MPI function holding the requester's return address rq->entry, looked up once per address. */
+/*
+ * The MPI function holding the requester's return address rq->entry (not 0
+ * when rq->entry_path is set), looked up once per address.
+ */
 static uint16_t entry_mpi_fn(struct proc *p, const struct classifier *cls,
 			     const struct requester *rq)
 {
 	struct entry_fn_slot *slot = code_reader_entry_fn(&p->code, rq->entry);
 
-	if (!rq->entry)
-		return (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq->entry_path, rq->entry_off);
 	if (slot->entry != rq->entry) {
 		slot->fn = (uint16_t)cls->mpi_fn_at(cls->mpi_fn_ctx, p, rq->entry_path,
 						    rq->entry_off);

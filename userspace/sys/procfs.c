@@ -22,6 +22,15 @@
 
 /* ---- helpers ---- */
 
+/* s's first len bytes without the kernel's " (deleted)" suffix: the new length; *deleted says if it was there. */
+static size_t without_deleted(const char *s, size_t len, bool *deleted)
+{
+	size_t slen = sizeof(DELETED_SUFFIX) - 1;
+
+	*deleted = len >= slen && !memcmp(s + len - slen, DELETED_SUFFIX, slen);
+	return *deleted ? len - slen : len;
+}
+
 static int open_proc(pid_t pid, const char *name)
 {
 	char path[64];
@@ -371,12 +380,7 @@ static int parse_vma_header(const char *line, struct vma_info *v)
 	len = strlen(p);
 	if (len && p[len - 1] == '\n')
 		len--;
-	if (len >= sizeof(DELETED_SUFFIX) - 1 &&
-	    !memcmp(p + len - (sizeof(DELETED_SUFFIX) - 1), DELETED_SUFFIX,
-		    sizeof(DELETED_SUFFIX) - 1)) {
-		len -= sizeof(DELETED_SUFFIX) - 1;
-		v->deleted = true;
-	}
+	len = without_deleted(p, len, &v->deleted);
 	/* The kernel never prints more than PATH_MAX; hostile input is cut. */
 	if (len >= sizeof(v->path))
 		len = sizeof(v->path) - 1;
@@ -646,7 +650,7 @@ int procfs_read_stat(pid_t pid, struct proc_stat *st)
 int procfs_read_exe(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
-	size_t slen = sizeof(DELETED_SUFFIX) - 1;
+	bool deleted;
 	ssize_t n;
 
 	if (!buf || !len)
@@ -664,8 +668,7 @@ int procfs_read_exe(pid_t pid, char *buf, size_t len)
 		return -ENAMETOOLONG;
 	}
 	buf[n] = '\0';
-	if ((size_t)n >= slen && !strcmp(buf + n - slen, DELETED_SUFFIX))
-		buf[n - slen] = '\0';
+	buf[without_deleted(buf, (size_t)n, &deleted)] = '\0';
 	return 0;
 }
 
@@ -709,7 +712,6 @@ int procfs_query_code(int maps_fd, uint64_t addr, struct vma_info *v)
 		.vma_name_addr = (uintptr_t)v->path,
 		.vma_name_size = sizeof(v->path),
 	};
-	size_t len, slen = sizeof(DELETED_SUFFIX) - 1;
 
 	if (ioctl(maps_fd, PROCMAP_QUERY_, &q))
 		return errno == ENOTTY || errno == EINVAL ? -EOPNOTSUPP : -errno;
@@ -724,10 +726,7 @@ int procfs_query_code(int maps_fd, uint64_t addr, struct vma_info *v)
 	v->perms[4] = '\0';
 	if (!q.vma_name_size)
 		v->path[0] = '\0';
-	len = strlen(v->path);
-	v->deleted = len > slen && !strcmp(v->path + len - slen, DELETED_SUFFIX);
-	if (v->deleted)
-		v->path[len - slen] = '\0';
+	v->path[without_deleted(v->path, strlen(v->path), &v->deleted)] = '\0';
 	v->rss = v->pss = v->shared_clean = v->shared_dirty = 0;
 	v->private_clean = v->private_dirty = v->anonymous = v->swap = 0;
 	return 0;
