@@ -9,8 +9,10 @@
  * call instruction. So each test fails for what it names (owner, charge,
  * stale event, pending owner, scaling), not for the scanner's.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +64,43 @@ void code_reader_code_mapped(struct code_reader *cr, uint64_t start, uint64_t en
 void code_reader_code_changed(struct code_reader *cr)
 {
 	cr->hooks_stale = true;
+}
+
+/*
+ * The kernel's answer to PROCMAP_QUERY: the file mappings a test sets in
+ * kernel_files, none answering (an older kernel) unless kernel_answers.
+ */
+static struct vma_info kernel_files[4];
+static size_t nkernel_files;
+static bool kernel_answers;
+static int kernel_error;	/* not 0: every query fails with it */
+
+int code_reader_query(struct code_reader *cr, uint64_t addr, enum vma_query how,
+		      struct vma_info *v)
+{
+	(void)cr;
+	assert_int_equal(how, QUERY_FILE_FROM);
+	if (!kernel_answers)
+		return -EOPNOTSUPP;
+	if (kernel_error)
+		return kernel_error;
+	for (size_t i = 0; i < nkernel_files; i++)
+		if (kernel_files[i].end > addr) {
+			*v = kernel_files[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static void kernel_file(uint64_t start, uint64_t end, const char *perms, const char *path)
+{
+	struct vma_info *v = &kernel_files[nkernel_files++];
+
+	memset(v, 0, sizeof(*v));
+	v->start = start;
+	v->end = end;
+	snprintf(v->perms, sizeof(v->perms), "%s", perms);
+	snprintf(v->path, sizeof(v->path), "%s", path);
 }
 
 bool requester_find(struct code_reader *cr, struct region_table *regions,
@@ -119,6 +158,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	nkernel_files = 0;
+	kernel_answers = false;
+	kernel_error = 0;
 	proc_free(p);
 	classifier_free(&cls);
 	comp_table_free(&comps);
@@ -710,6 +752,75 @@ static void test_library_mapped_without_stack(void **state)
 	assert_int_equal(rss_of("lib:libnew.so"), 4 * KIB);
 }
 
+/*
+ * Where the kernel names mappings one at a time, a library the loader maps
+ * is named as it is mapped, with no read of smaps: its pages, its .bss
+ * (the anonymous mapping the loader puts right above its data) and its
+ * code map are the library's at once. The loader's first mapping of the
+ * whole file is, by the time its record comes, cut into the segments
+ * mapped over it: each part is named as it is now. A file that is no
+ * library keeps the owner that asked for it.
+ */
+static void test_library_named_by_the_kernel(void **state)
+{
+	const char *lib = "/opt/lib/libnew.so.1";
+	uint64_t bss = NEWLIB_CODE + 0x3000;
+	int code_maps = 0;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	kernel_answers = true;
+	kernel_file(NEWLIB_CODE, NEWLIB_CODE + 0x1000, "r--p", lib);
+	kernel_file(NEWLIB_CODE + 0x1000, NEWLIB_CODE + 0x2000, "r-xp", lib);
+	kernel_file(NEWLIB_CODE + 0x2000, NEWLIB_CODE + 0x3000, "rw-p", lib);
+	kernel_file(ANON, ANON + 0x2000, "rw-p", "/scratch/input.dat");
+
+	sys(LATER, NR_MMAP, 0, 0x3000, PROT_READ, MAP_PRIVATE, (int64_t)NEWLIB_CODE, 0, 0);
+	ev.flags = EV_SYSCALL_SHARED_OBJECT;
+	proc_apply_syscall(p, &cls, &ev, 0);
+	sys(LATER, NR_MMAP, 0, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+	    (int64_t)NEWLIB_CODE + 0x1000, 0, 0);
+	ev.flags = EV_SYSCALL_SHARED_OBJECT;
+	proc_apply_syscall(p, &cls, &ev, 0);
+	assert_false(p->needs_sync);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, bss, 0x1000, MAP_FIXED, 1, LIBC_CODE + 0x10, 0),
+			   0);
+	assert_false(p->needs_sync);
+	faults(LATER + 1, NEWLIB_CODE, 4);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 16 * KIB, 1), 0);
+	assert_int_equal(rss_of("lib:libnew.so"), 16 * KIB);
+	assert_non_null(proc_code_map(p, NEWLIB_CODE + 0x1800));
+	assert_string_equal(proc_code_map(p, NEWLIB_CODE + 0x1800)->path, lib);
+	/* Named by both records, listed once. */
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].start == NEWLIB_CODE + 0x1000)
+			code_maps++;
+	assert_int_equal(code_maps, 1);
+
+	/* A data file the helper maps stays the helper's. */
+	proc_apply_syscall(p, &cls, sys(LATER + 2, NR_MMAP, 0, 0x2000, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE, (int64_t)ANON, 0, 2, LIBC_CODE + 0x10,
+					HELPER_CODE + 0x20), 0);
+	assert_false(p->needs_sync);
+	faults(LATER + 3, ANON, 2);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 24 * KIB, 2), 0);
+	assert_int_equal(rss_of("lib:libhelper.so"), 4 * KIB + 8 * KIB);
+	assert_int_equal(rss_of("lib:libnew.so"), 16 * KIB);
+}
+
+/* Where the kernel cannot say (an error, not just no file there), the next read names it. */
+static void test_library_named_by_the_read_when_the_kernel_fails(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	kernel_answers = true;
+	kernel_error = -EIO;
+	sys(LATER, NR_MMAP, 0, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE, (int64_t)NEWLIB_CODE, 0, 0);
+	ev.flags = EV_SYSCALL_SHARED_OBJECT;
+	proc_apply_syscall(p, &cls, &ev, 0);
+	assert_true(p->needs_sync);
+}
+
 /* libc alone on the stack (libc for itself) is not a failure; nothing on it is. */
 static void test_libc_only_and_unknown_callers(void **state)
 {
@@ -973,6 +1084,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_runs_placed_by_epoch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shmat_segment_is_its_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_library_mapped_without_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_library_named_by_the_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_library_named_by_the_read_when_the_kernel_fails,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_only_and_unknown_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_syscall_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),

@@ -234,7 +234,7 @@ static void test_query_code_self(void **state)
 	assert_non_null(v);
 	fd = procfs_maps_open(getpid());
 	assert_true(fd >= 0);
-	ret = procfs_query_code(fd, f.addr, v);
+	ret = procfs_query_file(fd, f.addr, QUERY_CODE_AT, v);
 	if (ret == -EOPNOTSUPP) {
 		close(fd);
 		free(v);
@@ -253,10 +253,57 @@ static void test_query_code_self(void **state)
 
 	anon = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(anon != MAP_FAILED);
-	assert_int_equal(procfs_query_code(fd, (uint64_t)(uintptr_t)anon, v), -ENOENT);
+	assert_int_equal(procfs_query_file(fd, (uint64_t)(uintptr_t)anon, QUERY_CODE_AT, v), -ENOENT);
 	munmap(anon, len);
 	close(fd);
 	free(v);
+}
+
+/*
+ * The first file mapping at or above an address, as the kernel names it:
+ * a file mapped one page above an anonymous page is found from that page,
+ * with its own bounds, protection and path; nothing is found above it.
+ */
+static void test_query_file_from(void **state)
+{
+	char path[] = "/tmp/memattr-test-query.XXXXXX";
+	long pg = sysconf(_SC_PAGESIZE);
+	struct vma_info *v = malloc(sizeof(*v));
+	char *area, *file;
+	int fd, mfd, ret;
+
+	(void)state;
+	assert_non_null(v);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 3 * pg), 0);
+	area = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(area != MAP_FAILED);
+	file = mmap(area + pg, 3 * pg, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+	assert_true(file == area + pg);
+	mfd = procfs_maps_open(getpid());
+	assert_true(mfd >= 0);
+	ret = procfs_query_file(mfd, (uint64_t)(uintptr_t)area, QUERY_FILE_FROM, v);
+	if (ret == -EOPNOTSUPP)
+		goto out;	/* before Linux 6.11 */
+	assert_int_equal(ret, 0);
+	assert_int_equal(v->start, (uint64_t)(uintptr_t)file);
+	assert_int_equal(v->end, (uint64_t)(uintptr_t)(file + 3 * pg));
+	assert_string_equal(v->perms, "r--p");
+	assert_string_equal(v->path, path);
+	/* Asked from inside it, the same mapping. */
+	assert_int_equal(procfs_query_file(mfd, (uint64_t)(uintptr_t)(file + pg), QUERY_FILE_FROM, v), 0);
+	assert_int_equal(v->start, (uint64_t)(uintptr_t)file);
+	/* No file is mapped that high. */
+	assert_int_equal(procfs_query_file(mfd, 0x7ffffffff000ULL, QUERY_FILE_FROM, v), -ENOENT);
+out:
+	close(mfd);
+	munmap(area, 4 * pg);
+	close(fd);
+	unlink(path);
+	free(v);
+	if (ret == -EOPNOTSUPP)
+		skip();
 }
 
 static void test_smaps_text_is_not_maps(void **state)
@@ -989,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(test_real_smaps),
 		cmocka_unit_test(test_real_maps),
 		cmocka_unit_test(test_query_code_self),
+		cmocka_unit_test(test_query_file_from),
 		cmocka_unit_test(test_smaps_text_is_not_maps),
 		cmocka_unit_test(test_edge_maps),
 		cmocka_unit_test(test_truncated),

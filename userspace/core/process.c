@@ -135,19 +135,35 @@ static void set_owner_range(struct region_table *t, uint64_t start, uint64_t end
 	}
 }
 
-static void add_code_map(struct proc_sync_state *s, const struct vma_info *v, comp_id owner)
+static void add_code_map(struct code_map **maps, size_t *n, const struct vma_info *v,
+			 comp_id owner)
 {
 	struct code_map *m;
 
-	if (s->nmaps >= PROC_MAX_CODE_MAPS)
+	if (*n >= PROC_MAX_CODE_MAPS)
 		return;
-	m = realloc(s->maps, (s->nmaps + 1) * sizeof(*m));
+	m = realloc(*maps, (*n + 1) * sizeof(*m));
 	if (!m)
 		return;
-	s->maps = m;
-	m[s->nmaps] = (struct code_map){ v->start, v->end, v->offset, owner, strdup(v->path) };
-	if (m[s->nmaps].path)
-		s->nmaps++;
+	*maps = m;
+	m[*n] = (struct code_map){ v->start, v->end, v->offset, owner, strdup(v->path) };
+	if (m[*n].path)
+		(*n)++;
+}
+
+/*
+ * A file's pages are its owner's, whoever mapped it; but a spec's path
+ * for a shared data segment (MPICH's /SYSV*, Open MPI's vader segments)
+ * only guesses who attached it: the segment's own mmap or shmat, when
+ * the tool saw it, says better (an application's own segment).
+ */
+static void own_mapping(struct region_table *t, const struct vma_info *v, uint64_t start,
+			uint64_t end, comp_id owner, bool is_code, bool bss)
+{
+	if (is_code && !(v->perms[3] == 's' && v->perms[2] != 'x'))
+		set_owner_range(t, start, end, owner, false);
+	else if (bss || owner != COMP_UNATTRIBUTED)
+		set_owner_range(t, start, end, owner, true);
 }
 
 const struct code_map *proc_code_map(const struct proc *p, uint64_t addr)
@@ -218,20 +234,11 @@ int proc_sync_vma(const struct vma_info *v, void *arg)
 		count_split_later(s, v);
 	/* Known regions keep their flags; protection is the kernel's to say. */
 	regions_set_flags(&p->regions, v->start, v->end, REGION_EXEC, v->perms[2] == 'x');
-	/*
-	 * A file's pages are its owner's, whoever mapped it; but a spec's path
-	 * for a shared data segment (MPICH's /SYSV*, Open MPI's vader segments)
-	 * only guesses who attached it: the segment's own mmap or shmat, when
-	 * the tool saw it, says better (an application's own segment).
-	 */
-	if (is_code && !(v->perms[3] == 's' && v->perms[2] != 'x'))
-		set_owner_range(&p->regions, v->start, v->end, owner, false);
-	else if (bss || owner != COMP_UNATTRIBUTED)
-		set_owner_range(&p->regions, v->start, v->end, owner, true);
+	own_mapping(&p->regions, v, v->start, v->end, owner, is_code, bss);
 	if (!strcmp(v->path, "[heap]") && !p->brk_cur)
 		p->brk_cur = v->end;
 	if (v->perms[2] == 'x' && v->path[0] == '/')
-		add_code_map(s, v, owner);
+		add_code_map(&s->maps, &s->nmaps, v, owner);
 
 	s->prev_end = v->end;
 	/*
@@ -566,6 +573,69 @@ static bool is_loader_bss(struct proc *p, const struct classifier *cls,
 	return *below && ((*below)->flags & REGION_FILE);
 }
 
+/* Code mapped since the last read: it takes the place of what its list had there. */
+static void note_code_map(struct proc *p, const struct vma_info *v, comp_id owner)
+{
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct code_map *m = &p->maps[i];
+		char *path;
+
+		if (m->end <= v->start || m->start >= v->end)
+			continue;
+		path = strdup(v->path);
+		if (!path)
+			return;
+		free(m->path);
+		*m = (struct code_map){ v->start, v->end, v->offset, owner, path };
+		return;
+	}
+	add_code_map(&p->maps, &p->nmaps, v, owner);
+}
+
+/*
+ * The files mapped over [start, end) by a request just applied, named by
+ * the kernel one mapping at a time (PROCMAP_QUERY), as a read of smaps
+ * would name them: their owner and, for code, the process's list of code
+ * maps. Without it every file mapped meant a whole read of smaps at the
+ * next sample, ~3 ms for a rank with 400 mappings: a rank that loads
+ * Open MPI's plugins was read three times in its first second. The
+ * mapping is asked for as it is now, records later than this one may have
+ * changed it: they are applied next, and name their own. False when the
+ * kernel cannot answer (before Linux 6.11): the next sample reads smaps.
+ */
+static bool name_mapped_files(struct proc *p, const struct classifier *cls, uint64_t start,
+			      uint64_t end)
+{
+	struct vma_info *v;
+	uint64_t addr = start;
+	bool is_code, named = true;
+	comp_id owner;
+
+	if (p->image_unread || !p->exe[0])
+		return false;	/* a read is due anyway, and names the executable */
+	v = malloc(sizeof(*v));
+	if (!v)
+		return false;
+	while (addr < end) {
+		int ret = code_reader_query(&p->code, addr, QUERY_FILE_FROM, v);
+
+		if (ret == -ENOENT || (!ret && v->start >= end))
+			break;		/* no file there any more: later records say what is */
+		if (ret || v->end <= addr) {
+			named = false;
+			break;
+		}
+		owner = classify_path(cls, v->path, p->exe, &is_code);
+		own_mapping(&p->regions, v, v->start > start ? v->start : start,
+			    v->end < end ? v->end : end, owner, is_code, false);
+		if (v->perms[2] == 'x')
+			note_code_map(p, v, owner);
+		addr = v->end;
+	}
+	free(v);
+	return named;
+}
+
 static void map_region(struct proc *p, const struct classifier *cls, const struct ev_syscall *e,
 		       uint64_t start, uint64_t len, int mflags, int prot, int64_t delta)
 {
@@ -580,9 +650,7 @@ static void map_region(struct proc *p, const struct classifier *cls, const struc
 	if (prot & PROT_EXEC)
 		flags |= REGION_EXEC;
 	if (!(mflags & MAP_ANONYMOUS)) {
-		/* The file's name, and so a library's owner, comes from maps at the next sync. */
 		flags |= REGION_FILE;
-		p->needs_sync = true;
 		if (prot & PROT_EXEC)
 			code_reader_code_mapped(&p->code, start, start + len);
 		/* A library a rank's command maps comes without a stack: its path names its owner. */
@@ -595,9 +663,14 @@ static void map_region(struct proc *p, const struct classifier *cls, const struc
 	} else {
 		owner = requested_owner(p, cls, e, start, mflags & MAP_STACK, &fn);
 	}
-	if (regions_map(&p->regions, start, start + len, owner, flags, &dropped))
+	if (regions_map(&p->regions, start, start + len, owner, flags, &dropped)) {
+		p->needs_sync = true;
 		return;
+	}
 	regions_set_mpi_fn(&p->regions, start, start + len, fn);
+	/* A library's owner comes from its file's name: now, or from the next read. */
+	if ((flags & REGION_FILE) && !name_mapped_files(p, cls, start, start + len))
+		p->needs_sync = true;
 	/* MAP_FIXED over old pages frees them inside this call: net them out. */
 	r = regions_find(&p->regions, start);
 	if (r && delta + dropped > 0)

@@ -246,6 +246,21 @@ static void read_modules(struct scan_ctx *s)
 	cr->mods_read = true;
 }
 
+int code_reader_query(struct code_reader *cr, uint64_t addr, enum vma_query how,
+		      struct vma_info *v)
+{
+	int ret;
+
+	if (cr->no_query)
+		return -EOPNOTSUPP;
+	if (cr->maps_fd < 0 && (cr->maps_fd = procfs_maps_open(cr->pid)) < 0)
+		return cr->maps_fd;
+	ret = procfs_query_file(cr->maps_fd, addr, how, v);
+	if (ret == -EOPNOTSUPP)
+		cr->no_query = true;
+	return ret;
+}
+
 /*
  * The one executable file mapping at pc, asked of the kernel and added to
  * the list: a library loaded since the list was read, without reading all
@@ -263,17 +278,11 @@ static struct code_module *query_module(struct scan_ctx *s, uint64_t pc)
 	size_t at;
 	int ret;
 
-	if (cr->no_query)
-		return NULL;
-	if (cr->maps_fd < 0 && (cr->maps_fd = procfs_maps_open(cr->pid)) < 0)
-		return NULL;
 	v = malloc(sizeof(*v) + PATH_MAX);
 	if (!v)
 		return NULL;
 	exe = (char *)(v + 1);
-	ret = procfs_query_code(cr->maps_fd, pc, v);
-	if (ret == -EOPNOTSUPP)
-		cr->no_query = true;
+	ret = code_reader_query(cr, pc, QUERY_CODE_AT, v);
 	/* A path the list would take; the rest (no file, a race) is left to a whole read. */
 	if (ret || v->path[0] != '/' || !(mods = realloc(cr->mods, (cr->nmods + 1) * sizeof(*mods)))) {
 		free(v);

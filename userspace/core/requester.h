@@ -25,6 +25,7 @@
 #include "cfi.h"
 #include "classify.h"
 #include "memattr.h"
+#include "procfs.h"
 #include "regions.h"
 
 #define CODE_CACHE_SLOTS	64	/* per process: call sites repeat, keep it small */
@@ -114,6 +115,13 @@ void code_reader_code_mapped(struct code_reader *cr, uint64_t start, uint64_t en
  * between two mprotects, so libc's entry points are read again.
  */
 void code_reader_code_changed(struct code_reader *cr);
+
+/*
+ * A mapping of a file in the process, asked of the kernel alone
+ * (procfs_query_file); -EOPNOTSUPP from then on where it cannot answer.
+ */
+int code_reader_query(struct code_reader *cr, uint64_t addr, enum vma_query how,
+		      struct vma_info *v);
 
 /* The cache slot for return address entry (its fn is valid only if its entry is entry). */
 static inline struct entry_fn_slot *code_reader_entry_fn(struct code_reader *cr, uint64_t entry)

@@ -454,8 +454,13 @@ static void apply_record(struct tracker *t, struct session *s, struct proc *p,
 		if (size < EV_SYSCALL_NOSTACK_SIZE)
 			break;
 		proc_apply_syscall(p, &s->cls, data, event_time(t, h));
-		if (maps_new_code(data) && t->probing && probes_waiting(&t->probes, p))
+		if (!maps_new_code(data) || !t->probing)
+			break;
+		/* Its probes come with a read: now if it waits for them, else at the next sample. */
+		if (probes_waiting(&t->probes, p))
 			timed_sync(t, s, p);
+		else
+			p->needs_sync = true;
 		break;
 	}
 }

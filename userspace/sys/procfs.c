@@ -701,13 +701,15 @@ struct procmap_query_ {
 #define PMQ_WRITABLE		0x02
 #define PMQ_EXECUTABLE		0x04
 #define PMQ_SHARED		0x08
+#define PMQ_COVERING_OR_NEXT	0x10
 #define PMQ_FILE_BACKED		0x20
 
-int procfs_query_code(int maps_fd, uint64_t addr, struct vma_info *v)
+int procfs_query_file(int maps_fd, uint64_t addr, enum vma_query how, struct vma_info *v)
 {
 	struct procmap_query_ q = {
 		.size = sizeof(q),
-		.query_flags = PMQ_EXECUTABLE | PMQ_FILE_BACKED,
+		.query_flags = how == QUERY_CODE_AT ? PMQ_EXECUTABLE | PMQ_FILE_BACKED :
+						      PMQ_COVERING_OR_NEXT | PMQ_FILE_BACKED,
 		.query_addr = addr,
 		.vma_name_addr = (uintptr_t)v->path,
 		.vma_name_size = sizeof(v->path),

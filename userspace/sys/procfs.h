@@ -87,11 +87,14 @@ int procfs_parse_maps(FILE *f, bool with_smaps, vma_cb cb, void *arg);
 int procfs_read_maps(pid_t pid, bool with_smaps, vma_cb cb, void *arg);
 
 /*
- * The executable file mapping holding addr, asked of the kernel through
- * maps_fd (procfs_maps_open) without reading every mapping (PROCMAP_QUERY,
- * Linux 6.11). -ENOENT: none there; -EOPNOTSUPP: an older kernel.
+ * One mapping of a file, asked of the kernel through maps_fd
+ * (procfs_maps_open) without reading every mapping (PROCMAP_QUERY, Linux
+ * 6.11): QUERY_CODE_AT, the executable one holding addr; QUERY_FILE_FROM,
+ * the first one holding addr or above it. -ENOENT: none; -EOPNOTSUPP: an
+ * older kernel. The smaps figures are left 0.
  */
-int procfs_query_code(int maps_fd, uint64_t addr, struct vma_info *v);
+enum vma_query { QUERY_CODE_AT, QUERY_FILE_FROM };
+int procfs_query_file(int maps_fd, uint64_t addr, enum vma_query how, struct vma_info *v);
 
 /*
  * Bytes of [start, end) in memory (present in /proc/PID/pagemap, open as
