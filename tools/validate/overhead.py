@@ -4,9 +4,10 @@
 
     overhead.py RESULTS_DIR [--doc FILE]
         reads RESULTS_DIR/overhead.tsv (one line per run: the job alone,
-        "untraced", or launched under the tool, "traced", in alternating
-        pairs) and prints Markdown; with --doc, also replaces FILE's
-        overhead block with it
+        "untraced", or launched under the tool or run under the node
+        service, "traced", in alternating pairs; meta.txt's
+        overhead_under says which) and prints Markdown; with --doc, also
+        replaces FILE's block for that with it
 
 Per application, MPI and rank count: the median over the pairs of each
 variant, and their ratio (with the range of the pairs' own ratios), for
@@ -23,9 +24,15 @@ from collections import defaultdict
 
 from table import parse_args, read_meta, sources_line, update_doc
 
-BEGIN = "<!-- tools/validate/run.sh --overhead: latest run begins -->"
 TARGET = 1.03   # issue 11: real applications' wall time under the tool
-END = "<!-- tools/validate/run.sh --overhead: latest run ends -->"
+# The doc's block for each --overhead-under: the per-job tool, the node service.
+BLOCKS = {
+    "tool": ("<!-- tools/validate/run.sh --overhead: latest run begins -->",
+             "<!-- tools/validate/run.sh --overhead: latest run ends -->"),
+    "daemon": ("<!-- tools/validate/run.sh --overhead-under daemon: latest run begins -->",
+               "<!-- tools/validate/run.sh --overhead-under daemon: latest run ends -->"),
+}
+UNDER = {"tool": "launched under the tool", "daemon": "under the node service"}
 
 
 def median(xs):
@@ -53,10 +60,14 @@ def main():
         print(f"overhead.py: cannot read {res}/overhead.tsv: {e}", file=sys.stderr)
         return 1
     top = read_meta(os.path.join(res, "meta.txt"))
+    under = top.get("overhead_under", "tool")
+    if under not in BLOCKS:
+        print(f"overhead.py: {res}/meta.txt: unknown overhead_under '{under}'", file=sys.stderr)
+        return 1
     out = [f"Tool commit {top.get('tool_commit', '?')}; {top.get('when', '?')}; "
            f"{top.get('cpus', '?')} cores, Linux {top.get('kernel', '?')}.", sources_line(top), "",
-           "| app | MPI | ranks | pairs | wall untraced (s) | wall launched under the tool (s) | wall ratio "
-           "| pairs' wall ratios | app's own time untraced (s) | under the tool (s) | ratio |",
+           f"| app | MPI | ranks | pairs | wall untraced (s) | wall {UNDER[under]} (s) | wall ratio "
+           f"| pairs' wall ratios | app's own time untraced (s) | {UNDER[under]} (s) | ratio |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     bad = 0
     over = []   # (app, mpi, wall ratio) past issue 11's target
@@ -76,8 +87,12 @@ def main():
                    f"| {fmt(tw / uw if uw and tw else None, '.3f')}x | {spread} | {fmt(ua, '.2f')} | {fmt(ta, '.2f')} "
                    f"| {fmt(ta / ua if ua and ta else None, '.3f')}x |")
     out.append("")
-    out.append("Medians over the pairs. Wall: the whole job, launcher start to exit; under the tool it also "
-               "holds the tool's start (loading its BPF programs) and its last writes. App's own time: what "
+    held = ("under the tool it also holds the tool's start (loading its BPF programs) and its last writes"
+            if under == "tool" else
+            "the node service was started before the run (its programs loaded) and stopped after it, as a "
+            "site leaves it on (`memattr-bpf daemon`, its defaults: 1 s samples, smaps every 10 s); each "
+            "traced run's spool held every rank's timeline")
+    out.append(f"Medians over the pairs. Wall: the whole job, launcher start to exit; {held}. App's own time: what "
                "the application prints for its run (LULESH `Elapsed time`, taken whole from its grind time, HPCCG `Total`, CloverLeaf's last "
                "`Wall clock`, LAMMPS `Loop time`).")
     out.append("")
@@ -85,7 +100,7 @@ def main():
                (f"met by {len(runs) - len(over)} of {len(runs)}; over: {', '.join(over)}." if over
                 else f"met by all {len(runs)}."))
     print("\n".join(out))
-    if doc and not update_doc(doc, res, top, out, BEGIN, END):
+    if doc and not update_doc(doc, res, top, out, *BLOCKS[under]):
         return 1
     return 1 if bad else 0
 

@@ -41,6 +41,17 @@
 #                     the machine falls on both); wall time of the whole job
 #                     and the time the application reports for its own
 #                     compute loop. With --update-doc: FILE's overhead block.
+#   --overhead-under tool|daemon
+#                     what the traced run of each pair runs under: tool (the
+#                     default), `memattr-bpf -- mpirun ...`; daemon, the node
+#                     service as a site leaves it on (`memattr-bpf daemon`,
+#                     its defaults), started before the run and stopped after
+#                     it, outside the timed part, the job carrying a batch
+#                     job ID as under a scheduler (PBS_JOBID, which the
+#                     daemon takes and neither launcher here acts on alone;
+#                     Open MPI 4.1's mpirun crashes on FLUX_JOB_ID, Slurm's
+#                     would make it launch through srun); the run fails
+#                     unless the daemon wrote every rank's timeline.
 #
 # Sizes (per rank: weak scaling, so every rank holds about the same):
 #   HPCCG  128x64x128 rows per rank (~440 MiB), 2 and 4 ranks, 150 CG iterations
@@ -78,7 +89,7 @@ usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "validate: $*" >&2; exit 2; }
 
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" LAMMPS=""
-MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0
+MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0 OVERHEAD_UNDER=tool
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
 while [ $# -gt 0 ]; do
@@ -96,6 +107,7 @@ while [ $# -gt 0 ]; do
 	--tool) TOOL=${2:?}; shift 2 ;;
 	--update-doc) DOC=${2:?}; shift 2 ;;
 	--overhead) OVERHEAD=${2:?}; shift 2 ;;
+	--overhead-under) OVERHEAD_UNDER=${2:?}; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "validate: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -122,8 +134,11 @@ done
 [ -z "$SRC_CLOVER" ] || [ -f "$SRC_CLOVER/clover_leaf.f90" ] || die "$SRC_CLOVER has no clover_leaf.f90"
 [ -x "$TOOL" ] || die "no tool binary at $TOOL (run make)"
 [[ $OVERHEAD =~ ^[0-9]+$ ]] || die "--overhead wants a number of pairs"
+case $OVERHEAD_UNDER in tool | daemon) ;; *) die "--overhead-under: tool or daemon" ;; esac
 DOC_BLOCK="tools/validate/run.sh: latest run begins"
 [ "$OVERHEAD" -gt 0 ] && DOC_BLOCK="tools/validate/run.sh --overhead: latest run begins"
+[ "$OVERHEAD" -gt 0 ] && [ "$OVERHEAD_UNDER" = daemon ] &&
+	DOC_BLOCK="tools/validate/run.sh --overhead-under daemon: latest run begins"
 [ -z "$DOC" ] || grep -q "$DOC_BLOCK" "$DOC" 2>/dev/null ||
 	die "--update-doc: $DOC has no '$DOC_BLOCK' block (see BENCHMARKS.md)"
 id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (tests/integration creates it: useradd -m $TEST_USER)"
@@ -206,6 +221,7 @@ TOOL_RUN=$RES/bin/memattr-bpf
 	echo "tool_binary=$TOOL sha256=$(sha256sum "$TOOL" | cut -c1-16)"
 	echo "kernel=$(uname -r)"
 	echo "cpus=$(nproc)"
+	echo "overhead_under=$OVERHEAD_UNDER"
 	echo "user=$TEST_USER"
 	echo "mpis=$MPIS"
 	for m in $MPIS; do
@@ -583,8 +599,38 @@ app_time() {
 	esac
 }
 
-# overhead_run APP MPI NP VARIANT PAIR: the job alone (untraced) or launched
-# under the tool (traced); one line in $RES/overhead.tsv.
+# daemon_up DIR: the node service as root, its spool DIR/spool, no socket
+# and no metrics endpoint; 0 once it says it is watching, 1 if it never does.
+daemon_up() {
+	local d=$1 t0=$EPOCHREALTIME
+	env -i "${SUDO_VARS[@]}" "$TOOL_RUN" daemon --spool "$d/spool" --listen none --socket none \
+		>"$d/daemon.out" 2>"$d/daemon.err" &
+	DAEMON_PID=$!
+	track_pid "$DAEMON_PID"
+	until grep -q '^memattr-bpf: daemon: watching' "$d/daemon.err"; do
+		if ! pid_running "$DAEMON_PID" ||
+			[ "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{print (b - a > 30)}')" = 1 ]; then
+			stop_ours "$DAEMON_PID"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# daemon_down DIR NP: SIGTERM (final samples, detach); 0 when it exited with
+# status 0 and its spool holds NP rank timelines of one job.
+daemon_down() {
+	local d=$1 np=$2 rc=0 files
+	kill -TERM "$DAEMON_PID"
+	wait_gone "$DAEMON_PID" 15 || { stop_ours "$DAEMON_PID"; rc=124; }
+	wait "$DAEMON_PID" || rc=$?
+	files=$(find "$d/spool" -mindepth 2 -maxdepth 2 -name 'rank-*.csv.gz' 2>/dev/null | wc -l)
+	[ "$rc" -eq 0 ] && [ "$files" -eq "$np" ]
+}
+
+# overhead_run APP MPI NP VARIANT PAIR: the job alone (untraced) or under the
+# tool or the node service (traced, --overhead-under); one line in
+# $RES/overhead.tsv.
 overhead_run() {
 	local app=$1 m=$2 np=$3 variant=$4 pair=$5
 	local exe=${BIN[$app.$m]:-} d=$RES/runs/overhead/$app-$m-np$np-$variant-$pair pid t0 wall rc=0 args
@@ -595,9 +641,14 @@ overhead_run() {
 	args=$(app_args "$app" "$np" "$d/work")
 	local -a cmd
 	read -r -a cmd <<<"$(launcher "$m" "$np") $exe $args"
+	local -a job_vars=("${USER_VARS[@]}")
+	if [ "$variant" = traced ] && [ "$OVERHEAD_UNDER" = daemon ]; then
+		daemon_up "$d" || { fail_note "overhead $app $m pair $pair: the daemon did not start (files: $d)"; return; }
+		job_vars+=("PBS_JOBID=validate-$app-$m-$pair")
+	fi
 	t0=$EPOCHREALTIME
-	if [ "$variant" = untraced ]; then
-		runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${USER_VARS[@]}" "${cmd[@]}" \
+	if [ "$variant" = untraced ] || [ "$OVERHEAD_UNDER" = daemon ]; then
+		runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${job_vars[@]}" "${cmd[@]}" \
 			>"$d/job.out" 2>&1 &
 	else
 		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --quiet --output "$d/tool" -- "${cmd[@]}" \
@@ -608,6 +659,10 @@ overhead_run() {
 	wait_gone "$pid" "$RUN_TIMEOUT" || { stop_ours "$pid"; rc=124; }
 	wait "$pid" || rc=$?
 	wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')
+	if [ "$variant" = traced ] && [ "$OVERHEAD_UNDER" = daemon ] && ! daemon_down "$d" "$np"; then
+		fail_note "overhead $app $m pair $pair: the daemon failed or did not write $np rank timelines (files: $d)"
+		return
+	fi
 	# The next pair's untraced run must not run beside this one's detach.
 	[ "$variant" = untraced ] || wait_detached 10
 	if [ "$rc" -ne 0 ] || ! app_ok "$app" "$d"; then
