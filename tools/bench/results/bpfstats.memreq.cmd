@@ -1,1 +1,1 @@
-/tmp/memattr-bench.F4Gag2/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.F4Gag2/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.F4Gag2/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 26629,26638 --output /tmp/memattr-bench.F4Gag2/runs/bpfstats.memreq/out
+/tmp/memattr-bench.9b0AbH/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.9b0AbH/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.9b0AbH/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 32116,32125 --output /tmp/memattr-bench.9b0AbH/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.F4Gag2/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.F4Gag2/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.F4Gag2/runs/bpfstats.storm/go   ||   memattr-bpf --pid 25820,25828 --output /tmp/memattr-bench.F4Gag2/runs/bpfstats.storm/out
+/tmp/memattr-bench.9b0AbH/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.9b0AbH/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.9b0AbH/runs/bpfstats.storm/go   ||   memattr-bpf --pid 31338,31345 --output /tmp/memattr-bench.9b0AbH/runs/bpfstats.storm/out

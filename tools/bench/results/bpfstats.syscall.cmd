@@ -1,1 +1,1 @@
-/tmp/memattr-bench.F4Gag2/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.F4Gag2/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.F4Gag2/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 26242,26251 --output /tmp/memattr-bench.F4Gag2/runs/bpfstats.syscall/out
+/tmp/memattr-bench.9b0AbH/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.9b0AbH/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.9b0AbH/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 31743,31752 --output /tmp/memattr-bench.9b0AbH/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.F4Gag2/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.F4Gag2/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.F4Gag2/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 19746 --output /tmp/memattr-bench.F4Gag2/runs/costs.syscall.traced.4/out
+/tmp/memattr-bench.9b0AbH/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.9b0AbH/runs/costs.syscall.traced.4/ready --go-file /tmp/memattr-bench.9b0AbH/runs/costs.syscall.traced.4/go   ||   memattr-bpf --pid 25235 --output /tmp/memattr-bench.9b0AbH/runs/costs.syscall.traced.4/out

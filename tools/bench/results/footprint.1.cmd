@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.F4Gag2/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.F4Gag2/runs/footprint.1/ready --stop-file /tmp/memattr-bench.F4Gag2/runs/footprint.1/stop   ||   memattr-bpf --job 11024 --output /tmp/memattr-bench.F4Gag2/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.9b0AbH/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.9b0AbH/runs/footprint.1/ready --stop-file /tmp/memattr-bench.9b0AbH/runs/footprint.1/stop   ||   memattr-bpf --job 16626 --output /tmp/memattr-bench.9b0AbH/runs/footprint.1/out
