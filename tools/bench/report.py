@@ -609,6 +609,20 @@ COST_WHY = {
                   "traced-bit test, so paying only the tracepoint's dispatch, measured 1.039x against the same "
                   "untraced runs (8 pairs, 2026-11-26): the dispatch of a program at every fault takes most of "
                   "the 5%, and the program's body (the counter's change, the fault's address, the run) about 3%.",
+    "untraced process, storm, 1 thread": "What a process the tool does not trace pays per fault is the "
+                  "kernel's dispatch of a program at the tracepoint, not the program: a build whose "
+                  "`ma_rss_stat` returned at its first instruction cost the storm no less (its own CPU per "
+                  "page, 5 interleaved runs, 2026-11-26: no tool 1,559 ns, the real tool 1,593, that build "
+                  "1,605; a second check 1,586 vs 1,609 ns, 1.014x). On this VM (`spec_rstack_overflow: Safe "
+                  "RET`) that dispatch is ~35 ns on a ~1.6 us fault, and the repetitions spread by more than "
+                  "the target's 2%.",
+    "fork/exec-heavy job": "4 ranks share the 2 cores, so each command's wall time holds the others' CPU: "
+                  "per command the programs take ~65 us (`kernel.bpf_stats_enabled`, 2026-11-26: the ~35 memory "
+                  "calls of each command's loader ~37 us, its ~195 page faults ~21 us, fork, exec and exit ~6 "
+                  "us) and the tool's own user space ~50 us (97 ms for 800 commands launched, ~60 ms of it its start; its "
+                  "fork, exec and exit records, the ranks' spawn stacks unwound, spread over many functions "
+                  "in a 4 kHz profile). Launched under the "
+                  "tool the same job measured 1.053x, attached 1.083x (8 interleaved triples, 2026-11-26).",
     "untraced process, storm, 8 threads: <= 1.02x (wall": "8 threads on 2 cores: the wall clock also holds "
                   "the tool's own user space taking a core now and then; the process's own CPU time per page, "
                   "the figure for what its faults pay, is in the row below it.",
