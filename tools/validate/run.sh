@@ -49,7 +49,7 @@
 #                     it, outside the timed part, the job carrying a batch
 #                     job ID as under a scheduler (PBS_JOBID, which the
 #                     daemon takes and neither launcher here acts on alone;
-#                     Open MPI 4.1's mpirun crashes on FLUX_JOB_ID, Slurm's
+#                     Open MPI 4.1's mpirun crashes on FLUX_JOB_ID, SLURM_JOB_ID
 #                     would make it launch through srun); the run fails
 #                     unless the daemon wrote every rank's timeline.
 #
