@@ -94,6 +94,7 @@ int procfs_read_maps(pid_t pid, bool with_smaps, vma_cb cb, void *arg);
  * older kernel. The smaps figures are left 0.
  */
 enum vma_query { QUERY_CODE_AT, QUERY_FILE_FROM };
+int procfs_maps_open(pid_t pid);
 int procfs_query_file(int maps_fd, uint64_t addr, enum vma_query how, struct vma_info *v);
 
 /*
@@ -102,7 +103,6 @@ int procfs_query_file(int maps_fd, uint64_t addr, enum vma_query how, struct vma
  * smaps gives only per mapping. -errno on failure.
  */
 int procfs_pagemap_open(pid_t pid);
-int procfs_maps_open(pid_t pid);
 int64_t procfs_pagemap_resident(int fd, uint64_t start, uint64_t end);
 
 /* ---- small files ---- */
