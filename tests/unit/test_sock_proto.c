@@ -13,29 +13,43 @@
 static void test_request_round_trip(void **state)
 {
 	char line[JSP_LINE_MAX], job[JSP_JOB_MAX + 1], err[256];
+	uid_t uid;
 	static const char *const ids[] = { "1234", "1234.server", "prterun-node1-4242@1", "a_b" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		int n = jsp_format_request(line, sizeof(line), ids[i]);
+		int n = jsp_format_request(line, sizeof(line), ids[i], JSP_ANY_UID);
 
 		assert_true(n > 0);
 		assert_int_equal(n, strlen(line));
 		assert_int_equal(line[n - 1], '\n');
-		assert_int_equal(jsp_parse_request(line, job, sizeof(job), err, sizeof(err)), 0);
+		assert_int_equal(jsp_parse_request(line, job, sizeof(job), &uid, err, sizeof(err)), 0);
 		assert_string_equal(job, ids[i]);
 	}
-	assert_string_equal((jsp_format_request(line, sizeof(line), "77"), line), "MEMATTR/1 JOB 77\n");
+	assert_string_equal((jsp_format_request(line, sizeof(line), "77", JSP_ANY_UID), line), "MEMATTR/1 JOB 77\n");
 	/* Without its newline, as read up to it. */
-	assert_int_equal(jsp_parse_request("MEMATTR/1 JOB 77", job, sizeof(job), err, sizeof(err)), 0);
+	assert_int_equal(jsp_parse_request("MEMATTR/1 JOB 77", job, sizeof(job), &uid, err, sizeof(err)), 0);
 	assert_string_equal(job, "77");
+	assert_int_equal(uid, JSP_ANY_UID);
+	/* Root naming whose job of an ID several users carry. */
+	assert_string_equal((jsp_format_request(line, sizeof(line), "5002", 1001), line),
+			    "MEMATTR/1 JOB 5002 UID 1001\n");
+	assert_int_equal(jsp_parse_request(line, job, sizeof(job), &uid, err, sizeof(err)), 0);
+	assert_string_equal(job, "5002");
+	assert_int_equal(uid, 1001);
+	assert_int_equal(jsp_parse_request("MEMATTR/1 JOB 7 UID 0\n", job, sizeof(job), &uid, err, sizeof(err)), 0);
+	assert_int_equal(uid, 0);
 }
 
 static void test_bad_requests(void **state)
 {
 	char job[JSP_JOB_MAX + 1], err[256], longid[JSP_JOB_MAX + 2], line[JSP_LINE_MAX + 64];
+	uid_t uid;
 	static const char *const bad[] = {
 		"", "\n", "GET / HTTP/1.0\r\n", "MEMATTR/1 JOB \n", "MEMATTR/1 JOB a b\n",
+		"MEMATTR/1 JOB 12 UID\n", "MEMATTR/1 JOB 12 UID \n", "MEMATTR/1 JOB 12 UID x\n",
+		"MEMATTR/1 JOB 12 UID 1 2\n", "MEMATTR/1 JOB 12 UID -1\n", "MEMATTR/1 JOB 12 UID 4294967295\n",
+		"MEMATTR/1 JOB 12 uid 5\n", "MEMATTR/1 JOB UID 5\n",
 		"MEMATTR/1 JOB a\tb\n", "MEMATTR/1 JOB 12\n34\n", "MEMATTR/1 job 12\n",
 		"MEMATTR/1 JOB \x01\n", "MEMATTR/1 JOB caf\xc3\xa9\n",
 	};
@@ -43,24 +57,24 @@ static void test_bad_requests(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_int_equal(jsp_parse_request(bad[i], job, sizeof(job), err, sizeof(err)), -1);
+		assert_int_equal(jsp_parse_request(bad[i], job, sizeof(job), &uid, err, sizeof(err)), -1);
 		assert_memory_equal(err, "ERR bad ", 8);
 		assert_int_equal(err[strlen(err) - 1], '\n');
 	}
 	/* Another version: told which one this daemon speaks. */
-	assert_int_equal(jsp_parse_request("MEMATTR/2 JOB 1\n", job, sizeof(job), err, sizeof(err)), -1);
+	assert_int_equal(jsp_parse_request("MEMATTR/2 JOB 1\n", job, sizeof(job), &uid, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "MEMATTR/1"));
 	/* IDs the client may not even ask for. */
 	memset(longid, 'x', sizeof(longid) - 1);
 	longid[sizeof(longid) - 1] = '\0';
-	assert_int_equal(jsp_format_request(line, sizeof(line), longid), -1);
-	assert_int_equal(jsp_format_request(line, sizeof(line), ""), -1);
-	assert_int_equal(jsp_format_request(line, sizeof(line), "a b"), -1);
+	assert_int_equal(jsp_format_request(line, sizeof(line), longid, JSP_ANY_UID), -1);
+	assert_int_equal(jsp_format_request(line, sizeof(line), "", JSP_ANY_UID), -1);
+	assert_int_equal(jsp_format_request(line, sizeof(line), "a b", JSP_ANY_UID), -1);
 	/* Too small a buffer on the daemon's side: refused, never cut. */
-	assert_int_equal(jsp_parse_request("MEMATTR/1 JOB 123456\n", job, 4, err, sizeof(err)), -1);
+	assert_int_equal(jsp_parse_request("MEMATTR/1 JOB 123456\n", job, 4, &uid, err, sizeof(err)), -1);
 	longid[JSP_JOB_MAX] = '\0';
-	assert_true(jsp_format_request(line, sizeof(line), longid) > 0);
-	assert_int_equal(jsp_parse_request(line, job, sizeof(job), err, sizeof(err)), 0);
+	assert_true(jsp_format_request(line, sizeof(line), longid, JSP_ANY_UID) > 0);
+	assert_int_equal(jsp_parse_request(line, job, sizeof(job), &uid, err, sizeof(err)), 0);
 	assert_int_equal(strlen(job), JSP_JOB_MAX);
 }
 

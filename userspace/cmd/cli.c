@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ void cli_usage(FILE *f)
 	      "  --spec-dir DIR      directory of built-in specs (default: next to the binary or installed)\n"
 	      "  --mpi-calls         per-MPI-function growth (uprobes on the spec's MPI entry points; ~1 us a call)\n"
 	      "  --heap              live heap per call site and library (uprobes on the malloc family; ~1-2 us a call)\n"
+	      "  --job-user USER     with --job: the job USER's processes claim (user name or uid),\n"
+	      "                      when processes of several users carry the ID in their environment\n"
 	      "  --wait              wait for a job that has not started yet\n"
 	      "  --ringbuf-mb N      BPF ring buffer size in MiB, a power of two (default 16)\n"
 	      "  --compress          rank timelines gzip'ed (rank-<R>.csv.gz, readable while written)\n"
@@ -76,11 +79,12 @@ enum {
 	OPT_JOB = 256, OPT_PID, OPT_OUTPUT, OPT_INTERVAL, OPT_PSS_INTERVAL,
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
 	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
-	OPT_SOCKET, OPT_READY_FD, OPT_NO_FAULT_FRAME,
+	OPT_SOCKET, OPT_READY_FD, OPT_NO_FAULT_FRAME, OPT_JOB_USER,
 };
 
 static const struct option long_opts[] = {
 	{ "job", required_argument, NULL, OPT_JOB },
+	{ "job-user", required_argument, NULL, OPT_JOB_USER },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -103,6 +107,24 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A user name, or a uid (numeric, known to the system or not). */
+static int parse_user(const char *arg, struct options *o, char *err, size_t errlen)
+{
+	struct passwd *pw = getpwnam(arg);
+	unsigned long v;
+
+	if (pw) {
+		o->job_uid = pw->pw_uid;
+		return 0;
+	}
+	if (num_parse_uint(arg, 0, (uid_t)-2, &v)) {
+		snprintf(err, errlen, "--job-user: '%s' is neither a user name nor a uid", arg);
+		return -1;
+	}
+	o->job_uid = (uid_t)v;
+	return 0;
+}
+
 static int parse_one(int c, const char *arg, struct options *o, char *err, size_t errlen)
 {
 	unsigned long v;
@@ -115,6 +137,8 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		}
 		o->job = arg;
 		return 0;
+	case OPT_JOB_USER:
+		return parse_user(arg, o, err, errlen);
 	case OPT_PID:
 		return parse_pids(arg, o, err, errlen);
 	case OPT_OUTPUT:
@@ -230,6 +254,7 @@ int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen
 	int c, ntargets;
 
 	memset(o, 0, sizeof(*o));
+	o->job_uid = (uid_t)-1;
 	o->interval_ms = 100;
 	o->pss_interval_ms = 1000;
 	o->ringbuf_mb = 16;	/* 8 MiB overflowed as 8 Open MPI ranks of LULESH started at once */
@@ -271,6 +296,10 @@ int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen
 		return -1;
 	}
 	o->target = o->job ? TARGET_JOB : o->npids ? TARGET_PIDS : TARGET_LAUNCH;
+	if (o->job_uid != (uid_t)-1 && o->target != TARGET_JOB) {
+		snprintf(err, errlen, "--job-user applies to --job only");
+		return -1;
+	}
 	if (o->wait && o->target != TARGET_JOB) {
 		snprintf(err, errlen, "--wait applies to --job only");
 		return -1;

@@ -34,6 +34,7 @@
 #include "daemon_socket.h"
 #include "http_listen.h"
 #include "metrics.h"
+#include "proc_owner.h"
 #include "procfs.h"
 #include "spool.h"
 #include "tracker.h"
@@ -46,6 +47,23 @@
 #define RETAIN_PERIOD_S		3600.0
 #define REFUSED_RING		256	/* jobs refused lately: their later processes too */
 
+/*
+ * Who a process says it works for, and how far that is believed: a Slurm
+ * cgroup is the batch system's word (trusted, owned by the cgroup's
+ * uid); an environment variable is the process's own, so its job is
+ * (its real uid, ID), a job of its own user's and nobody else's.
+ */
+struct job_key {
+	char id[256];	/* as the socket's protocol takes (JSP_JOB_MAX) */
+	uid_t owner;		/* JOB_ANY_UID: not known yet (a v2 cgroup's root process) */
+	bool trusted;
+};
+
+struct refused_job {
+	struct job_key key;
+	bool used;
+};
+
 struct daemon {
 	struct daemon_cfg cfg;
 	struct options opt;
@@ -57,7 +75,7 @@ struct daemon {
 	uint64_t refused[MX_REFUSED_NR];
 	uint64_t ended_unwind_failures;
 	uint64_t execs_examined;
-	char *refused_jobs[REFUSED_RING];
+	struct refused_job refused_jobs[REFUSED_RING];
 	unsigned int nrefused_jobs;
 	double last_render, last_scan, last_retain;
 	uint64_t drops_seen;		/* kernel drops at the last /proc walk */
@@ -103,12 +121,36 @@ static size_t count_procs(const struct tracker *t, size_t *njobs)
 	return n;
 }
 
-static struct session *session_of_job(struct tracker *t, const char *id)
+static bool same_key(const struct job_key *a, const struct job_key *b)
 {
-	for (struct session *s = t->sessions; s; s = s->next)
-		if (s->job && !strcmp(s->job, id))
+	return a->trusted == b->trusted && a->owner == b->owner && !strcmp(a->id, b->id);
+}
+
+/*
+ * The session k joins. A trusted process joins the batch system's job of
+ * its ID; an untrusted one joins the batch system's job of its ID when it
+ * is its own user's (mpirun under salloc runs outside any step), else its
+ * user's own job of that ID. Never another user's.
+ */
+static struct session *session_of_key(struct tracker *t, const struct job_key *k)
+{
+	struct session *own = NULL;
+
+	for (struct session *s = t->sessions; s; s = s->next) {
+		if (!s->job || strcmp(s->job, k->id))
+			continue;
+		if (k->trusted) {
+			if (s->trusted)
+				return s;
+			continue;
+		}
+		if (s->owner != k->owner)
+			continue;
+		if (s->trusted)
 			return s;
-	return NULL;
+		own = s;
+	}
+	return own;
 }
 
 static bool known(struct tracker *t, pid_t pid)
@@ -119,109 +161,119 @@ static bool known(struct tracker *t, pid_t pid)
 	return false;
 }
 
-static bool was_refused(const struct daemon *d, const char *id)
+static bool was_refused(const struct daemon *d, const struct job_key *k)
 {
-	for (unsigned int i = 0; i < REFUSED_RING && i < d->nrefused_jobs; i++)
-		if (d->refused_jobs[i] && !strcmp(d->refused_jobs[i], id))
+	for (unsigned int i = 0; i < REFUSED_RING; i++)
+		if (d->refused_jobs[i].used && same_key(&d->refused_jobs[i].key, k))
 			return true;
 	return false;
 }
 
 /* The job is not traced at all; its later processes are not either. */
-static void refuse(struct daemon *d, const char *id, enum mx_refusal why)
+static void refuse(struct daemon *d, const struct job_key *k, enum mx_refusal why)
 {
-	char **slot = &d->refused_jobs[d->nrefused_jobs++ % REFUSED_RING];
+	struct refused_job *slot = &d->refused_jobs[d->nrefused_jobs++ % REFUSED_RING];
 
-	free(*slot);
-	*slot = strdup(id);
+	slot->key = *k;
+	slot->used = true;
 	d->refused[why]++;
-	fprintf(stderr, "memattr-bpf: job %s not traced: %s reached\n", id,
-		why == MX_REFUSED_MAX_JOBS ? "--max-jobs" : "--max-procs");
+	fprintf(stderr, "memattr-bpf: job %s not traced: %s reached (its processes of uid %u too)\n",
+		k->id, why == MX_REFUSED_MAX_JOBS ? "--max-jobs" : "--max-procs", (unsigned int)k->owner);
 }
 
-/* The job's owner: the user its first process runs as. */
-static void owner_of(pid_t pid, char *user, size_t len, uid_t *uid, gid_t *gid)
+/* The owner's name and group (the spool's group): from the user database, else the process's. */
+static void owner_names(const struct job_key *k, pid_t pid, char *user, size_t len, gid_t *gid)
 {
-	char path[64];
-	struct passwd *pw;
-	struct stat st;
+	struct passwd *pw = getpwuid(k->owner);
+	uid_t puid;
+	gid_t pgid;
 
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	if (stat(path, &st)) {
-		snprintf(user, len, "unknown");
-		*uid = (uid_t)-1;
-		*gid = (gid_t)-1;
+	if (pw) {
+		snprintf(user, len, "%s", pw->pw_name);
+		*gid = pw->pw_gid;
 		return;
 	}
-	*uid = st.st_uid;
-	*gid = st.st_gid;
-	pw = getpwuid(st.st_uid);
-	if (pw)
-		snprintf(user, len, "%s", pw->pw_name);
-	else
-		snprintf(user, len, "%u", (unsigned int)st.st_uid);
+	snprintf(user, len, "%u", (unsigned int)k->owner);
+	*gid = !proc_owner_read(pid, &puid, &pgid) && puid == k->owner ? pgid : (gid_t)-1;
 }
 
-static struct session *start_job(struct daemon *d, const char *id, pid_t pid)
+static struct session *start_job(struct daemon *d, const struct job_key *k, pid_t pid)
 {
-	char user[256], dir[4096], err[512];
+	char user[256], dir[4096], err[512] = "";
 	struct session *s;
-	uid_t uid;
 	gid_t gid;
 	size_t njobs, nprocs = count_procs(&d->t, &njobs);
 
 	if (njobs >= d->cfg.max_jobs) {
-		refuse(d, id, MX_REFUSED_MAX_JOBS);
+		refuse(d, k, MX_REFUSED_MAX_JOBS);
 		return NULL;
 	}
 	if (nprocs >= d->cfg.max_procs) {
-		refuse(d, id, MX_REFUSED_MAX_PROCS);
+		refuse(d, k, MX_REFUSED_MAX_PROCS);
 		return NULL;
 	}
-	owner_of(pid, user, sizeof(user), &uid, &gid);
-	s = tracker_new_session(&d->t, id, JOB_MATCH_NONE);
+	owner_names(k, pid, user, sizeof(user), &gid);
+	s = tracker_new_session(&d->t, k->id, JOB_MATCH_NONE);
 	if (!s)
 		return NULL;
-	if (session_add_sink(s, metrics_sink_new(&d->m, id, user)))
-		fprintf(stderr, "memattr-bpf: job %s: no metrics (out of memory)\n", id);
+	s->owner = k->owner;
+	s->trusted = k->trusted;
+	if (session_add_sink(s, metrics_sink_new(&d->m, k->id, user)))
+		fprintf(stderr, "memattr-bpf: job %s: no metrics (out of memory)\n", k->id);
 	if (tracker_add_pid(&d->t, s, pid, false))
 		return s;	/* gone already: the session ends at the next round */
 	/* Root's files, readable by the owner's group: the owner reads, cannot alter. */
-	if (spool_job_dir(d->cfg.spool, id, dir, sizeof(dir)) ||
+	if (spool_job_dir(d->cfg.spool, k->id, dir, sizeof(dir)) ||
 	    tracker_open_output_as(&d->t, s, dir, (uid_t)-1, gid, err, sizeof(err)))
-		fprintf(stderr, "memattr-bpf: job %s: no spool files: %s\n", id,
+		fprintf(stderr, "memattr-bpf: job %s: no spool files: %s\n", k->id,
 			err[0] ? err : "no free directory name");
 	else {
-		fprintf(stderr, "memattr-bpf: job %s of %s: tracing, writing %s\n", id, user, dir);
-		/* Its owner may now ask for it (an unknown owner: only root). */
-		daemon_socket_job_started(d->sock, id, dir, uid == (uid_t)-1 ? 0 : uid);
+		fprintf(stderr, "memattr-bpf: job %s of %s%s: tracing, writing %s\n", k->id, user,
+			k->trusted ? "" : " (by its processes' environment)", dir);
+		/* Its owner may now ask for it. */
+		daemon_socket_job_started(d->sock, k->id, dir, k->owner);
 	}
 	return s;
 }
 
 /*
- * The job pid belongs to: Slurm's cgroup says so first (a job's mpirun run
- * with an emptied environment carries no SLURM_JOB_ID, and a process cannot
- * leave the cgroup Slurm put it in), then the environment.
+ * The job pid claims, and how far it is believed: Slurm's cgroup first (a
+ * job's mpirun run with an emptied environment carries no SLURM_JOB_ID,
+ * and a process cannot leave the cgroup Slurm put it in), then the
+ * environment, which is the process's own word: its job is its user's.
  */
-static const char *job_of(pid_t pid, const struct environ_buf *env, char *buf, size_t len)
+static bool key_of(pid_t pid, const struct environ_buf *env, struct job_key *k)
 {
 	struct slurm_cgroup sc;
+	const char *id;
+	uid_t uid;
+	gid_t gid;
 
+	if (proc_owner_read(pid, &uid, &gid))
+		return false;	/* gone */
+	memset(k, 0, sizeof(*k));
 	if (!procfs_read_slurm_cgroup(pid, &sc) && sc.job) {
-		snprintf(buf, len, "%llu", (unsigned long long)sc.job);
-		return buf;
+		snprintf(k->id, sizeof(k->id), "%llu", (unsigned long long)sc.job);
+		k->trusted = true;
+		/* v1 names the owner (uid_<U>); in v2, slurmstepd (root) sits beside the user's tasks. */
+		if (proc_owner_read_slurm_uid(pid, &k->owner))
+			k->owner = uid ? uid : JOB_ANY_UID;
+		return true;
 	}
-	return environ_job_id(env);
+	id = environ_job_id(env);
+	if (!id || strlen(id) >= sizeof(k->id))
+		return false;
+	snprintf(k->id, sizeof(k->id), "%s", id);
+	k->owner = uid;
+	return true;
 }
 
 /* pid may belong to a job: start or join its session. */
 static void admit(struct daemon *d, pid_t pid)
 {
 	struct environ_buf env = {0};
-	char slurm_id[24];
+	struct job_key k;
 	struct session *s;
-	const char *id;
 
 	if (pid == d->self)
 		return;
@@ -235,13 +287,12 @@ static void admit(struct daemon *d, pid_t pid)
 			fprintf(stderr, "memattr-bpf: exec of %d: environment unreadable\n", pid);
 		return;		/* gone, or a kernel thread */
 	}
-	id = job_of(pid, &env, slurm_id, sizeof(slurm_id));
-	if (id && !was_refused(d, id)) {
-		s = session_of_job(&d->t, id);
+	if (key_of(pid, &env, &k) && !was_refused(d, &k)) {
+		s = session_of_key(&d->t, &k);
 		if (s)
 			tracker_add_pid(&d->t, s, pid, false);
-		else
-			start_job(d, id, pid);
+		else if (k.owner != JOB_ANY_UID)	/* a user's process starts it, not slurmstepd */
+			start_job(d, &k, pid);
 	}
 	environ_free(&env);
 }
@@ -528,8 +579,6 @@ static void cleanup(struct daemon *d)
 		snprintf(path, sizeof(path), "%s/memattr.prom", d->cfg.textfile);
 		unlink(path);
 	}
-	for (unsigned int i = 0; i < REFUSED_RING; i++)
-		free(d->refused_jobs[i]);
 	spec_free(&d->specs);
 }
 

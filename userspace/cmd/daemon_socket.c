@@ -127,30 +127,49 @@ void daemon_socket_job_ended(struct daemon_socket *ds, const char *dir)
 	pthread_mutex_unlock(&ds->lock);
 }
 
+enum lookup_result { LOOK_FOUND, LOOK_NONE, LOOK_DENIED, LOOK_AMBIGUOUS };
+
 /*
- * Job id as the table has it: the running one, else the one that ended
- * last (a reused ID: the latest run). dir is malloc'ed; false: none.
+ * Job id as the table has it, for a caller of uid asker naming uid want
+ * (JSP_ANY_UID: none): the running one, else the one that ended last (a
+ * reused ID: the latest run). A user is asking for their own job of the
+ * ID (another user's of the same ID is not theirs: denied); root gets the
+ * one job of the ID, or the named user's, and must name one when several
+ * users' jobs carry it. dir is malloc'ed.
  */
-static bool lookup(struct daemon_socket *ds, const char *id, char **dir, uid_t *uid, bool *ended)
+static enum lookup_result lookup(struct daemon_socket *ds, const char *id, uid_t asker, uid_t want,
+				 char **dir, bool *ended)
 {
 	const struct ds_job *best = NULL;
+	bool other = false, several = false;
 
+	if (asker != 0)
+		want = asker;
 	pthread_mutex_lock(&ds->lock);
 	for (size_t i = 0; i < ds->njobs; i++) {
 		const struct ds_job *j = &ds->jobs[i];
 
 		if (strcmp(j->id, id))
 			continue;
+		if (want != JSP_ANY_UID && j->uid != want) {
+			other = true;
+			continue;
+		}
+		if (best && best->uid != j->uid)
+			several = true;
 		if (!best || (best->ended && (!j->ended || j->ended_at > best->ended_at)))
 			best = j;
 	}
-	if (best) {
+	if (best && !several) {
 		*dir = strdup(best->dir);
-		*uid = best->uid;
 		*ended = best->ended;
 	}
 	pthread_mutex_unlock(&ds->lock);
-	return best && *dir;
+	if (several)
+		return LOOK_AMBIGUOUS;
+	if (best)
+		return *dir ? LOOK_FOUND : LOOK_NONE;
+	return other ? LOOK_DENIED : LOOK_NONE;
 }
 
 /* One reply line, with fd attached when fd >= 0. 0, or -1 (the client is given up). */
@@ -217,25 +236,30 @@ static void serve(struct daemon_socket *ds, int c, const char *req)
 	socklen_t clen = sizeof(cred);
 	char *dir = NULL;
 	bool ended = false;
-	uid_t owner = 0;
+	uid_t want;
 	int dirfd;
 
 	if (fcntl(c, F_SETFL, 0) || setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
 	    getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
 		return;
-	if (jsp_parse_request(req, job, sizeof(job), line, sizeof(line))) {
+	if (jsp_parse_request(req, job, sizeof(job), &want, line, sizeof(line))) {
 		send_line(c, line, -1);
 		return;
 	}
-	if (!lookup(ds, job, &dir, &owner, &ended)) {
+	switch (lookup(ds, job, cred.uid, want, &dir, &ended)) {
+	case LOOK_FOUND:
+		break;
+	case LOOK_NONE:
 		jsp_format_nojob(line, sizeof(line), job);
 		send_line(c, line, -1);
 		return;
-	}
-	/* The job's owner, or root; nobody else learns more than that it is not theirs. */
-	if (cred.uid != 0 && cred.uid != owner) {
-		free(dir);
+	case LOOK_DENIED:
+		/* Another user's job: nobody learns more than that it is not theirs. */
 		jsp_format_denied(line, sizeof(line), job);
+		send_line(c, line, -1);
+		return;
+	case LOOK_AMBIGUOUS:
+		jsp_format_ambiguous(line, sizeof(line), job);
 		send_line(c, line, -1);
 		return;
 	}

@@ -246,7 +246,7 @@ static enum ask_result ask(struct client *c)
 {
 	char line[JSP_LINE_MAX + 1];
 	struct jsp_reply r;
-	int s, fd, n = jsp_format_request(line, sizeof(line), c->o->job);
+	int s, fd, n = jsp_format_request(line, sizeof(line), c->o->job, c->o->job_uid);
 	enum ask_result ret = ASK_FAILED;
 
 	if (n < 0) {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +157,54 @@ static int check_output(const char *arg, char *err, size_t errlen)
 }
 
 /* Find the processes to trace; with --wait, until the job appears. */
+/* "alice (1001), bob (1002)": the users claiming a job, for the message asking to choose. */
+static void name_claimants(const struct job_owner *who, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < who->nclaimants && at < len; i++) {
+		struct passwd *pw = getpwuid(who->claimants[i]);
+		int n = snprintf(buf + at, len - at, "%s%s (%u)", i ? ", " : "",
+				 pw ? pw->pw_name : "?", (unsigned int)who->claimants[i]);
+
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
+/*
+ * The job as --job names it: its processes of one uid's claim. Named with
+ * --job-user; else the only uid claiming it; else, under sudo, the
+ * invoking user's own claim; else none (the message names the users).
+ */
+static enum job_match find_job(const struct options *o, struct pid_list *pids,
+			       struct job_owner *who, char *err, size_t errlen)
+{
+	const char *sudo = getenv("SUDO_UID");
+	enum job_match m = job_find(o->job, getpid(), o->job_uid, pids, who);
+	char names[512];
+
+	if (m != JOB_MATCH_AMBIGUOUS)
+		return m;
+	if (o->job_uid == (uid_t)-1 && sudo) {
+		uid_t me = (uid_t)strtoul(sudo, NULL, 10);
+
+		for (size_t i = 0; i < who->nclaimants; i++)
+			if (who->claimants[i] == me) {
+				pids->n = 0;
+				return job_find(o->job, getpid(), me, pids, who);
+			}
+	}
+	name_claimants(who, names, sizeof(names));
+	snprintf(err, errlen, "job '%s': processes of several users carry this ID in their environment (%s), and no batch system vouches for any: name whose with --job-user USER",
+		 o->job, names);
+	return JOB_MATCH_AMBIGUOUS;
+}
+
 static int resolve_targets(const struct options *o, struct pid_list *pids,
-			   enum job_match *match, char *err, size_t errlen)
+			   enum job_match *match, struct job_owner *who, char *err, size_t errlen)
 {
 	struct proc_stat st;
 
@@ -186,7 +233,9 @@ static int resolve_targets(const struct options *o, struct pid_list *pids,
 		return 0;
 	}
 	for (;;) {
-		*match = job_find(o->job, getpid(), pids);
+		*match = find_job(o, pids, who, err, errlen);
+		if (*match == JOB_MATCH_AMBIGUOUS)
+			return -1;
 		if (*match != JOB_MATCH_NONE)
 			return 0;
 		if (!o->wait) {
@@ -324,6 +373,7 @@ int main(int argc, char **argv)
 	struct pid_list pids = {0};
 	struct launch child = { .pid = -1, .gate_fd = -1 };
 	enum job_match match = JOB_MATCH_NONE;
+	struct job_owner who = { .uid = JOB_ANY_UID };
 	struct tracker t;
 	struct session *s;
 	char *cmdline = NULL;
@@ -365,7 +415,7 @@ int main(int argc, char **argv)
 		if (launch_prepare(&child, opt.cmd, err, sizeof(err)))
 			goto refuse;
 		pid_list_add(&pids, child.pid);
-	} else if (resolve_targets(&opt, &pids, &match, err, sizeof(err))) {
+	} else if (resolve_targets(&opt, &pids, &match, &who, err, sizeof(err))) {
 		goto refuse;
 	}
 	default_output(&opt, pids.pids[0], outdir, sizeof(outdir));
@@ -376,6 +426,11 @@ int main(int argc, char **argv)
 	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err)))
 		goto refuse;
 	s = tracker_new_session(&t, opt.job, match);
+	if (s) {
+		/* Later processes of the job join only as the owner's (discovery.h). */
+		s->owner = who.uid;
+		s->trusted = who.trusted;
+	}
 	if (!s || start_tracing(&t, s, &pids, match) ||
 	    tracker_open_output(&t, s, outdir, err, sizeof(err))) {
 		if (err[0])

@@ -25,17 +25,48 @@ static long line_len(const char *line)
 	return (long)n;
 }
 
-int jsp_format_request(char *buf, size_t len, const char *job)
+int jsp_format_request(char *buf, size_t len, const char *job, uid_t uid)
 {
 	int n;
 
 	if (!valid_job(job, strlen(job)))
 		return -1;
-	n = snprintf(buf, len, JSP_VERSION " JOB %s\n", job);
+	if (uid == JSP_ANY_UID)
+		n = snprintf(buf, len, JSP_VERSION " JOB %s\n", job);
+	else
+		n = snprintf(buf, len, JSP_VERSION " JOB %s UID %u\n", job, (unsigned int)uid);
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
-int jsp_parse_request(const char *line, char *job, size_t joblen, char *err, size_t errlen)
+/* " UID <decimal>" ending the request: the uid named, the ID's length cut to before it. */
+static int parse_uid_suffix(const char *line, long *n, uid_t *uid)
+{
+	const char *sp = memchr(line, ' ', (size_t)*n);
+	unsigned long v = 0;
+	long digits;
+
+	*uid = JSP_ANY_UID;
+	if (!sp)
+		return 0;
+	if (strncmp(sp, " UID ", 5))
+		return -1;
+	digits = *n - (sp + 5 - line);
+	if (digits < 1 || digits > 10)
+		return -1;
+	for (long i = 0; i < digits; i++) {
+		if (sp[5 + i] < '0' || sp[5 + i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(sp[5 + i] - '0');
+	}
+	if (v >= (unsigned long)JSP_ANY_UID)
+		return -1;
+	*uid = (uid_t)v;
+	*n = sp - line;
+	return 0;
+}
+
+int jsp_parse_request(const char *line, char *job, size_t joblen, uid_t *uid, char *err,
+		      size_t errlen)
 {
 	static const char prefix[] = JSP_VERSION " JOB ";
 	long n = line_len(line);
@@ -50,7 +81,7 @@ int jsp_parse_request(const char *line, char *job, size_t joblen, char *err, siz
 	}
 	n -= (long)sizeof(prefix) - 1;
 	line += sizeof(prefix) - 1;
-	if (!valid_job(line, (size_t)n) || (size_t)n >= joblen) {
+	if (parse_uid_suffix(line, &n, uid) || !valid_job(line, (size_t)n) || (size_t)n >= joblen) {
 		snprintf(err, errlen, "ERR bad not a job ID\n");
 		return -1;
 	}
@@ -101,6 +132,12 @@ int jsp_parse_reply(const char *line, struct jsp_reply *r)
 int jsp_format_denied(char *buf, size_t len, const char *job)
 {
 	return snprintf(buf, len, "ERR denied job %s belongs to another user\n", job);
+}
+
+int jsp_format_ambiguous(char *buf, size_t len, const char *job)
+{
+	return snprintf(buf, len, "ERR ambiguous processes of several users carry job ID %s (no batch system vouches for it): name whose with --job-user USER\n",
+			job);
 }
 
 int jsp_format_nojob(char *buf, size_t len, const char *job)

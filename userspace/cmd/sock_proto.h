@@ -3,7 +3,7 @@
  * The user socket's protocol (cmd/daemon_socket.c serves it, cmd/job_client.c
  * asks): one request line, reply lines, each reply line one message.
  *
- *   client: "MEMATTR/1 JOB <id>\n"
+ *   client: "MEMATTR/1 JOB <id>\n" | "MEMATTR/1 JOB <id> UID <uid>\n"
  *   daemon: "ERR <code> <text>\n"                      then closes; or
  *           "JOB running\n" | "JOB ended\n"
  *           "FILE <name>\n" (one read-only descriptor attached, SCM_RIGHTS)
@@ -11,7 +11,11 @@
  *           "END\n"
  *
  * <code> is denied (another user's job), nojob (none of that ID traced),
- * or bad (a malformed request, another version). A job ID is 1 to
+ * ambiguous (root asked for an ID several users' jobs carry, without
+ * naming whose: UID), or bad (a malformed request, another version).
+ * A job is its owner's: an ID the batch system does not vouch for is
+ * each claiming user's own job (see discovery.h). An ordinary user's
+ * request is for their own job of the ID whatever UID says. A job ID is 1 to
  * JSP_JOB_MAX bytes of printable ASCII without spaces. The version is in
  * the request: a later daemon can answer version 1 clients as they expect.
  * Pure: unit-tested.
@@ -21,8 +25,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define JSP_VERSION	"MEMATTR/1"
+#define JSP_ANY_UID	((uid_t)-1)	/* the request names no uid */
 #define JSP_JOB_MAX	255
 #define JSP_LINE_MAX	512	/* longest line either side sends, '\n' included */
 #define JSP_NAME_MAX	64	/* longest file name served */
@@ -36,14 +42,16 @@ struct jsp_reply {
 	char text[JSP_LINE_MAX];		/* JSP_ERR: the message; JSP_FILE: the name */
 };
 
-/* The request line for job into buf. Its length, or -1 when job is not a valid ID. */
-int jsp_format_request(char *buf, size_t len, const char *job);
+/* The request line for job (of uid, JSP_ANY_UID: not named) into buf. Its length, or -1 when job is not a valid ID. */
+int jsp_format_request(char *buf, size_t len, const char *job, uid_t uid);
 
 /*
- * A request line (without or with its '\n'): the job ID into job. 0, or -1
- * with the reply to send (an "ERR bad ..." line) in err.
+ * A request line (without or with its '\n'): the job ID into job, the uid
+ * named into *uid (JSP_ANY_UID: none). 0, or -1 with the reply to send (an
+ * "ERR bad ..." line) in err.
  */
-int jsp_parse_request(const char *line, char *job, size_t joblen, char *err, size_t errlen);
+int jsp_parse_request(const char *line, char *job, size_t joblen, uid_t *uid, char *err,
+		      size_t errlen);
 
 /* A reply line (without or with its '\n'). 0, or -1 when malformed. */
 int jsp_parse_reply(const char *line, struct jsp_reply *r);
@@ -51,6 +59,7 @@ int jsp_parse_reply(const char *line, struct jsp_reply *r);
 /* The refusals, worded once for the daemon to send and the client to print. */
 int jsp_format_denied(char *buf, size_t len, const char *job);
 int jsp_format_nojob(char *buf, size_t len, const char *job);
+int jsp_format_ambiguous(char *buf, size_t len, const char *job);
 
 /*
  * A file of a job's spool the daemon serves and the client accepts:

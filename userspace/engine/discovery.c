@@ -7,6 +7,7 @@
 
 #include "discovery.h"
 #include "num_arg.h"
+#include "proc_owner.h"
 #include "procfs.h"
 
 #define ENVIRON_MAX	(1 << 20)
@@ -137,6 +138,11 @@ static bool parse_slurm_id(const char *id, uint64_t *job, char *step, size_t ste
 	return true;
 }
 
+struct claim {
+	pid_t pid;
+	uid_t uid;
+};
+
 struct env_scan {
 	const char *id;
 	pid_t self;
@@ -145,8 +151,11 @@ struct env_scan {
 	struct pid_list *out;
 	bool slurm;		/* id names a Slurm job (and maybe a step) */
 	size_t in_cgroup;	/* processes found in the job's cgroups */
+	uid_t cg_owner;		/* the cgroup's owner, JOB_ANY_UID until known */
 	uint64_t job;
 	char step[64];
+	struct claim *claims;	/* processes whose environment alone names the job */
+	size_t nclaims, cap;
 };
 
 /*
@@ -170,11 +179,43 @@ static bool env_in_job(const struct env_scan *s, const struct environ_buf *env)
 	return step ? !strcmp(step, s->step) : !strcmp(s->step, "batch");
 }
 
+/* The owner a process of the job's cgroup gives it: v1's uid_<U>, else a user's real uid. */
+static void note_cgroup_owner(struct env_scan *s, pid_t pid)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (s->cg_owner != JOB_ANY_UID)
+		return;
+	if (!proc_owner_read_slurm_uid(pid, &uid))
+		s->cg_owner = uid;
+	/* v2: slurmstepd (root) sits in the job's cgroup too; its tasks are the user's. */
+	else if (!proc_owner_read(pid, &uid, &gid) && uid != 0)
+		s->cg_owner = uid;
+}
+
+static int add_claim(struct env_scan *s, pid_t pid, uid_t uid)
+{
+	if (s->nclaims == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct claim *c = realloc(s->claims, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		s->claims = c;
+		s->cap = cap;
+	}
+	s->claims[s->nclaims++] = (struct claim){ .pid = pid, .uid = uid };
+	return 0;
+}
+
 static int match_env(pid_t pid, void *arg)
 {
 	struct env_scan *s = arg;
 	struct environ_buf env = {0};
 	struct slurm_cgroup sc;
+	uid_t uid;
+	gid_t gid;
 	int ret = 0;
 
 	if (pid == s->self || (s->known && s->known(s->ctx, pid)))
@@ -187,33 +228,102 @@ static int match_env(pid_t pid, void *arg)
 	if (!procfs_read_slurm_cgroup(pid, &sc)) {
 		if (s->slurm && sc.job == s->job && (!s->step[0] || !strcmp(sc.step, s->step))) {
 			s->in_cgroup++;
+			note_cgroup_owner(s, pid);
 			return pid_list_add(s->out, pid);
 		}
 		return 0;
 	}
+	/* Whose claim it is comes from the kernel, not from the claim. */
+	if (proc_owner_read(pid, &uid, &gid))
+		return 0;
 	if (procfs_read_environ(pid, &env, ENVIRON_MAX))
 		return 0;	/* gone, a kernel thread, or not ours to read */
 	if (env_in_job(s, &env))
-		ret = pid_list_add(s->out, pid);
+		ret = add_claim(s, pid, uid);
 	environ_free(&env);
 	return ret;
 }
 
-int job_scan_env(const char *id, pid_t self, bool (*known)(void *ctx, pid_t pid), void *ctx,
-		 struct pid_list *out)
+/* The processes `scontrol listpids` gives for the job: as good as its cgroup. */
+static int slurm_listed(struct env_scan *s)
 {
-	struct env_scan s = { .id = id, .self = self, .known = known, .ctx = ctx, .out = out };
+	struct pid_list l = {0};
+	int n = slurm_listpids(s->job, s->step, s->self, &l);
+	uid_t uid;
+	gid_t gid;
+
+	if (n < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < l.n; i++) {
+		if (pid_list_add(s->out, l.pids[i])) {
+			pid_list_free(&l);
+			return -ENOMEM;
+		}
+		s->in_cgroup++;
+		if (s->cg_owner == JOB_ANY_UID && !proc_owner_read(l.pids[i], &uid, &gid) && uid != 0)
+			s->cg_owner = uid;
+	}
+	pid_list_free(&l);
+	return 0;
+}
+
+/*
+ * Whose claims count: the cgroup's owner when Slurm vouches for the job,
+ * else uid, else the one uid that claims it. JOB_ANY_UID: several do.
+ */
+static uid_t claim_owner(const struct env_scan *s, uid_t uid, struct job_owner *who)
+{
+	uid_t only = JOB_ANY_UID;
+
+	if (s->in_cgroup)
+		return s->cg_owner != JOB_ANY_UID ? s->cg_owner : uid;
+	if (uid != JOB_ANY_UID)
+		return uid;
+	for (size_t i = 0; i < s->nclaims; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < who->nclaimants; k++)
+			seen |= who->claimants[k] == s->claims[i].uid;
+		if (!seen && who->nclaimants < JOB_MAX_CLAIMANTS)
+			who->claimants[who->nclaimants++] = s->claims[i].uid;
+		only = s->claims[i].uid;
+	}
+	return who->nclaimants > 1 ? JOB_ANY_UID : only;
+}
+
+int job_scan_env(const char *id, uid_t uid, pid_t self, bool (*known)(void *ctx, pid_t pid),
+		 void *ctx, struct pid_list *out, struct job_owner *who)
+{
+	struct env_scan s = { .id = id, .self = self, .known = known, .ctx = ctx, .out = out,
+			      .cg_owner = JOB_ANY_UID };
+	struct job_owner local;
+	uid_t owner;
 	int ret;
 
+	if (!who)
+		who = &local;
+	memset(who, 0, sizeof(*who));
+	who->uid = JOB_ANY_UID;
 	s.slurm = parse_slurm_id(id, &s.job, s.step, sizeof(s.step));
 	ret = for_each_pid(match_env, &s);
 	/*
 	 * A Slurm job with no process in a cgroup of it: this Slurm tracks
 	 * processes otherwise (proctrack/linuxproc): ask it. Its list holds
-	 * what no environment shows (an mpirun run under env -i).
+	 * what no environment shows (an mpirun run under env -i), and what it
+	 * lists is the job's as surely as a cgroup.
 	 */
 	if (!ret && s.slurm && !s.in_cgroup && !known)
-		ret = slurm_listpids(s.job, s.step, self, out) < 0 ? -ENOMEM : 0;
+		ret = slurm_listed(&s);
+	owner = claim_owner(&s, uid, who);
+	if (!ret && owner == JOB_ANY_UID && who->nclaimants > 1)
+		ret = -EEXIST;
+	/* Only the owner's claims: another user's environment joins nothing of theirs. */
+	for (size_t i = 0; !ret && i < s.nclaims; i++)
+		if (s.claims[i].uid == owner)
+			ret = pid_list_add(out, s.claims[i].pid);
+	free(s.claims);
+	who->trusted = s.in_cgroup > 0;
+	who->uid = owner;
 	return ret;
 }
 
@@ -277,11 +387,15 @@ static bool is_live_pid(const char *id, pid_t *pid)
 	return procfs_read_stat(*pid, &st) == 0 && !(st.flags & PROC_PF_KTHREAD);
 }
 
-enum job_match job_find(const char *id, pid_t self, struct pid_list *out)
+enum job_match job_find(const char *id, pid_t self, uid_t uid, struct pid_list *out,
+			struct job_owner *who)
 {
 	pid_t launcher;
+	int ret = job_scan_env(id, uid, self, NULL, NULL, out, who);
 
-	if (job_scan_env(id, self, NULL, NULL, out) == 0 && out->n)
+	if (ret == -EEXIST)
+		return JOB_MATCH_AMBIGUOUS;
+	if (ret == 0 && out->n)
 		return JOB_MATCH_ENV;
 	if (is_live_pid(id, &launcher) && launcher != self &&
 	    job_descendants(launcher, out) == 0)

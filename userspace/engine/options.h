@@ -23,6 +23,7 @@ enum target_kind {
 struct options {
 	enum target_kind target;
 	const char *job;		/* --job */
+	uid_t job_uid;			/* --job-user: whose claim of the ID, (uid_t)-1: not named */
 	pid_t *pids;			/* --pid, malloc'ed */
 	size_t npids;
 	char **cmd;			/* -- CMD ARGS (points into argv) */

@@ -14,6 +14,7 @@ struct session *session_new(uint32_t id, const char *job, const struct spec_set 
 	if (!s)
 		return NULL;
 	s->id = id;
+	s->owner = JOB_ANY_UID;
 	if (job && !(s->job = strdup(job))) {
 		free(s);
 		return NULL;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "classify.h"
 #include "components.h"
@@ -26,6 +27,8 @@ struct session {
 	uint32_t id;			/* the kernel side's job slot, never 0 */
 	char *job;			/* --job ID, NULL when traced by pid or launched */
 	enum job_match match;
+	uid_t owner;			/* whose job: JOB_ANY_UID until known (discovery.h) */
+	bool trusted;			/* the batch system vouches for it (Slurm's cgroup) */
 	struct comp_table comps;
 	struct classifier cls;
 	struct proc_table procs;	/* live processes only */

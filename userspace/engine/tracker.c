@@ -1082,7 +1082,8 @@ static void rescan_job(struct tracker *t, struct session *s)
 {
 	struct pid_list found = {0};
 
-	if (job_scan_env(s->job, t->self, known_pid, t, &found) == 0)
+	/* Only the job owner's processes: another user's environment claims nothing. */
+	if (job_scan_env(s->job, s->owner, t->self, known_pid, t, &found, NULL) == 0)
 		for (size_t i = 0; i < found.n; i++)
 			if (!just_ended(t, found.pids[i]))
 				tracker_add_pid(t, s, found.pids[i], false);
