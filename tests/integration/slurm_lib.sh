@@ -93,7 +93,8 @@ slurm_start() {
 		fail "munged did not start: $(tail -3 "$SLURM_DIR/munged.log" 2>/dev/null)"
 	pid=$(slurm_pid_from_file "$SLURM_DIR/munged.pid" 10) || fail "munged wrote no pid file"
 	SLURM_PIDS+=("$pid")
-	trap 'slurm_stop; it_cleanup' EXIT
+	# The test's status survives the teardown: it_cleanup reads it from \$?.
+	trap '_slurm_rc=$?; slurm_stop; (exit $_slurm_rc); it_cleanup' EXIT
 	slurmctld -f "$SLURM_CONF" -i ||
 		fail "slurmctld did not start: $(tail -5 "$SLURM_DIR/slurmctld.log" 2>/dev/null)"
 	pid=$(slurm_pid_from_file "$SLURM_DIR/slurmctld.pid" 15) || fail "slurmctld wrote no pid file"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The end of a --memattr step, in srun as the user: each node's tracer
+ * The end of a --memattr step, as the user (srun; for a batch step, a
+ * child of slurmstepd that became the user): each node's tracer
  * writes DIR/<node>/ and marks its run_info.csv `finished,1` once every
  * file is final. srun can end before the nodes' tracers do, so this waits
  * for as many final datasets as the step had nodes, then merges them into
@@ -25,8 +26,8 @@
 #define MAX_NODES	4096
 #define MERGED		"job"
 
-/* A command run to its end; its exit status, or -1. As root, its files go to uid/gid (as under sudo). */
-static int run(const char *const argv[], uid_t uid, gid_t gid)
+/* A command run to its end, as the caller; its exit status, or -1. */
+static int run(const char *const argv[])
 {
 	int status;
 	pid_t pid = fork();
@@ -35,15 +36,8 @@ static int run(const char *const argv[], uid_t uid, gid_t gid)
 		return -1;
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
-		char env_uid[32], env_gid[32];
 
 		dup2(devnull, 1);	/* its one-line summary; errors still reach stderr */
-		if (uid != (uid_t)-1) {
-			snprintf(env_uid, sizeof(env_uid), "%u", (unsigned int)uid);
-			snprintf(env_gid, sizeof(env_gid), "%u", (unsigned int)gid);
-			setenv("SUDO_UID", env_uid, 1);
-			setenv("SUDO_GID", env_gid, 1);
-		}
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
@@ -105,8 +99,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int merge(const char *bin, const char *dir, char **names, size_t n, uid_t uid, gid_t gid,
-		 char *why, size_t whylen)
+static int merge(const char *bin, const char *dir, char **names, size_t n, char *why, size_t whylen)
 {
 	const char **argv = calloc(n + 6, sizeof(*argv));
 	char out[PATH_MAX + 8], **paths = calloc(n, sizeof(*paths));
@@ -127,11 +120,11 @@ static int merge(const char *bin, const char *dir, char **names, size_t n, uid_t
 	}
 	argv[a++] = "-o";
 	argv[a++] = out;
-	if (run(argv, uid, gid)) {
+	if (run(argv)) {
 		snprintf(why, whylen, "merging the nodes' datasets in %s failed (above)", dir);
 		goto out;
 	}
-	if (run((const char *const[]){ bin, "report", out, NULL }, uid, gid)) {
+	if (run((const char *const[]){ bin, "report", out, NULL })) {
 		snprintf(why, whylen, "the report of %s failed (above)", out);
 		goto out;
 	}
@@ -147,7 +140,7 @@ out:
 }
 
 int ma_merge_step(const char *bin, const char *dir, unsigned int nnodes, double timeout_s,
-		  uid_t uid, gid_t gid, char *why, size_t whylen)
+		  char *why, size_t whylen)
 {
 	char **names = calloc(MAX_NODES, sizeof(*names));
 	double t0 = now_s();
@@ -171,7 +164,7 @@ int ma_merge_step(const char *bin, const char *dir, unsigned int nnodes, double 
 		}
 		usleep(200 * 1000);
 	}
-	ret = merge(bin, dir, names, n, uid, gid, why, whylen);
+	ret = merge(bin, dir, names, n, why, whylen);
 	free_names(names, n);
 	free(names);
 	return ret;

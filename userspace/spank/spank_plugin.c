@@ -37,8 +37,7 @@ static struct ma_tracer tracer = { .pid = -1, .pidfd = -1 };
 /* A batch step's own directory, merged by the step itself at its end (no srun to do it). */
 static bool batch_step;
 static char step_dir[PATH_MAX];
-static uid_t step_uid;
-static gid_t step_gid;
+static struct ma_user step_user;
 
 /* "mpi-calls", "heap", "mpi-calls,heap" (either order) or nothing. */
 static int opt_memattr(int val, const char *arg, int remote)
@@ -138,6 +137,9 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 		return slurm_error("--memattr: output path too long"), -1;
 	if (mkdir(path, 0750) && errno != EEXIST)
 		return slurm_error("--memattr: cannot create %s: %m", path), -1;
+	/* srun is the user: a directory they cannot write fails here, not on every node. */
+	if (access(path, W_OK | X_OK))
+		return slurm_error("--memattr-dir %s: not a directory you can write: %m", path), -1;
 	/* srun's environment is the job's: the nodes read it (spank_getenv) from there. */
 	if (setenv(MA_ENV_DIR, path, 1) || setenv(MA_ENV_MODES, modes, 1))
 		return slurm_error("--memattr: cannot pass the output directory to the nodes: %m"), -1;
@@ -146,49 +148,37 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 
 /*
  * This node's name as Slurm calls it (a site's node names need not be its
- * hostnames): the step's node list at this node's index. The tasks get it
- * as SLURMD_NODENAME only after this point; the hostname when nothing says.
+ * hostnames): slurmd's own SLURMD_NODENAME, which slurmstepd inherits
+ * from it, read from this process's environment, never the job's (the
+ * user writes that); the hostname when it is not there. Only
+ * [A-Za-z0-9._-] are kept: the name is a file name under DIR.
  */
-static void node_of(spank_t sp, char *buf, int len)
+static void node_of(char *buf, size_t len)
 {
-	char list[4096];
-	uint32_t nodeid = 0;
-	hostlist_t hl;
-	char *name = NULL;
+	const char *slurmd = getenv("SLURMD_NODENAME");
 
-	if (spank_getenv(sp, "SLURMD_NODENAME", buf, len) == ESPANK_SUCCESS && buf[0])
-		return;
-	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) == ESPANK_SUCCESS &&
-	    spank_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) == ESPANK_SUCCESS &&
-	    (hl = slurm_hostlist_create(list))) {
-		for (uint32_t i = 0; i <= nodeid; i++) {
-			free(name);
-			name = slurm_hostlist_shift(hl);
-		}
-		slurm_hostlist_destroy(hl);
-		if (name && name[0]) {
-			snprintf(buf, (size_t)len, "%s", name);
-			free(name);
-			return;
-		}
-		free(name);
-	}
-	if (gethostname(buf, (size_t)len))
-		snprintf(buf, (size_t)len, "node");
+	if (slurmd && slurmd[0])
+		snprintf(buf, len, "%s", slurmd);
+	else if (gethostname(buf, len) || !buf[0])
+		snprintf(buf, len, "node");
 	buf[len - 1] = '\0';
+	for (char *c = buf; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '.' || *c == '_' || *c == '-'))
+			*c = '_';
+	if (buf[0] == '.')
+		buf[0] = '_';	/* never ".", "..", or hidden */
 }
 
 /*
- * The batch script's step (#SBATCH --memattr): no srun made the directory,
- * so it is made here, as root, for the job's user, in the submit directory:
- * --memattr-dir relative to it, or memattr-<job>.batch. Something already
- * on that name that is not the user's own directory is not used.
+ * The batch script's step (#SBATCH --memattr): no srun made the directory.
+ * It is the submit directory's --memattr-dir, or memattr-<job>.batch
+ * there, made (by ma_open_outputs, as the user) if missing.
  */
-static int batch_dir(spank_t sp, uint32_t job, uid_t uid, gid_t gid, char *dir, size_t len)
+static int batch_dir(spank_t sp, uint32_t job, char *dir, size_t len)
 {
 	char submit[PATH_MAX];
-	struct stat st;
-	int n, fd;
+	int n;
 
 	if (dir_opt[0] == '/')
 		n = snprintf(dir, len, "%s", dir_opt);
@@ -200,44 +190,70 @@ static int batch_dir(spank_t sp, uint32_t job, uid_t uid, gid_t gid, char *dir, 
 		return slurm_error("memattr: the batch step has no submit directory"), -1;
 	if (n < 0 || (size_t)n >= len)
 		return slurm_error("memattr: output path too long"), -1;
-	if (mkdir(dir, 0750) && errno != EEXIST)
-		return slurm_error("memattr: cannot create %s: %m", dir), -1;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) ||
-	    (st.st_uid != uid && (st.st_uid != 0 || fchown(fd, uid, gid)))) {
-		if (fd >= 0)
-			close(fd);
-		return slurm_error("memattr: %s is not a directory of the job's user", dir), -1;
+	return 0;
+}
+
+/* The job's user as slurmstepd knows them; the groups copied (the step's memory may move). */
+static int user_of(spank_t sp, struct ma_user *u)
+{
+	gid_t *groups = NULL;
+	int n = 0;
+
+	memset(u, 0, sizeof(*u));
+	if (spank_get_item(sp, S_JOB_UID, &u->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &u->gid) != ESPANK_SUCCESS)
+		return slurm_error("memattr: cannot learn the job's user"), -1;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &n) == ESPANK_SUCCESS && n > 0 &&
+	    groups && (u->groups = calloc((size_t)n, sizeof(gid_t)))) {
+		memcpy(u->groups, groups, (size_t)n * sizeof(gid_t));
+		u->ngroups = (size_t)n;
+	} else {
+		/* No list: the primary group alone, never root's groups. */
+		u->groups = calloc(1, sizeof(gid_t));
+		if (!u->groups)
+			return -1;
+		u->groups[0] = u->gid;
+		u->ngroups = 1;
 	}
-	close(fd);
 	return 0;
 }
 
 static int start_tracer(spank_t sp)
 {
-	char dir[PATH_MAX], out[PATH_MAX + 80], node[64], job[32], mode_env[32], why[512];
+	char dir[PATH_MAX], logname[PATH_MAX + 80], node[64], job[32], mode_env[32], why[512];
 	uint32_t jobid = 0;
-	uid_t uid = 0;
-	gid_t gid = 0;
+	int nodefd, logfd, ret;
 
 	spank_get_item(sp, S_JOB_ID, &jobid);
-	spank_get_item(sp, S_JOB_UID, &uid);
-	spank_get_item(sp, S_JOB_GID, &gid);
+	if (user_of(sp, &step_user))
+		return -1;
 	if (spank_getenv(sp, MA_ENV_DIR, dir, sizeof(dir)) != ESPANK_SUCCESS || dir[0] != '/') {
-		if (batch_dir(sp, jobid, uid, gid, dir, sizeof(dir)))
+		if (batch_dir(sp, jobid, dir, sizeof(dir)))
 			return -1;
 		batch_step = true;
 		snprintf(step_dir, sizeof(step_dir), "%s", dir);
-		step_uid = uid;
-		step_gid = gid;
 	}
 	if (spank_getenv(sp, MA_ENV_MODES, mode_env, sizeof(mode_env)) != ESPANK_SUCCESS)
 		snprintf(mode_env, sizeof(mode_env), "%s", modes);
-	node_of(sp, node, sizeof(node));
+	node_of(node, sizeof(node));
 	snprintf(job, sizeof(job), "%u", jobid);
-	snprintf(out, sizeof(out), "%s/%s", dir, node);
-	if (ma_tracer_start(&tracer, bin, task_pids, ntasks, out, node, job, mode_env, uid, gid,
-			    why, sizeof(why))) {
+	/* The user's path, opened as the user: root only ever holds what they could open. */
+	/*
+	 * A directory the user cannot write is the user's mistake: the step
+	 * runs untraced and says why. Failing it would fail the batch launch,
+	 * and Slurm drains a node whose batch launch fails.
+	 */
+	if (ma_open_outputs(&step_user, dir, node, &nodefd, &logfd, why, sizeof(why))) {
+		slurm_error("memattr: the step runs untraced: %s", why);
+		batch_step = false;
+		return 0;
+	}
+	snprintf(logname, sizeof(logname), "%s/%s.log", dir, node);
+	ret = ma_tracer_start(&tracer, bin, task_pids, ntasks, nodefd, logfd, logname, node, job,
+			      mode_env, step_user.uid, step_user.gid, why, sizeof(why));
+	close(nodefd);
+	close(logfd);
+	if (ret) {
 		slurm_error("memattr: the step is not traced: %s", why);
 		return -1;
 	}
@@ -266,6 +282,17 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	return ntasks == local ? start_tracer(sp) : 0;
 }
 
+static int merge_batch(void *arg)
+{
+	char why[512];
+
+	(void)arg;
+	if (!ma_merge_step(bin, step_dir, 1, 10, why, sizeof(why)))
+		return 0;
+	slurm_error("memattr: %s", why);
+	return -1;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	char dir[PATH_MAX], why[512];
@@ -279,9 +306,11 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		/* The tasks are gone: the tracer writes its last figures and ends. */
 		if (tracer.pid > 0)
 			ma_tracer_wait(&tracer, 30);
-		if (tracer.pid > 0 && batch_step &&
-		    ma_merge_step(bin, step_dir, 1, 10, step_uid, step_gid, why, sizeof(why)))
-			slurm_error("memattr: %s", why);
+		/* The batch step's own merge: in the user's directory, so as the user. */
+		if (tracer.pid > 0 && batch_step)
+			ma_run_as_user(&step_user, merge_batch, NULL);
+		free(step_user.groups);
+		step_user.groups = NULL;
 		return 0;
 	}
 	if (spank_context() != S_CTX_LOCAL || !getenv(MA_ENV_DIR) ||
@@ -292,7 +321,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 
 		nnodes = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
 	}
-	if (ma_merge_step(bin, dir, nnodes, 60, (uid_t)-1, (gid_t)-1, why, sizeof(why)))
+	if (ma_merge_step(bin, dir, nnodes, 60, why, sizeof(why)))
 		fprintf(stderr, "memattr: %s\n", why);
 	return 0;
 }

@@ -9,7 +9,9 @@
  * it has, and the job's own --job lookups would count it. So an
  * intermediate child moves itself into the root cgroup of each hierarchy,
  * starts the tracer and exits; the tracer is followed through a pidfd.
- * Its stderr goes to DIR/<node>.log, which the user can read.
+ * It writes into DIR/<node>/ through a descriptor the job's user opened
+ * (spank_user.c): root never resolves a path the user chose, and its
+ * stderr goes to DIR/<node>.log, likewise opened by the user.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,25 +58,9 @@ static void leave_step_cgroups(void)
 		fclose(f);
 }
 
-/* DIR/<node>.log, made new for the user: never through what was planted on the name. */
-static int open_log(const char *outdir, uid_t uid, gid_t gid)
-{
-	char path[PATH_MAX + 8];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s.log", outdir);
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd >= 0 && fchown(fd, uid, gid)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* The tracer's command line and environment; exec'd, never returns. */
-static void exec_tracer(const char *bin, const pid_t *pids, size_t n, const char *outdir,
-			const char *node, const char *job, const char *modes, uid_t uid, gid_t gid)
+static void exec_tracer(const char *bin, const pid_t *pids, size_t n, const char *node,
+			const char *job, const char *modes, uid_t uid, gid_t gid)
 {
 	static char pidlist[MA_MAX_TASKS * 12], env_node[96], env_job[48], env_uid[32], env_gid[32];
 	const char *argv[16];
@@ -87,8 +73,9 @@ static void exec_tracer(const char *bin, const pid_t *pids, size_t n, const char
 	argv[a++] = "--quiet";
 	argv[a++] = "--pid";
 	argv[a++] = pidlist;
+	/* The directory the user opened, as fd 4: "." below its /proc link resolves to it and nothing else. */
 	argv[a++] = "--output";
-	argv[a++] = outdir;
+	argv[a++] = "/proc/self/fd/4/.";
 	argv[a++] = "--ready-fd";
 	argv[a++] = "3";
 	if (strstr(modes, "mpi-calls"))
@@ -114,10 +101,10 @@ static void exec_tracer(const char *bin, const pid_t *pids, size_t n, const char
 
 /* The intermediate child: out of the step, the tracer started, its pid told, gone. */
 static void intermediate(int ready_w, int pid_w, const char *bin, const pid_t *pids, size_t n,
-			 const char *outdir, const char *node, const char *job, const char *modes,
+			 int nodefd, int log, const char *node, const char *job, const char *modes,
 			 uid_t uid, gid_t gid)
 {
-	int log = open_log(outdir, uid, gid), devnull = open("/dev/null", O_RDWR);
+	int devnull = open("/dev/null", O_RDWR);
 	pid_t t;
 
 	setsid();
@@ -125,10 +112,10 @@ static void intermediate(int ready_w, int pid_w, const char *bin, const pid_t *p
 	t = fork();
 	if (t == 0) {
 		/* fd 3 is the ready pipe; 0-2 are not the step's (it may be gone before us). */
-		if (dup2(ready_w, 3) < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
-		    dup2(log >= 0 ? log : devnull, 2) < 0)
+		if (dup2(ready_w, 3) < 0 || dup2(nodefd, 4) < 0 || dup2(devnull, 0) < 0 ||
+		    dup2(devnull, 1) < 0 || dup2(log >= 0 ? log : devnull, 2) < 0)
 			_exit(127);
-		exec_tracer(bin, pids, n, outdir, node, job, modes, uid, gid);
+		exec_tracer(bin, pids, n, node, job, modes, uid, gid);
 	}
 	if (write(pid_w, &t, sizeof(t)) != sizeof(t))
 		_exit(1);
@@ -142,7 +129,7 @@ static int fail(char *why, size_t len, const char *fmt, const char *arg)
 }
 
 /* "ready" from the tracer, or why not (it exited: its log says why). */
-static int await_ready(int ready_r, const char *outdir, char *why, size_t whylen)
+static int await_ready(int ready_r, const char *logname, char *why, size_t whylen)
 {
 	struct pollfd pfd = { .fd = ready_r, .events = POLLIN };
 	char buf[16];
@@ -153,16 +140,16 @@ static int await_ready(int ready_r, const char *outdir, char *why, size_t whylen
 		r = poll(&pfd, 1, READY_TIMEOUT_MS);
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
-		return fail(why, whylen, "memattr-bpf did not start within 60 s (see %s.log)", outdir);
+		return fail(why, whylen, "memattr-bpf did not start within 60 s (see %s)", logname);
 	n = read(ready_r, buf, sizeof(buf));
 	if (n < 5 || strncmp(buf, "ready", 5))
-		return fail(why, whylen, "memattr-bpf exited before tracing (see %s.log)", outdir);
+		return fail(why, whylen, "memattr-bpf exited before tracing (see %s)", logname);
 	return 0;
 }
 
 int ma_tracer_start(struct ma_tracer *t, const char *bin, const pid_t *pids, size_t n,
-		    const char *outdir, const char *node, const char *job, const char *modes,
-		    uid_t uid, gid_t gid, char *why, size_t whylen)
+		    int nodefd, int logfd, const char *logname, const char *node, const char *job,
+		    const char *modes, uid_t uid, gid_t gid, char *why, size_t whylen)
 {
 	int ready[2], pidp[2], ret = -1;
 	pid_t mid;
@@ -176,7 +163,7 @@ int ma_tracer_start(struct ma_tracer *t, const char *bin, const pid_t *pids, siz
 	}
 	mid = fork();
 	if (mid == 0)
-		intermediate(ready[1], pidp[1], bin, pids, n, outdir, node, job, modes, uid, gid);
+		intermediate(ready[1], pidp[1], bin, pids, n, nodefd, logfd, node, job, modes, uid, gid);
 	close(ready[1]);
 	close(pidp[1]);
 	if (mid < 0) {
@@ -190,7 +177,7 @@ int ma_tracer_start(struct ma_tracer *t, const char *bin, const pid_t *pids, siz
 	waitpid(mid, NULL, 0);	/* ECHILD if slurmstepd reaped it first: fine */
 	/* Before it can exit and its pid be reused: the pidfd follows this process only. */
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
-	ret = await_ready(ready[0], outdir, why, whylen);
+	ret = await_ready(ready[0], logname, why, whylen);
 out:
 	close(ready[0]);
 	close(pidp[0]);
