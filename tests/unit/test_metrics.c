@@ -53,6 +53,35 @@ static void test_escape(void **state)
 	free(buf);
 }
 
+/* A label's bytes come from a user's environment: only valid UTF-8 reaches the page. */
+static void test_escape_utf8(void **state)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "\xff" "A", "\\\\xffA" },			/* PBS_JOBID=$'\xffA' */
+		{ "caf\xc3\xa9", "caf\xc3\xa9" },		/* valid 2 bytes kept */
+		{ "\xe2\x82\xac\xf0\x9f\x98\x80", "\xe2\x82\xac\xf0\x9f\x98\x80" },
+		{ "\xc3", "\\\\xc3" },				/* cut short */
+		{ "\xc3(", "\\\\xc3(" },
+		{ "\xc0\xaf", "\\\\xc0\\\\xaf" },		/* overlong '/' */
+		{ "\xe0\x80\xaf", "\\\\xe0\\\\x80\\\\xaf" },	/* overlong, 3 bytes */
+		{ "\xed\xa0\x80", "\\\\xed\\\\xa0\\\\x80" },	/* a surrogate */
+		{ "\xf4\x90\x80\x80", "\\\\xf4\\\\x90\\\\x80\\\\x80" },	/* past U+10FFFF */
+		{ "\x80x\"", "\\\\x80x\\\"" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		metrics_put_label(f, cases[i].in);
+		fclose(f);
+		assert_string_equal(buf, cases[i].out);
+		free(buf);
+	}
+}
+
 static void test_ranks_and_other(void **state)
 {
 	struct metrics m = {0};
@@ -193,6 +222,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_ranks_and_other),
 		cmocka_unit_test(test_fold_top16),
 		cmocka_unit_test(test_self_and_openmetrics),

@@ -95,17 +95,64 @@ void metrics_proc_remove(struct mx_proc **slot)
 	*slot = NULL;
 }
 
+/*
+ * Length of the valid UTF-8 sequence at p (1-4), 0 when p does not start
+ * one: a stray continuation byte, an overlong form, a surrogate, past
+ * U+10FFFF, or cut short.
+ */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned int c = p[0], cp;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;	/* also the terminating NUL: cut short */
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A label value as the text format wants it: valid UTF-8 (a job ID or a
+ * step is whatever bytes a user's environment held, and one invalid byte
+ * makes Prometheus reject the whole page, every job's series with it),
+ * each invalid byte written as the four characters \xHH (so distinct bytes
+ * stay distinct), then backslash, quote and newline escaped.
+ */
 void metrics_put_label(FILE *f, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\')
+	const unsigned char *p = (const unsigned char *)v;
+
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (!n) {
+			fprintf(f, "\\\\x%02x", *p++);
+			continue;
+		}
+		if (*p == '\\')
 			fputs("\\\\", f);
-		else if (*v == '"')
+		else if (*p == '"')
 			fputs("\\\"", f);
-		else if (*v == '\n')
+		else if (*p == '\n')
 			fputs("\\n", f);
 		else
-			fputc(*v, f);
+			fwrite(p, 1, n, f);
+		p += n;
 	}
 }
 
