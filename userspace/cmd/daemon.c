@@ -59,9 +59,16 @@ struct job_key {
 	bool trusted;
 };
 
+/*
+ * A job refused at its start: its later processes are refused too (never
+ * traced in part), until a walk of /proc finds none of them left. Then
+ * the key is forgotten: a real job that comes later with the ID is
+ * judged afresh, whatever filled the caps before.
+ */
 struct refused_job {
 	struct job_key key;
 	bool used;
+	bool seen;		/* a process of it was met since the last walk began */
 };
 
 struct daemon {
@@ -161,12 +168,33 @@ static bool known(struct tracker *t, pid_t pid)
 	return false;
 }
 
-static bool was_refused(const struct daemon *d, const struct job_key *k)
+static bool was_refused(struct daemon *d, const struct job_key *k)
 {
 	for (unsigned int i = 0; i < REFUSED_RING; i++)
-		if (d->refused_jobs[i].used && same_key(&d->refused_jobs[i].key, k))
+		if (d->refused_jobs[i].used && same_key(&d->refused_jobs[i].key, k)) {
+			d->refused_jobs[i].seen = true;
 			return true;
+		}
 	return false;
+}
+
+/* After a whole walk of /proc: refused jobs none of whose processes was met are over. */
+static void forget_refused(struct daemon *d)
+{
+	for (unsigned int i = 0; i < REFUSED_RING; i++) {
+		if (d->refused_jobs[i].used && !d->refused_jobs[i].seen)
+			d->refused_jobs[i].used = false;
+		d->refused_jobs[i].seen = false;
+	}
+}
+
+static unsigned int jobs_of(const struct tracker *t, uid_t owner)
+{
+	unsigned int n = 0;
+
+	for (const struct session *s = t->sessions; s; s = s->next)
+		n += s->owner == owner;
+	return n;
 }
 
 /* The job is not traced at all; its later processes are not either. */
@@ -176,9 +204,12 @@ static void refuse(struct daemon *d, const struct job_key *k, enum mx_refusal wh
 
 	slot->key = *k;
 	slot->used = true;
+	slot->seen = true;
 	d->refused[why]++;
 	fprintf(stderr, "memattr-bpf: job %s not traced: %s reached (its processes of uid %u too)\n",
-		k->id, why == MX_REFUSED_MAX_JOBS ? "--max-jobs" : "--max-procs", (unsigned int)k->owner);
+		k->id, why == MX_REFUSED_MAX_JOBS ? "--max-jobs" :
+		why == MX_REFUSED_MAX_USER_JOBS ? "--max-jobs-per-user" : "--max-procs",
+		(unsigned int)k->owner);
 }
 
 /* The owner's name and group (the spool's group): from the user database, else the process's. */
@@ -206,6 +237,11 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 
 	if (njobs >= d->cfg.max_jobs) {
 		refuse(d, k, MX_REFUSED_MAX_JOBS);
+		return NULL;
+	}
+	/* Root's own processes aside: one user cannot take every slot. */
+	if (k->owner != 0 && jobs_of(&d->t, k->owner) >= d->cfg.max_user_jobs) {
+		refuse(d, k, MX_REFUSED_MAX_USER_JOBS);
 		return NULL;
 	}
 	if (nprocs >= d->cfg.max_procs) {
@@ -318,6 +354,7 @@ static void scan_proc(struct daemon *d)
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
 			admit(d, (pid_t)strtol(de->d_name, NULL, 10));
 	closedir(dir);
+	forget_refused(d);
 }
 
 static void on_session_ended(void *ctx, struct tracker *t, struct session *s)
@@ -501,6 +538,7 @@ static void reload(struct daemon *d)
 	d->cfg.retain_days = c.retain_days;
 	d->cfg.max_jobs = c.max_jobs;
 	d->cfg.max_procs = c.max_procs;
+	d->cfg.max_user_jobs = c.max_user_jobs;
 	d->last_retain = -RETAIN_PERIOD_S;
 	fprintf(stderr, "memattr-bpf: SIGHUP: settings re-read%s\n",
 		c.interval_ms != d->cfg.interval_ms || c.pss_interval_ms != d->cfg.pss_interval_ms ?

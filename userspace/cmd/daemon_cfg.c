@@ -16,6 +16,7 @@ static const char *const keys[DK_NR] = {
 	[DK_SPOOL] = "spool", [DK_LISTEN] = "listen", [DK_TEXTFILE] = "textfile",
 	[DK_INTERVAL] = "interval", [DK_PSS_INTERVAL] = "pss-interval", [DK_RETAIN] = "retain",
 	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs", [DK_SOCKET] = "socket",
+	[DK_MAX_USER_JOBS] = "max-jobs-per-user",
 };
 
 void daemon_usage(FILE *f)
@@ -30,6 +31,8 @@ void daemon_usage(FILE *f)
 	      "  --pss-interval MS   shortest period between smaps reads (default 10000)\n"
 	      "  --retain DAYS       remove job directories older than DAYS (default 0: keep)\n"
 	      "  --max-jobs N        jobs traced at once; more are refused and counted (default 64)\n"
+	      "  --max-jobs-per-user N  jobs of one user traced at once (default 16): one user's\n"
+	      "                      jobs (or fake job IDs) cannot take every slot\n"
 	      "  --max-procs N       processes traced at once; jobs past it are refused (default 8192)\n"
 	      "  --verbose, --help\n", f);
 }
@@ -44,6 +47,7 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->pss_interval_ms = 10000;
 	c->max_jobs = 64;
 	c->max_procs = 8192;
+	c->max_user_jobs = 16;
 }
 
 /* The options' number syntax (num_arg.h), into the settings' unsigned ints. */
@@ -119,6 +123,11 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		if (!parse_uint(v, 1, 1000000, &c->max_jobs))
 			return 0;
 		snprintf(err, errlen, "max-jobs: '%s' is not a count between 1 and 1000000", v);
+		return -1;
+	case DK_MAX_USER_JOBS:
+		if (!parse_uint(v, 1, 1000000, &c->max_user_jobs))
+			return 0;
+		snprintf(err, errlen, "max-jobs-per-user: '%s' is not a count between 1 and 1000000", v);
 		return -1;
 	case DK_MAX_PROCS:
 		if (!parse_uint(v, 1, 1000000, &c->max_procs))

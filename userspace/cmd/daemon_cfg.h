@@ -18,7 +18,7 @@
 
 enum daemon_key {
 	DK_SPOOL, DK_LISTEN, DK_TEXTFILE, DK_INTERVAL, DK_PSS_INTERVAL, DK_RETAIN,
-	DK_MAX_JOBS, DK_MAX_PROCS, DK_SOCKET, DK_NR,
+	DK_MAX_JOBS, DK_MAX_PROCS, DK_SOCKET, DK_MAX_USER_JOBS, DK_NR,
 };
 
 struct daemon_cfg {
@@ -29,6 +29,7 @@ struct daemon_cfg {
 	unsigned int interval_ms, pss_interval_ms;
 	unsigned int retain_days;	/* 0: keep forever */
 	unsigned int max_jobs, max_procs;
+	unsigned int max_user_jobs;	/* jobs of one user traced at once */
 	bool verbose;
 	char config[4096];		/* --config, "": none */
 	bool set_by_cli[DK_NR];		/* the file does not override these */

@@ -52,6 +52,7 @@ enum mx_refusal {
 	MX_REFUSED_MAX_JOBS,
 	MX_REFUSED_MAX_PROCS,
 	MX_REFUSED_MAP_FULL,
+	MX_REFUSED_MAX_USER_JOBS,	/* the job's user has --max-jobs-per-user traced already */
 	MX_REFUSED_NR,
 };
 
