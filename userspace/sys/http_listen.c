@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,13 +11,17 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "http_listen.h"
 #include "num_arg.h"
 
 #define REQ_MAX		8192
-#define REQ_TIMEOUT_MS	2000
+#define REQ_TIMEOUT_MS	2000	/* to send the whole request head */
+#define SEND_DEADLINE_MS 10000	/* to take the whole answer */
+#define MAX_CONNS	64	/* clients served at once; more wait in the backlog */
+#define BACKLOG		64
 
 #define CT_TEXT	"text/plain; version=0.0.4; charset=utf-8"
 #define CT_OM	"application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -78,117 +83,170 @@ int http_wants_openmetrics(const char *req)
 	return 0;
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+/*
+ * One client. Each gets a deadline for its whole request (a byte a second
+ * does not keep it alive) and then one for its whole answer; up to
+ * MAX_CONNS are read and written at once, none waited on: a slow client
+ * costs the others nothing.
+ */
+struct conn {
+	int fd;
+	bool writing;
+	double deadline;
+	size_t n;		/* request bytes read */
+	char *out;		/* the whole answer, headers and body */
+	size_t outlen, sent;
+	char req[REQ_MAX];
+};
 
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void respond(int fd, const char *status, const char *ctype, const char *body, size_t len,
-		    int head)
+/* The answer into c->out; false when out of memory (the client is dropped). */
+static bool respond(struct conn *c, const char *status, const char *ctype, const char *body,
+		    size_t len, int head)
 {
 	char hdr[256];
 	int n = snprintf(hdr, sizeof(hdr),
 			 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
 			 status, ctype, len);
 
-	write_all(fd, hdr, (size_t)n);
-	if (!head)
-		write_all(fd, body, len);
+	if (head)
+		len = 0;
+	c->out = malloc((size_t)n + len);
+	if (!c->out)
+		return false;
+	memcpy(c->out, hdr, (size_t)n);
+	memcpy(c->out + n, body, len);
+	c->outlen = (size_t)n + len;
+	c->sent = 0;
+	return true;
 }
 
-/* Read the request head within the time limit; 0 when complete. */
-static int read_request(int fd, char *buf, size_t cap)
+/* A whole request head in c->req: its answer, ready to send. */
+static bool answer(struct http_listen *h, struct conn *c)
 {
-	size_t n = 0;
-
-	while (n + 1 < cap) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&p, 1, REQ_TIMEOUT_MS) <= 0)
-			return -1;
-		r = recv(fd, buf + n, cap - 1 - n, 0);
-		if (r <= 0)
-			return -1;
-		n += (size_t)r;
-		buf[n] = '\0';
-		if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
-			return 0;
-	}
-	return -1;
-}
-
-static void serve(struct http_listen *h, int fd)
-{
-	char req[REQ_MAX], *body = NULL;
-	const char *ctype;
-	size_t len = 0;
+	const char *req = c->req, *ctype;
 	int head, om;
+	bool ok;
 
-	if (read_request(fd, req, sizeof(req)))
-		return;
 	head = !strncmp(req, "HEAD ", 5);
-	if (strncmp(req, "GET ", 4) && !head) {
-		respond(fd, "405 Method Not Allowed", "text/plain", "GET only\n", 9, 0);
-		return;
-	}
+	if (strncmp(req, "GET ", 4) && !head)
+		return respond(c, "405 Method Not Allowed", "text/plain", "GET only\n", 9, 0);
 	if (strncmp(req + (head ? 5 : 4), "/metrics", 8) ||
-	    !strchr(" ?", req[(head ? 5 : 4) + 8])) {
-		respond(fd, "404 Not Found", "text/plain", "see /metrics\n", 13, head);
-		return;
-	}
+	    !strchr(" ?", req[(head ? 5 : 4) + 8]))
+		return respond(c, "404 Not Found", "text/plain", "see /metrics\n", 13, head);
 	om = http_wants_openmetrics(req);
 	ctype = om ? CT_OM : CT_TEXT;
-	/* Copy out under the lock, send without it: the loop never waits on a client. */
+	/* Copied out under the lock, sent without it: the loop never waits on a client. */
 	pthread_mutex_lock(&h->lock);
-	if (om ? h->om : h->text) {
-		len = om ? h->omlen : h->textlen;
-		body = malloc(len ? len : 1);
-		if (body)
-			memcpy(body, om ? h->om : h->text, len);
-	}
+	if (om ? h->om : h->text)
+		ok = respond(c, "200 OK", ctype, om ? h->om : h->text, om ? h->omlen : h->textlen, head);
+	else
+		ok = respond(c, "503 Service Unavailable", "text/plain", "no figures yet\n", 15, head);
 	pthread_mutex_unlock(&h->lock);
-	if (!body) {
-		respond(fd, "503 Service Unavailable", "text/plain", "no figures yet\n", 15, head);
-		return;
+	return ok;
+}
+
+/* More of c's request, or of its answer. false: done with it (answered, gone, or broken). */
+static bool step(struct http_listen *h, struct conn *c, double now)
+{
+	ssize_t r;
+
+	if (!c->writing) {
+		r = recv(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n, MSG_DONTWAIT);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (r <= 0)
+			return false;
+		c->n += (size_t)r;
+		c->req[c->n] = '\0';
+		if (!strstr(c->req, "\r\n\r\n") && !strstr(c->req, "\n\n"))
+			return c->n + 1 < sizeof(c->req);	/* longer than a request head: dropped */
+		if (!answer(h, c))
+			return false;
+		c->writing = true;
+		c->deadline = now + SEND_DEADLINE_MS;
 	}
-	respond(fd, "200 OK", ctype, body, len, head);
-	free(body);
+	while (c->sent < c->outlen) {
+		r = send(c->fd, c->out + c->sent, c->outlen - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return true;
+		if (r <= 0)
+			return false;
+		c->sent += (size_t)r;
+	}
+	return false;	/* all sent: Connection: close */
+}
+
+static void drop(struct conn *c)
+{
+	close(c->fd);
+	free(c->out);
+	free(c);
 }
 
 static void *listen_thread(void *arg)
 {
 	struct http_listen *h = arg;
+	struct conn *conns[MAX_CONNS];
+	size_t n = 0;
 
 	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = h->fd, .events = POLLIN },
-			{ .fd = h->stop_pipe[0], .events = POLLIN },
-		};
-		int c;
+		struct pollfd p[2 + MAX_CONNS];
+		double now = mono_ms(), first = now + 3600e3;
+		int c, timeout;
 
-		if (poll(p, 2, -1) < 0) {
+		/* Full: new connections wait in the backlog until one is done. */
+		p[0] = (struct pollfd){ .fd = n < MAX_CONNS ? h->fd : -1, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = h->stop_pipe[0], .events = POLLIN };
+		for (size_t i = 0; i < n; i++) {
+			p[2 + i] = (struct pollfd){ .fd = conns[i]->fd,
+						    .events = conns[i]->writing ? POLLOUT : POLLIN };
+			if (conns[i]->deadline < first)
+				first = conns[i]->deadline;
+		}
+		timeout = n ? (int)(first - now) + 1 : -1;
+		if (poll(p, (nfds_t)(2 + n), n && timeout < 0 ? 0 : timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[1].revents)
 			break;
-		c = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC);
+		now = mono_ms();
+		/* Backwards: a finished one is replaced by the last. */
+		for (size_t i = n; i-- > 0;) {
+			bool more = p[2 + i].revents ? step(h, conns[i], now) : true;
+
+			if (more && now < conns[i]->deadline)
+				continue;
+			drop(conns[i]);
+			conns[i] = conns[--n];
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
+		c = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (c < 0)
 			continue;
-		serve(h, c);
-		close(c);
+		conns[n] = calloc(1, sizeof(*conns[n]));
+		if (!conns[n]) {
+			close(c);
+			continue;
+		}
+		conns[n]->fd = c;
+		conns[n]->deadline = now + REQ_TIMEOUT_MS;
+		n++;
 	}
+	for (size_t i = 0; i < n; i++)
+		drop(conns[i]);
 	return NULL;
 }
 
@@ -214,7 +272,7 @@ static int bind_addr(const char *addr, char *err, size_t errlen)
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16)) {
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, BACKLOG)) {
 		snprintf(err, errlen, "--listen %s: %s", addr, strerror(errno));
 		if (fd >= 0)
 			close(fd);
