@@ -23,7 +23,10 @@
 
 #define BACKLOG		16	/* connections not accepted yet */
 #define MAX_PENDING	32	/* accepted, their request not complete yet */
-#define CLIENT_TIMEOUT_S 2	/* to send the request, and for each reply to be taken */
+#define CLIENT_TIMEOUT_S 2	/* to send the whole request */
+#define ANSWER_TIMEOUT_S 5.0	/* to take the whole answer */
+#define QUEUE_TIMEOUT_S	10.0	/* a whole request may wait this long for a server */
+#define MAX_SERVING	8	/* answers sent at once, each by its own thread */
 #define ENDED_KEEP_S	600.0	/* an ended job's final files stay served this long */
 #define ENDED_MAX	256	/* ... and at most this many ended jobs */
 
@@ -41,6 +44,10 @@ struct daemon_socket {
 	pthread_mutex_t lock;		/* guards jobs: the loop writes, the thread reads */
 	struct ds_job *jobs;
 	size_t njobs, cap;
+	int wake_pipe[2];		/* a server thread is done: the loop may start another */
+	pthread_mutex_t srv_lock;	/* guards serving */
+	pthread_cond_t srv_done;
+	unsigned int serving;		/* answers being sent now */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;			/* the socket file we made: removed only if still it */
 	ino_t ino;
@@ -172,9 +179,14 @@ static enum lookup_result lookup(struct daemon_socket *ds, const char *id, uid_t
 	return other ? LOOK_DENIED : LOOK_NONE;
 }
 
-/* One reply line, with fd attached when fd >= 0. 0, or -1 (the client is given up). */
-static int send_line(int c, const char *line, int fd)
+/*
+ * One reply line, with fd attached when fd >= 0, before the answer's
+ * deadline (CLOCK_MONOTONIC seconds). 0, or -1 (the client is given up).
+ */
+static int send_line(int c, const char *line, int fd, double deadline)
 {
+	double left = deadline - mono_now();
+	struct timeval tv;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -193,12 +205,18 @@ static int send_line(int c, const char *line, int fd)
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	}
-	/* SO_SNDTIMEO bounds the wait; a partial line is a failure too. */
+	/* What is left of the whole answer's time bounds this line's wait; a partial line fails too. */
+	if (left <= 0)
+		return -1;
+	tv.tv_sec = (time_t)left;
+	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6) + 1;
+	if (setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -1;
 	return sendmsg(c, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
 }
 
 /* Every served file of dir, each with its descriptor. 0, or -1 when the client is gone. */
-static int send_files(int c, int dirfd)
+static int send_files(int c, int dirfd, double deadline)
 {
 	char line[JSP_LINE_MAX];
 	struct dirent *de;
@@ -220,17 +238,17 @@ static int send_files(int c, int dirfd)
 		if (fd < 0)
 			continue;	/* summary.csv between renames, say: the next poll has it */
 		snprintf(line, sizeof(line), "FILE %s\n", de->d_name);
-		ret = send_line(c, line, fd);
+		ret = send_line(c, line, fd, deadline);
 		close(fd);
 	}
 	closedir(d);
 	return ret;
 }
 
-/* A whole request line arrived: the answer, sent blocking with SO_SNDTIMEO. */
+/* A whole request line arrived: the answer, sent blocking within ANSWER_TIMEOUT_S in all. */
 static void serve(struct daemon_socket *ds, int c, const char *req)
 {
-	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
+	double deadline = mono_now() + ANSWER_TIMEOUT_S;
 	char job[JSP_JOB_MAX + 1], line[JSP_LINE_MAX + 64];
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
@@ -239,11 +257,10 @@ static void serve(struct daemon_socket *ds, int c, const char *req)
 	uid_t want;
 	int dirfd;
 
-	if (fcntl(c, F_SETFL, 0) || setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+	if (fcntl(c, F_SETFL, 0) || getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
 		return;
 	if (jsp_parse_request(req, job, sizeof(job), &want, line, sizeof(line))) {
-		send_line(c, line, -1);
+		send_line(c, line, -1, deadline);
 		return;
 	}
 	switch (lookup(ds, job, cred.uid, want, &dir, &ended)) {
@@ -251,16 +268,16 @@ static void serve(struct daemon_socket *ds, int c, const char *req)
 		break;
 	case LOOK_NONE:
 		jsp_format_nojob(line, sizeof(line), job);
-		send_line(c, line, -1);
+		send_line(c, line, -1, deadline);
 		return;
 	case LOOK_DENIED:
 		/* Another user's job: nobody learns more than that it is not theirs. */
 		jsp_format_denied(line, sizeof(line), job);
-		send_line(c, line, -1);
+		send_line(c, line, -1, deadline);
 		return;
 	case LOOK_AMBIGUOUS:
 		jsp_format_ambiguous(line, sizeof(line), job);
-		send_line(c, line, -1);
+		send_line(c, line, -1, deadline);
 		return;
 	}
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -268,12 +285,13 @@ static void serve(struct daemon_socket *ds, int c, const char *req)
 	if (dirfd < 0) {
 		/* Removed (--retain) since: as good as untraced. */
 		jsp_format_nojob(line, sizeof(line), job);
-		send_line(c, line, -1);
+		send_line(c, line, -1, deadline);
 		return;
 	}
 	/* The state first: "ended" means every file listed after it is final. */
-	if (!send_line(c, ended ? "JOB ended\n" : "JOB running\n", -1) && !send_files(c, dirfd))
-		send_line(c, "END\n", -1);
+	if (!send_line(c, ended ? "JOB ended\n" : "JOB running\n", -1, deadline) &&
+	    !send_files(c, dirfd, deadline))
+		send_line(c, "END\n", -1, deadline);
 	close(dirfd);
 }
 
@@ -283,13 +301,14 @@ static void serve(struct daemon_socket *ds, int c, const char *req)
  */
 struct pending {
 	int fd;
+	bool ready;		/* the whole request is in: waiting for a server thread */
 	size_t n;
 	double deadline;
 	char buf[JSP_LINE_MAX + 1];
 };
 
-/* More of p's request. 1: complete (served, to close), 0: more to come, -1: drop it. */
-static int pending_read(struct daemon_socket *ds, struct pending *p)
+/* More of p's request. 1: complete (p->ready), 0: more to come, -1: drop it. */
+static int pending_read(struct pending *p)
 {
 	ssize_t r = recv(p->fd, p->buf + p->n, sizeof(p->buf) - 1 - p->n, MSG_DONTWAIT);
 
@@ -303,8 +322,71 @@ static int pending_read(struct daemon_socket *ds, struct pending *p)
 		return -1;
 	if (!strchr(p->buf, '\n'))
 		return p->n + 1 < sizeof(p->buf) ? 0 : -1;	/* longer than a request: dropped */
-	serve(ds, p->fd, p->buf);
+	p->ready = true;
+	p->deadline = mono_now() + QUEUE_TIMEOUT_S;
 	return 1;
+}
+
+struct job_to_serve {
+	struct daemon_socket *ds;
+	int fd;
+	char req[JSP_LINE_MAX + 1];
+};
+
+/* One answer, in its own thread: a client that takes its time delays only itself. */
+static void *answer_thread(void *arg)
+{
+	struct job_to_serve *w = arg;
+	struct daemon_socket *ds = w->ds;
+
+	serve(ds, w->fd, w->req);
+	close(w->fd);
+	free(w);
+	/* Before serving drops: daemon_socket_stop closes the pipe once it is 0. */
+	if (write(ds->wake_pipe[1], "w", 1) < 0) {
+		/* Full: the loop is awake already. */
+	}
+	pthread_mutex_lock(&ds->srv_lock);
+	ds->serving--;
+	pthread_cond_broadcast(&ds->srv_done);
+	pthread_mutex_unlock(&ds->srv_lock);
+	return NULL;
+}
+
+/* p's request to a server thread, if one is free. true: p is handed over (or dropped). */
+static bool dispatch(struct daemon_socket *ds, struct pending *p)
+{
+	struct job_to_serve *w;
+	pthread_attr_t attr;
+	pthread_t t;
+	bool busy;
+
+	pthread_mutex_lock(&ds->srv_lock);
+	busy = ds->serving >= MAX_SERVING;
+	if (!busy)
+		ds->serving++;
+	pthread_mutex_unlock(&ds->srv_lock);
+	if (busy)
+		return false;
+	w = malloc(sizeof(*w));
+	if (w) {
+		w->ds = ds;
+		w->fd = p->fd;
+		memcpy(w->req, p->buf, sizeof(w->req));
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (!pthread_create(&t, &attr, answer_thread, w)) {
+			pthread_attr_destroy(&attr);
+			return true;
+		}
+		pthread_attr_destroy(&attr);
+		free(w);
+	}
+	close(p->fd);
+	pthread_mutex_lock(&ds->srv_lock);
+	ds->serving--;
+	pthread_mutex_unlock(&ds->srv_lock);
+	return true;
 }
 
 static void *serve_thread(void *arg)
@@ -314,15 +396,18 @@ static void *serve_thread(void *arg)
 	size_t npend = 0;
 
 	for (;;) {
-		struct pollfd p[2 + MAX_PENDING];
+		struct pollfd p[3 + MAX_PENDING];
 		double now = mono_now(), first = now + 3600;
-		int c, nfds = 2, timeout;
+		int c, nfds = 3, timeout;
+		char drain[64];
 
 		/* Full: new connections wait in the backlog until one is done. */
 		p[0] = (struct pollfd){ .fd = npend < MAX_PENDING ? ds->fd : -1, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = ds->stop_pipe[0], .events = POLLIN };
+		p[2] = (struct pollfd){ .fd = ds->wake_pipe[0], .events = POLLIN };
 		for (size_t i = 0; i < npend; i++) {
-			p[nfds++] = (struct pollfd){ .fd = pend[i].fd, .events = POLLIN };
+			/* A whole request waits for a server, not for more input. */
+			p[nfds++] = (struct pollfd){ .fd = pend[i].ready ? -1 : pend[i].fd, .events = POLLIN };
 			if (pend[i].deadline < first)
 				first = pend[i].deadline;
 		}
@@ -334,12 +419,19 @@ static void *serve_thread(void *arg)
 		}
 		if (p[1].revents)
 			break;
+		if (p[2].revents && read(ds->wake_pipe[0], drain, sizeof(drain)) < 0) {
+			/* Nothing to drain after all. */
+		}
 		now = mono_now();
 		/* Walk backwards: a finished one is replaced by the last. */
 		for (size_t i = npend; i-- > 0;) {
-			int ret = p[2 + i].revents ? pending_read(ds, &pend[i]) : 0;
+			int ret = p[3 + i].revents ? pending_read(&pend[i]) : 0;
 
-			if (!ret && now < pend[i].deadline)
+			if (ret >= 0 && pend[i].ready && dispatch(ds, &pend[i])) {
+				pend[i] = pend[--npend];
+				continue;
+			}
+			if (ret >= 0 && now < pend[i].deadline)
 				continue;
 			close(pend[i].fd);
 			pend[i] = pend[--npend];
@@ -437,7 +529,7 @@ struct daemon_socket *daemon_socket_start(const char *path, char *err, size_t er
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	ds->fd = ds->stop_pipe[0] = ds->stop_pipe[1] = -1;
+	ds->fd = ds->stop_pipe[0] = ds->stop_pipe[1] = ds->wake_pipe[0] = ds->wake_pipe[1] = -1;
 	if (path[0] != '/' || strlen(path) >= sizeof(ds->path)) {
 		snprintf(err, errlen, "--socket %s: must be an absolute path shorter than %zu bytes",
 			 path, sizeof(ds->path));
@@ -447,7 +539,10 @@ struct daemon_socket *daemon_socket_start(const char *path, char *err, size_t er
 	if (bind_socket(ds, err, errlen))
 		goto fail;
 	pthread_mutex_init(&ds->lock, NULL);
-	if (pipe2(ds->stop_pipe, O_CLOEXEC) || pthread_create(&ds->thread, NULL, serve_thread, ds)) {
+	pthread_mutex_init(&ds->srv_lock, NULL);
+	pthread_cond_init(&ds->srv_done, NULL);
+	if (pipe2(ds->stop_pipe, O_CLOEXEC) || pipe2(ds->wake_pipe, O_CLOEXEC | O_NONBLOCK) ||
+	    pthread_create(&ds->thread, NULL, serve_thread, ds)) {
 		snprintf(err, errlen, "user socket: %s", strerror(errno));
 		pthread_mutex_destroy(&ds->lock);
 		unlink(ds->path);
@@ -457,9 +552,11 @@ struct daemon_socket *daemon_socket_start(const char *path, char *err, size_t er
 fail:
 	if (ds->fd >= 0)
 		close(ds->fd);
-	if (ds->stop_pipe[0] >= 0) {
-		close(ds->stop_pipe[0]);
-		close(ds->stop_pipe[1]);
+	for (int i = 0; i < 2; i++) {
+		if (ds->stop_pipe[i] >= 0)
+			close(ds->stop_pipe[i]);
+		if (ds->wake_pipe[i] >= 0)
+			close(ds->wake_pipe[i]);
 	}
 	free(ds);
 	return NULL;
@@ -473,13 +570,22 @@ void daemon_socket_stop(struct daemon_socket *ds)
 		return;
 	if (write(ds->stop_pipe[1], "x", 1) == 1)
 		pthread_join(ds->thread, NULL);
+	/* Answers under way end by their deadline at the latest: they use the table. */
+	pthread_mutex_lock(&ds->srv_lock);
+	while (ds->serving)
+		pthread_cond_wait(&ds->srv_done, &ds->srv_lock);
+	pthread_mutex_unlock(&ds->srv_lock);
 	close(ds->stop_pipe[0]);
 	close(ds->stop_pipe[1]);
+	close(ds->wake_pipe[0]);
+	close(ds->wake_pipe[1]);
 	close(ds->fd);
 	/* Not one a later daemon put there. */
 	if (!lstat(ds->path, &st) && st.st_dev == ds->dev && st.st_ino == ds->ino)
 		unlink(ds->path);
 	pthread_mutex_destroy(&ds->lock);
+	pthread_mutex_destroy(&ds->srv_lock);
+	pthread_cond_destroy(&ds->srv_done);
 	for (size_t i = 0; i < ds->njobs; i++)
 		job_free(&ds->jobs[i]);
 	free(ds->jobs);

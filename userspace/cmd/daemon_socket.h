@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The node service's user socket: an ordinary user's `memattr-bpf --job ID`
- * asks it for the files of its own job (protocol: sock_proto.h). A thread
- * serves one client at a time from a table of jobs the event loop keeps up
+ * asks it for the files of its own job (protocol: sock_proto.h). Threads
+ * serve clients from a table of jobs the event loop keeps up
  * to date (job ID, spool directory, owner): the loop never waits on a
  * client. The caller's uid (SO_PEERCRED) must be the job's owner's or
  * root's; the answer is read-only descriptors of the job's spool files,
  * which the client copies into its own directory as itself.
  *
  * Bounded: requests are read from up to 32 connections at once without
- * blocking (one that connects and says nothing delays no one), then each
- * is answered in turn; 16 more connections wait in the backlog. A request
- * is at most JSP_LINE_MAX bytes, sent within 2 s; each reply line must be
- * taken within 2 s.
+ * blocking (one that connects and says nothing delays no one); up to 8
+ * answers are sent at once, each by its own thread, so a client that reads
+ * its answer slowly delays only itself; 16 more connections wait in the
+ * backlog. A request is at most JSP_LINE_MAX bytes, sent within 2 s; a
+ * whole request waits at most 10 s for a free server; the whole answer
+ * must be taken within 5 s.
  */
 #ifndef MEMATTR_DAEMON_SOCKET_H
 #define MEMATTR_DAEMON_SOCKET_H

@@ -1,0 +1,74 @@
+#!/bin/bash
+# A user who reads the socket's answer slowly delays nobody else (issue 32,
+# finding 7). User 1's job has a big answer (600 timeline files: planted in
+# its spool directory, as a many-rank job would have) and user 1 reads it a
+# line every 0.5 s; meanwhile user 2 asks for their own job and must be
+# served within 4 s. User 1's slow answer is cut off at its deadline (5 s
+# for the whole answer), not served for minutes.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
+
+it_setup
+ensure_second_user
+SPOOL=$TMPD/spool
+SOCKDIR=$TMPD/run
+install -d -m 0755 "$SOCKDIR"
+SOCK=$SOCKDIR/memattr.sock
+BASE=$((900000 + RANDOM * 32 + RANDOM % 32))
+A=$BASE B=$((BASE + 1))
+install -m 0755 "$MEMATTR_BIN" "$TMPD/bin/memattr-bpf"
+U2=$TMPD/u2
+install -d -o "$TEST_USER2" -m 0700 "$U2"
+
+start_daemon --spool "$SPOOL" --listen none --socket "$SOCK" --interval 200
+user_job "$TEST_USER" 1 "$A" 4 25 "$TMPD/jobA.out"; PA=$UJOB_PID
+user_job "$TEST_USER2" 1 "$B" 4 25 "$TMPD/jobB.out"; PB=$UJOB_PID
+for id in "$A" "$B"; do
+	wait_daemon_line "job $id of " 15 || fail "daemon did not pick up job $id: $(cat "$DAEMON_ERR")"
+done
+for i in $(seq 1000 1599); do : >"$SPOOL/$A/rank-$i.csv.gz"; done
+
+# User 1 reads their answer a line every 0.5 s.
+runuser -u "$TEST_USER" -- "$PY" - "$SOCK" "$A" >"$TMPD/slow.out" 2>&1 <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(sys.argv[1])
+s.sendall(f"MEMATTR/1 JOB {sys.argv[2]}\n".encode())
+t0, lines, end = time.monotonic(), 0, False
+while time.monotonic() - t0 < 20:
+    time.sleep(0.5)
+    try:
+        msg, anc, flags, addr = s.recvmsg(64, socket.CMSG_SPACE(4 * 4))
+    except OSError:
+        break
+    for level, kind, data in anc:
+        import array
+        fds = array.array("i"); fds.frombytes(data[:len(data) - len(data) % 4])
+        for fd in fds:
+            __import__("os").close(fd)
+    if not msg:
+        break
+    lines += msg.count(b"\n")
+    end = end or b"END\n" in msg
+print(f"slow reader: {lines} lines, END {end}, after {time.monotonic() - t0:.1f} s")
+PY
+SLOW=$!
+track_pid "$SLOW"
+sleep 1.5
+t0=$EPOCHREALTIME
+runuser -u "$TEST_USER2" -- env -i PATH=/usr/bin:/bin HOME="$U2" timeout 15 "$TMPD/bin/memattr-bpf" --job "$B" \
+	--output "$U2/B" --socket "$SOCK" --duration 1 >"$TMPD/b.out" 2>"$TMPD/b.err" ||
+	fail "user 2's request failed while user 1 read slowly: $(cat "$TMPD/b.err")"
+took=$(seconds_since "$t0")
+"$PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 4 else 1)' "$took" ||
+	fail "user 2 was served after ${took}s while user 1 read slowly (expected < 4 s)"
+[ -e "$U2/B/rank-0.csv" ] || fail "user 2's copy has no rank-0.csv: $(ls "$U2/B")"
+log "user 2 served in ${took}s while user 1 read a line every 0.5 s"
+wait_exit "$SLOW" 30 || fail "the slow reader did not end"
+grep -q "END False" "$TMPD/slow.out" || fail "the slow answer was sent whole: $(cat "$TMPD/slow.out")"
+log "$(cat "$TMPD/slow.out") (cut off at the answer's deadline)"
+for p in "$PA" "$PB"; do wait_exit "$p" 60 || fail "a job did not end"; done
+stop_daemon
+wait_no_bpf_leftovers 10
+pass
