@@ -254,6 +254,8 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 		return NULL;
 	s->owner = k->owner;
 	s->trusted = k->trusted;
+	/* Its time_s, duration_s and start_time_unix_s count from now, not from the daemon's start. */
+	s->t0 = tracker_now(&d->t);
 	if (session_add_sink(s, metrics_sink_new(&d->m, k->id, user)))
 		fprintf(stderr, "memattr-bpf: job %s: no metrics (out of memory)\n", k->id);
 	if (tracker_add_pid(&d->t, s, pid, false))

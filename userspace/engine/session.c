@@ -109,13 +109,20 @@ void session_counters(const struct session *s, struct sink_counters *c)
 	}
 }
 
+/* A tracker time on the job's own clock (t0: when its tracing began); never before 0. */
+static double since(double t, double t0)
+{
+	return t > t0 ? t - t0 : 0;
+}
+
 static void fill_comp(struct sink_comp *c, const char *name, const struct comp_stats *st,
-		      int64_t at_peak)
+		      int64_t at_peak, double t0)
 {
 	*c = (struct sink_comp){
 		.name = name, .rss = st->rss, .pss = st->pss,
 		.peak_rss = st->peak_rss, .peak_pss = st->peak_pss,
-		.peak_rss_time = st->peak_rss_time, .peak_pss_time = st->peak_pss_time,
+		.peak_rss_time = since(st->peak_rss_time, t0),
+		.peak_pss_time = since(st->peak_pss_time, t0),
 		.rss_at_total_peak = at_peak,
 	};
 }
@@ -130,12 +137,12 @@ static void view_of(const struct session *s, const struct proc *p, struct sink_p
 	v->rank = p->rank;
 	v->pid = p->pid;
 	v->step = p->step;
-	v->time = p->total.peak_rss_time;
-	fill_comp(&v->total, "total", &p->total, p->total.peak_rss);
+	v->time = since(p->total.peak_rss_time, s->t0);
+	fill_comp(&v->total, "total", &p->total, p->total.peak_rss, s->t0);
 	for (size_t i = 0; i < p->ncomps; i++)
 		if (p->comps[i].seen)
 			fill_comp(&comps[n++], comp_table_name(&s->comps, (comp_id)i), &p->comps[i],
-				  p->peak_comp_rss[i]);
+				  p->peak_comp_rss[i], s->t0);
 	v->comps = comps;
 	v->ncomps = n;
 }

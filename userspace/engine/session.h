@@ -29,6 +29,7 @@ struct session {
 	enum job_match match;
 	uid_t owner;			/* whose job: JOB_ANY_UID until known (discovery.h) */
 	bool trusted;			/* the batch system vouches for it (Slurm's cgroup) */
+	double t0;			/* the tracker's time when this job's tracing began: its time_s 0 */
 	struct comp_table comps;
 	struct classifier cls;
 	struct proc_table procs;	/* live processes only */

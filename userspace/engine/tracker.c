@@ -77,8 +77,9 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->node = t->node;
 	j->finished = s->ending;
 	j->dir = s->out_open ? s->out.path : NULL;
-	j->now = tracker_now(t);
-	j->start_realtime = t->start_realtime;
+	/* The job's own clock: the node service's jobs start after the tracker (session.h t0). */
+	j->now = tracker_now(t) - s->t0;
+	j->start_realtime = t->start_realtime + s->t0;
 	j->interval_ms = o->interval_ms;
 	j->modes = o->mpi_calls && o->heap ? "mpi-calls heap" :
 		   o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
@@ -1001,7 +1002,7 @@ static void account_session(struct tracker *t, struct session *s, double now)
 	struct sink_job j;
 
 	job_view(t, s, &j);
-	j.now = now;
+	j.now = now - s->t0;	/* the job's clock (session.h) */
 	for (struct proc *p = s->procs.first; p; p = p->next) {
 		if (!p->sample_mark_ns)
 			continue;
@@ -1198,7 +1199,7 @@ void tracker_finish(struct tracker *t)
 		double now = tracker_now(t);
 
 		job_view(t, s, &j);
-		j.now = now;
+		j.now = now - s->t0;	/* the job's clock (session.h) */
 		for (p = s->procs.first; p; p = p->next)
 			if (p->account && p->named && proc_sample(p, &s->cls, now) == 0)
 				session_sample(s, p, &j);
