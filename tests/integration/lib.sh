@@ -118,7 +118,9 @@ it_setup() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	TMPD=$(mktemp -d "/tmp/memattr-it.$TEST_NAME.XXXXXX")
-	chmod 755 "$TMPD"
+	# Sticky and world-writable, as /tmp: a sudo run's --output is made with the
+	# test user's rights (output_dir.h), as in a user's own directory.
+	chmod 1777 "$TMPD"
 	ensure_test_user
 	# The repo may sit where the test user cannot reach (e.g. under /root):
 	# give the job its own copies of the workloads.

@@ -12,7 +12,7 @@
 #include "launch.h"
 
 /* Under sudo the command runs as the invoking user, never as root. */
-static int drop_to_sudo_user(void)
+int launch_drop_to_sudo_user(void)
 {
 	const char *uid_s = getenv("SUDO_UID"), *gid_s = getenv("SUDO_GID");
 	struct passwd *pw;
@@ -44,7 +44,7 @@ static void child(int gate, char **cmd)
 	if (read(gate, &c, 1) != 1)
 		_exit(125);
 	close(gate);
-	if (drop_to_sudo_user()) {
+	if (launch_drop_to_sudo_user()) {
 		fprintf(stderr, "memattr-bpf: cannot switch to the sudo user: %s\n", strerror(errno));
 		_exit(126);
 	}

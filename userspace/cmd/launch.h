@@ -28,4 +28,10 @@ int launch_reap(struct launch *l, int *status);
  */
 int launch_exit_code(const char *cmd, int status);
 
+/*
+ * This process becomes the user who ran sudo (SUDO_UID, SUDO_GID: their
+ * groups, gid, uid, for good); nothing when not under sudo. 0, or -1.
+ */
+int launch_drop_to_sudo_user(void);
+
 #endif

@@ -27,6 +27,7 @@
 #include "discovery.h"
 #include "job_client.h"
 #include "launch.h"
+#include "output_dir.h"
 #include "procfs.h"
 #include "merge.h"
 #include "report.h"
@@ -99,60 +100,6 @@ int load_specs(const struct options *o, struct spec_set *specs, char *err, size_
 	for (size_t i = 0; i < o->nspecs; i++)
 		if (spec_load_file(specs, o->specs[i], err, errlen))
 			return -1;
-	return 0;
-}
-
-/*
- * Refuse an output path we could not use, without creating anything yet:
- * everything outdir_open will refuse once BPF is attached is refused here.
- */
-static int check_output(const char *arg, char *err, size_t errlen)
-{
-	char path[PATH_MAX], copy[PATH_MAX], *parent;
-	size_t len = strlen(arg);
-	struct stat st;
-
-	if (len >= sizeof(path)) {
-		snprintf(err, errlen, "--output: path too long");
-		return -1;
-	}
-	memcpy(path, arg, len + 1);
-	/* "link/" would resolve through the symlink: look at "link" itself, as outdir_open does. */
-	while (len > 1 && path[len - 1] == '/')
-		path[--len] = '\0';
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode))
-			snprintf(err, errlen, "output %s is a symbolic link: give a real directory", path);
-		else if (!S_ISDIR(st.st_mode))
-			snprintf(err, errlen, "output %s exists and is not a directory", path);
-		else if (access(path, W_OK | X_OK))
-			snprintf(err, errlen, "output directory %s is not writable: %s", path, strerror(errno));
-		else
-			return 0;
-		return -1;
-	}
-	if (errno != ENOENT) {
-		/* A name over NAME_MAX, a file as a parent, a loop: mkdir would fail the same way. */
-		snprintf(err, errlen, "output %.200s%s: %s", path, len > 200 ? "..." : "", strerror(errno));
-		return -1;
-	}
-	strcpy(copy, path);
-	parent = dirname(copy);
-	if (stat(parent, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "cannot create output %s: %s does not exist or is not a directory",
-			 path, parent);
-		return -1;
-	}
-	if (access(parent, W_OK | X_OK)) {
-		snprintf(err, errlen, "cannot create output %s: %s is not writable", path, parent);
-		return -1;
-	}
-	/* Root passes access() where mkdir fails (/proc, a read-only mount): try it, leave nothing. */
-	if (mkdir(path, 0700)) {
-		snprintf(err, errlen, "cannot create output %s: %s", path, strerror(errno));
-		return -1;
-	}
-	rmdir(path);
 	return 0;
 }
 
@@ -280,7 +227,7 @@ static int without_root(const struct options *o, const char *why)
 		return fail(why);
 	}
 	default_output(o, 0, outdir, sizeof(outdir));
-	if (check_output(outdir, err, sizeof(err)))
+	if (output_check(outdir, err, sizeof(err)))
 		return fail(err);
 	return job_client_run(o, sock, outdir, &stop_requested);
 }
@@ -377,7 +324,8 @@ int main(int argc, char **argv)
 	struct tracker t;
 	struct session *s;
 	char *cmdline = NULL;
-	int ret, status, exit_code, child_fd = -1;
+	int ret, status, exit_code, child_fd = -1, outfd = -1;
+	char outfd_path[64];
 
 	/* Reading a run's CSVs needs no root and no BPF: dispatch before anything else. */
 	if (argc >= 2 && !strcmp(argv[1], "report"))
@@ -408,7 +356,7 @@ int main(int argc, char **argv)
 		raise_fd_limit();
 	if (load_specs(&opt, &specs, err, sizeof(err)))
 		goto refuse;
-	if (opt.output && check_output(opt.output, err, sizeof(err)))
+	if (opt.output && output_check(opt.output, err, sizeof(err)))
 		goto refuse;
 
 	if (opt.target == TARGET_LAUNCH) {
@@ -419,12 +367,20 @@ int main(int argc, char **argv)
 		goto refuse;
 	}
 	default_output(&opt, pids.pids[0], outdir, sizeof(outdir));
-	if (!opt.output && check_output(outdir, err, sizeof(err)))
+	if (!opt.output && output_check(outdir, err, sizeof(err)))
 		goto refuse;
 
 	cmdline = join_args(argc, argv);
 	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err)))
 		goto refuse;
+	/* Under sudo the directory is the user's to make: made as them, written through its descriptor. */
+	if (output_under_sudo() &&
+	    output_open_as_user(outdir, &outfd, outfd_path, sizeof(outfd_path), err, sizeof(err))) {
+		fprintf(stderr, "memattr-bpf: %s\n", err);
+		launch_abort(&child);
+		tracker_finish(&t);
+		return EXIT_FAILURE;
+	}
 	s = tracker_new_session(&t, opt.job, match);
 	if (s) {
 		/* Later processes of the job join only as the owner's (discovery.h). */
@@ -432,7 +388,7 @@ int main(int argc, char **argv)
 		s->trusted = who.trusted;
 	}
 	if (!s || start_tracing(&t, s, &pids, match) ||
-	    tracker_open_output(&t, s, outdir, err, sizeof(err))) {
+	    tracker_open_output(&t, s, outfd >= 0 ? outfd_path : outdir, err, sizeof(err))) {
 		if (err[0])
 			fprintf(stderr, "memattr-bpf: %s\n", err);
 		launch_abort(&child);
