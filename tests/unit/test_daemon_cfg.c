@@ -48,6 +48,7 @@ static void test_defaults_and_options(void **state)
 	assert_string_equal(c.socket, "/run/memattr-bpf/memattr.sock");
 	assert_int_equal(c.max_jobs, 64);
 	assert_int_equal(c.max_user_jobs, 16);
+	assert_int_equal(c.max_user_spool, 1000);
 	assert_int_equal(args(&c, "--spool", "/s", "--listen=none", "--textfile", "/t",
 			      "--interval", "250", "--pss-interval", "5000", "--retain", "7",
 			      "--max-jobs", "3", "--max-procs", "100", "--config", "/etc/m.conf",
@@ -87,7 +88,7 @@ static void test_refusals(void **state)
 static void test_number_syntax(void **state)
 {
 	static const char *const keys[] = { "interval", "pss-interval", "retain", "max-jobs", "max-procs",
-					    "max-jobs-per-user" };
+					    "max-jobs-per-user", "max-spool-dirs-per-user" };
 	static const char *const bad[] = { "0x10", "+16", "1e3", "16s", "16.0", "1 6" };
 	struct daemon_cfg c;
 	char opt[64], line[128];

@@ -71,6 +71,12 @@ struct refused_job {
 	bool seen;		/* a process of it was met since the last walk began */
 };
 
+/* Job directories in the spool per user (spool_count_owners), for --max-spool-dirs-per-user. */
+struct spool_count {
+	uid_t uid;
+	unsigned int n;
+};
+
 struct daemon {
 	struct daemon_cfg cfg;
 	struct options opt;
@@ -83,6 +89,8 @@ struct daemon {
 	uint64_t ended_unwind_failures;
 	uint64_t execs_examined;
 	struct refused_job refused_jobs[REFUSED_RING];
+	struct spool_count *spool_counts;
+	size_t nspool_counts;
 	unsigned int nrefused_jobs;
 	double last_render, last_scan, last_retain;
 	uint64_t drops_seen;		/* kernel drops at the last /proc walk */
@@ -228,6 +236,67 @@ static void owner_names(const struct job_key *k, pid_t pid, char *user, size_t l
 	*gid = !proc_owner_read(pid, &puid, &pgid) && puid == k->owner ? pgid : (gid_t)-1;
 }
 
+static struct spool_count *spool_count_of(struct daemon *d, uid_t uid, bool add)
+{
+	struct spool_count *c;
+
+	for (size_t i = 0; i < d->nspool_counts; i++)
+		if (d->spool_counts[i].uid == uid)
+			return &d->spool_counts[i];
+	if (!add)
+		return NULL;
+	c = realloc(d->spool_counts, (d->nspool_counts + 1) * sizeof(*c));
+	if (!c)
+		return NULL;
+	d->spool_counts = c;
+	c += d->nspool_counts++;
+	*c = (struct spool_count){ .uid = uid };
+	return c;
+}
+
+static void count_one(void *ctx, uid_t uid)
+{
+	struct spool_count *c = spool_count_of(ctx, uid, true);
+
+	if (c)
+		c->n++;
+}
+
+/* The spool's job directories per user, afresh: at start and after --retain removed some. */
+static void recount_spool(struct daemon *d)
+{
+	d->nspool_counts = 0;
+	spool_count_owners(d->cfg.spool, count_one, d);
+}
+
+/*
+ * A job directory for k, unless its user has --max-spool-dirs-per-user of
+ * them already (short processes with ever new job IDs would fill the
+ * disk's inodes): then the job is traced for the metrics only. 0: dir made.
+ */
+static int open_spool(struct daemon *d, struct session *s, const struct job_key *k, gid_t gid,
+		      char *dir, size_t dirlen, char *err, size_t errlen)
+{
+	struct spool_count *c = spool_count_of(d, k->owner, false);
+
+	if (k->owner != 0 && c && c->n >= d->cfg.max_user_spool) {
+		d->refused[MX_REFUSED_SPOOL_DIRS]++;
+		snprintf(err, errlen, "its user has %u job directories in the spool already (--max-spool-dirs-per-user)",
+			 c->n);
+		return -1;
+	}
+	if (spool_job_dir(d->cfg.spool, k->id, dir, dirlen)) {
+		snprintf(err, errlen, "no free directory name");
+		return -1;
+	}
+	if (tracker_open_output_as(&d->t, s, dir, (uid_t)-1, gid, err, errlen))
+		return -1;
+	/* Counted across restarts where the filesystem keeps trusted attributes; in memory anyway. */
+	spool_mark_owner(s->out.dirfd, k->owner);
+	count_one(d, k->owner);
+	return 0;
+}
+
 static struct session *start_job(struct daemon *d, const struct job_key *k, pid_t pid)
 {
 	char user[256], dir[4096], err[512] = "";
@@ -261,10 +330,8 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 	if (tracker_add_pid(&d->t, s, pid, false))
 		return s;	/* gone already: the session ends at the next round */
 	/* Root's files, readable by the owner's group: the owner reads, cannot alter. */
-	if (spool_job_dir(d->cfg.spool, k->id, dir, sizeof(dir)) ||
-	    tracker_open_output_as(&d->t, s, dir, (uid_t)-1, gid, err, sizeof(err)))
-		fprintf(stderr, "memattr-bpf: job %s: no spool files: %s\n", k->id,
-			err[0] ? err : "no free directory name");
+	if (open_spool(d, s, k, gid, dir, sizeof(dir), err, sizeof(err)))
+		fprintf(stderr, "memattr-bpf: job %s: no spool files: %s\n", k->id, err);
 	else {
 		fprintf(stderr, "memattr-bpf: job %s of %s%s: tracing, writing %s\n", k->id, user,
 			k->trusted ? "" : " (by its processes' environment)", dir);
@@ -499,9 +566,11 @@ static void retain(struct daemon *d)
 {
 	int n = spool_retain(d->cfg.spool, d->cfg.retain_days, dir_in_use, d);
 
-	if (n > 0)
+	if (n > 0) {
 		fprintf(stderr, "memattr-bpf: removed %d job director%s older than %u days\n", n,
 			n == 1 ? "y" : "ies", d->cfg.retain_days);
+		recount_spool(d);
+	}
 }
 
 static int start_listener(struct daemon *d, char *err, size_t errlen)
@@ -537,10 +606,12 @@ static void reload(struct daemon *d)
 	}
 	memcpy(d->cfg.textfile, c.textfile, sizeof(c.textfile));
 	memcpy(d->cfg.spool, c.spool, sizeof(c.spool));	/* for jobs that start from now */
+	recount_spool(d);
 	d->cfg.retain_days = c.retain_days;
 	d->cfg.max_jobs = c.max_jobs;
 	d->cfg.max_procs = c.max_procs;
 	d->cfg.max_user_jobs = c.max_user_jobs;
+	d->cfg.max_user_spool = c.max_user_spool;
 	d->last_retain = -RETAIN_PERIOD_S;
 	fprintf(stderr, "memattr-bpf: SIGHUP: settings re-read%s\n",
 		c.interval_ms != d->cfg.interval_ms || c.pss_interval_ms != d->cfg.pss_interval_ms ?
@@ -620,6 +691,8 @@ static void cleanup(struct daemon *d)
 		unlink(path);
 	}
 	spec_free(&d->specs);
+	free(d->spool_counts);
+	d->spool_counts = NULL;
 }
 
 int daemon_main(int argc, char **argv)
@@ -643,6 +716,7 @@ int daemon_main(int argc, char **argv)
 	d.self = getpid();
 	if (caps_check(err, sizeof(err)) || spool_prepare(d.cfg.spool, err, sizeof(err)))
 		goto fail;
+	recount_spool(&d);
 	if (d.cfg.textfile[0] && access(d.cfg.textfile, W_OK | X_OK)) {
 		snprintf(err, sizeof(err), "--textfile %.900s: not a writable directory", d.cfg.textfile);
 		goto fail;

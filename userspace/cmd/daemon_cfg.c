@@ -16,7 +16,7 @@ static const char *const keys[DK_NR] = {
 	[DK_SPOOL] = "spool", [DK_LISTEN] = "listen", [DK_TEXTFILE] = "textfile",
 	[DK_INTERVAL] = "interval", [DK_PSS_INTERVAL] = "pss-interval", [DK_RETAIN] = "retain",
 	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs", [DK_SOCKET] = "socket",
-	[DK_MAX_USER_JOBS] = "max-jobs-per-user",
+	[DK_MAX_USER_JOBS] = "max-jobs-per-user", [DK_MAX_USER_SPOOL] = "max-spool-dirs-per-user",
 };
 
 void daemon_usage(FILE *f)
@@ -34,6 +34,8 @@ void daemon_usage(FILE *f)
 	      "  --max-jobs-per-user N  jobs of one user traced at once (default 16): one user's\n"
 	      "                      jobs (or fake job IDs) cannot take every slot\n"
 	      "  --max-procs N       processes traced at once; jobs past it are refused (default 8192)\n"
+	      "  --max-spool-dirs-per-user N  job directories one user may have in the spool\n"
+	      "                      (default 1000); past it their jobs are traced without one\n"
 	      "  --verbose, --help\n", f);
 }
 
@@ -48,6 +50,7 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->max_jobs = 64;
 	c->max_procs = 8192;
 	c->max_user_jobs = 16;
+	c->max_user_spool = 1000;
 }
 
 /* The options' number syntax (num_arg.h), into the settings' unsigned ints. */
@@ -128,6 +131,11 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		if (!parse_uint(v, 1, 1000000, &c->max_user_jobs))
 			return 0;
 		snprintf(err, errlen, "max-jobs-per-user: '%s' is not a count between 1 and 1000000", v);
+		return -1;
+	case DK_MAX_USER_SPOOL:
+		if (!parse_uint(v, 1, 1000000, &c->max_user_spool))
+			return 0;
+		snprintf(err, errlen, "max-spool-dirs-per-user: '%s' is not a count between 1 and 1000000", v);
 		return -1;
 	case DK_MAX_PROCS:
 		if (!parse_uint(v, 1, 1000000, &c->max_procs))

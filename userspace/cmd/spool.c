@@ -4,13 +4,16 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "spool.h"
 
 #define NAME_MAX_LEN	128
+#define OWNER_XATTR	"trusted.memattr_uid"
 #define SUFFIX_MAX	1000
 
 void spool_job_name(const char *id, char *out, size_t outlen)
@@ -131,4 +134,50 @@ int spool_retain(const char *spool, unsigned int days, bool (*in_use)(void *ctx,
 	}
 	closedir(d);
 	return removed;
+}
+
+int spool_mark_owner(int dirfd, uid_t uid)
+{
+	char v[16];
+	int n = snprintf(v, sizeof(v), "%u", (unsigned int)uid);
+
+	return fsetxattr(dirfd, OWNER_XATTR, v, (size_t)n, 0) ? -errno : 0;
+}
+
+int spool_count_owners(const char *spool, void (*fn)(void *ctx, uid_t uid), void *ctx)
+{
+	struct dirent *de;
+	int fd = open(spool, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char v[16], *end;
+		unsigned long uid;
+		ssize_t n;
+		int jfd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		jfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (jfd < 0)
+			continue;
+		n = fgetxattr(jfd, OWNER_XATTR, v, sizeof(v) - 1);
+		close(jfd);
+		if (n <= 0)
+			continue;	/* an older daemon's, or not a job's */
+		v[n] = '\0';
+		uid = strtoul(v, &end, 10);
+		if (*end || end == v || uid >= (unsigned long)(uid_t)-1)
+			continue;
+		fn(ctx, (uid_t)uid);
+	}
+	closedir(d);
+	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * A directory name for job id: letters, digits and ._-+@:= kept, anything
@@ -32,5 +33,16 @@ int spool_job_dir(const char *spool, const char *id, char *out, size_t outlen);
  */
 int spool_retain(const char *spool, unsigned int days, bool (*in_use)(void *ctx, const char *path),
 		 void *ctx);
+
+/*
+ * Whose a job directory is: the owner's uid in an attribute only root can
+ * set (trusted.memattr_uid), so the spool's directories can be counted per
+ * user across restarts (--max-spool-dirs-per-user). 0, or -errno
+ * (-EOPNOTSUPP: a filesystem without trusted attributes).
+ */
+int spool_mark_owner(int dirfd, uid_t uid);
+
+/* fn(ctx, uid) once per job directory of spool marked with its owner. 0, or -errno. */
+int spool_count_owners(const char *spool, void (*fn)(void *ctx, uid_t uid), void *ctx);
 
 #endif

@@ -432,7 +432,7 @@ static void scalar(FILE *f, bool om, const char *base, enum mx_type type, const 
 static void self_metrics(FILE *f, bool om, const struct mx_self *s)
 {
 	static const char *const reasons[MX_REFUSED_NR] = { "max_jobs", "max_procs", "map_full",
-								    "max_jobs_per_user" };
+								    "max_jobs_per_user", "spool_dirs_per_user" };
 
 	scalar(f, om, "memattr_events", MX_COUNTER, NULL, "Kernel events read.", s->events);
 	scalar(f, om, "memattr_events_dropped", MX_COUNTER, NULL,

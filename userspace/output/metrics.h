@@ -53,6 +53,7 @@ enum mx_refusal {
 	MX_REFUSED_MAX_PROCS,
 	MX_REFUSED_MAP_FULL,
 	MX_REFUSED_MAX_USER_JOBS,	/* the job's user has --max-jobs-per-user traced already */
+	MX_REFUSED_SPOOL_DIRS,		/* traced, but no spool directory: --max-spool-dirs-per-user */
 	MX_REFUSED_NR,
 };
 
