@@ -154,17 +154,21 @@ static struct session *session_of_key(struct tracker *t, const struct job_key *k
 	for (struct session *s = t->sessions; s; s = s->next) {
 		if (!s->job || strcmp(s->job, k->id))
 			continue;
-		if (k->trusted) {
-			if (s->trusted)
-				return s;
-			continue;
-		}
+		if (k->trusted && s->trusted)
+			return s;
 		if (s->owner != k->owner)
 			continue;
 		if (s->trusted)
 			return s;
 		own = s;
 	}
+	/*
+	 * The Slurm job's first process in its cgroup, after processes of its
+	 * own user that claimed the ID by environment (an mpirun under salloc):
+	 * one job, now vouched for (two would expose the same series twice).
+	 */
+	if (own && k->trusted)
+		own->trusted = true;
 	return own;
 }
 
