@@ -50,7 +50,7 @@ start_daemon --spool "$SPOOL" --listen "127.0.0.1:$PORT" --socket "$SOCK" --inte
 
 # ---- 1. X claims J1 first, then O's job J1 starts.
 impostor "$J1" 25; IMP1=$IMP_PID
-wait_daemon_line "job $J1 of $X" 15 || fail "daemon did not see X's claim of $J1: $(cat "$DAEMON_ERR")"
+wait_daemon_line "job $J1 of $X:" 15 || fail "daemon did not see X's claim of $J1: $(cat "$DAEMON_ERR")"
 user_job "$O" 2 "$J1" 8 12 "$TMPD/jobJ1.out"; PJ1=$UJOB_PID
 t0=$EPOCHREALTIME
 while :; do
@@ -81,10 +81,10 @@ wait_exit "$IMP1" 10 || true
 
 # ---- 2. O's job J2 runs; X injects a 64 MiB rank 9 into it.
 user_job "$O" 2 "$J2" 8 20 "$TMPD/jobJ2.out"; PJ2=$UJOB_PID
-wait_daemon_line "job $J2 of $O (" 15 || fail "daemon did not pick up job $J2: $(cat "$DAEMON_ERR")"
+wait_daemon_line "job $J2 of $O:" 15 || fail "daemon did not pick up job $J2: $(cat "$DAEMON_ERR")"
 sleep 1
 impostor "$J2" 14; IMP2=$IMP_PID
-wait_daemon_line "job $J2 of $X" 15 || fail "daemon did not see X's claim of $J2: $(cat "$DAEMON_ERR")"
+wait_daemon_line "job $J2 of $X:" 15 || fail "daemon did not see X's claim of $J2: $(cat "$DAEMON_ERR")"
 sleep 2
 curl -fsS "$URL" >"$TMPD/m2.txt"
 [ "$(series "$TMPD/m2.txt" "$J2" "$O")" = "0 1 " ] ||

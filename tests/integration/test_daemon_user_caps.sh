@@ -28,7 +28,7 @@ x_claim() {
 o_job_traced() {	# ID: O's 1-rank job of ID, which must be traced and exposed as O's
 	user_job "$O" 1 "$1" 4 4 "$TMPD/job$1.out"
 	local p=$UJOB_PID t0=$EPOCHREALTIME
-	wait_daemon_line "job $1 of $O " 15 || fail "O's job $1 not traced: $(cat "$DAEMON_ERR")"
+	wait_daemon_line "job $1 of $O:" 15 || fail "O's job $1 not traced: $(cat "$DAEMON_ERR")"
 	until curl -fsS "$URL" >"$TMPD/m.txt" && grep -q "^memattr_rank_resident_bytes{job=\"$1\",user=\"$O\",step=\"\",rank=\"0\",component=\"total\"}" "$TMPD/m.txt"; do
 		elapsed_since "$t0" 10 && fail "O's job $1 not exposed: $(grep "job=\"$1\"" "$TMPD/m.txt" | head -3)"
 		sleep 0.3
@@ -63,7 +63,7 @@ for i in 1 2 3 4 5; do
 	x_claim "fakeB$BASE.$i"
 	FAKES+=("$XPID")
 done
-traced=$(grep -c "job fakeB$BASE\.[0-9] of $X " "$DAEMON_ERR" || true)
+traced=$(grep -c "job fakeB$BASE\.[0-9] of $X:" "$DAEMON_ERR" || true)
 [ "$traced" -eq 2 ] || fail "X's fake jobs traced: $traced, expected 2 (--max-jobs-per-user 2): $(cat "$DAEMON_ERR")"
 o_job_traced "$((F + 1))"
 refused=$(metric_value "$TMPD/m.txt" '^memattr_refused_total\{reason="max_jobs_per_user"\}')

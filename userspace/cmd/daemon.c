@@ -337,8 +337,8 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 	if (open_spool(d, s, k, gid, dir, sizeof(dir), err, sizeof(err)))
 		fprintf(stderr, "memattr-bpf: job %s: no spool files: %s\n", k->id, err);
 	else {
-		fprintf(stderr, "memattr-bpf: job %s of %s%s: tracing, writing %s\n", k->id, user,
-			k->trusted ? "" : " (by its processes' environment)", dir);
+		fprintf(stderr, "memattr-bpf: job %s of %s: tracing, writing %s%s\n", k->id, user, dir,
+			k->trusted ? "" : " (its ID from its processes' environment)");
 		/* Its owner may now ask for it. */
 		daemon_socket_job_started(d->sock, k->id, dir, k->owner);
 	}
