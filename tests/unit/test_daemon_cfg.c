@@ -47,7 +47,7 @@ static void test_defaults_and_options(void **state)
 	assert_string_equal(c.textfile, "");
 	assert_string_equal(c.socket, "/run/memattr-bpf/memattr.sock");
 	assert_int_equal(c.max_jobs, 64);
-	assert_int_equal(c.max_user_jobs, 16);
+	assert_int_equal(c.max_user_jobs, 32);
 	assert_int_equal(c.max_user_spool, 1000);
 	assert_int_equal(args(&c, "--spool", "/s", "--listen=none", "--textfile", "/t",
 			      "--interval", "250", "--pss-interval", "5000", "--retain", "7",

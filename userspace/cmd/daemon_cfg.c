@@ -31,7 +31,7 @@ void daemon_usage(FILE *f)
 	      "  --pss-interval MS   shortest period between smaps reads (default 10000)\n"
 	      "  --retain DAYS       remove job directories older than DAYS (default 0: keep)\n"
 	      "  --max-jobs N        jobs traced at once; more are refused and counted (default 64)\n"
-	      "  --max-jobs-per-user N  jobs of one user traced at once (default 16): one user's\n"
+	      "  --max-jobs-per-user N  jobs of one user traced at once (default 32): one user's\n"
 	      "                      jobs (or fake job IDs) cannot take every slot\n"
 	      "  --max-procs N       processes traced at once; jobs past it are refused (default 8192)\n"
 	      "  --max-spool-dirs-per-user N  job directories one user may have in the spool\n"
@@ -49,7 +49,7 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->pss_interval_ms = 10000;
 	c->max_jobs = 64;
 	c->max_procs = 8192;
-	c->max_user_jobs = 16;
+	c->max_user_jobs = 32;	/* half of --max-jobs' default: one user cannot take every slot */
 	c->max_user_spool = 1000;
 }
 
