@@ -101,7 +101,7 @@ stop_daemon
 # The cap: a daemon that may trace one job refuses the second, as a whole.
 SPOOL2=$TMPD/spool2
 PORT2=$(free_port)
-user_job "$TEST_USER" 1 "$D" 4 8 "$TMPD/jobD.out"; PD=$UJOB_PID
+user_job "$TEST_USER" 1 "$D" 4 20 "$TMPD/jobD.out"; PD=$UJOB_PID
 sleep 1.5
 start_daemon --spool "$SPOOL2" --listen "127.0.0.1:$PORT2" --interval 200 --max-jobs 1
 user_job "$TEST_USER2" 1 "$E" 4 3 "$TMPD/jobE.out"; PE=$UJOB_PID
