@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #include <cmocka.h>
 
 #include "cli.h"
@@ -39,6 +40,26 @@ static void test_job_defaults(void **state)
 	assert_null(o.output);
 	assert_true(o.duration_s == 0);
 	cli_free(&o);
+}
+
+/* --job-user: whose claim of an ID several users' processes carry. */
+static void test_job_user(void **state)
+{
+	struct options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--job", "5002", NULL), 0);
+	assert_int_equal(o.job_uid, (uid_t)-1);
+	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "root", NULL), 0);
+	assert_int_equal(o.job_uid, 0);
+	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "1001", NULL), 0);
+	assert_int_equal(o.job_uid, 1001);
+	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "no-such-user-here", NULL), -1);
+	assert_non_null(strstr(err, "neither a user name nor a uid"));
+	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "-1", NULL), -1);
+	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "4294967295", NULL), -1);
+	assert_int_equal(parse(&o, "--pid", "1", "--job-user", "root", NULL), -1);
+	assert_non_null(strstr(err, "--job-user applies to --job only"));
 }
 
 static void test_all_options(void **state)
@@ -160,6 +181,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_defaults),
+		cmocka_unit_test(test_job_user),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_pid_list),
 		cmocka_unit_test(test_launch_keeps_command_flags),
