@@ -438,11 +438,10 @@ static void *serve_thread(void *arg)
 		}
 		if (!(p[0].revents & POLLIN))
 			continue;
-		c = accept4(ds->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (c < 0)
-			continue;
-		pend[npend] = (struct pending){ .fd = c, .deadline = now + CLIENT_TIMEOUT_S };
-		npend++;
+		/* Every connection waiting, not one a wakeup: a burst never fills the backlog. */
+		while (npend < MAX_PENDING &&
+		       (c = accept4(ds->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
+			pend[npend++] = (struct pending){ .fd = c, .deadline = now + CLIENT_TIMEOUT_S };
 	}
 	for (size_t i = 0; i < npend; i++)
 		close(pend[i].fd);
@@ -505,7 +504,8 @@ static int bind_socket(struct daemon_socket *ds, char *err, size_t errlen)
 	memcpy(sa.sun_path, ds->path, sizeof(ds->path));
 	if (prepare_dir(ds->path, err, errlen) || clear_stale(ds->path, &sa, err, errlen))
 		return -1;
-	ds->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: the serving thread accepts until none is left. */
+	ds->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (ds->fd < 0 || bind(ds->fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		snprintf(err, errlen, "--socket %s: %s", ds->path, strerror(errno));
 		return -1;
