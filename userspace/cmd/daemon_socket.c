@@ -21,7 +21,7 @@
 #include "safe_open.h"
 #include "sock_proto.h"
 
-#define BACKLOG		16	/* connections not accepted yet */
+#define BACKLOG		64	/* connections not accepted yet (a loaded node may not run us for a while) */
 #define MAX_PENDING	32	/* accepted, their request not complete yet */
 #define CLIENT_TIMEOUT_S 2	/* to send the whole request */
 #define ANSWER_TIMEOUT_S 5.0	/* to take the whole answer */

@@ -11,7 +11,7 @@
  * Bounded: requests are read from up to 32 connections at once without
  * blocking (one that connects and says nothing delays no one); up to 8
  * answers are sent at once, each by its own thread, so a client that reads
- * its answer slowly delays only itself; 16 more connections wait in the
+ * its answer slowly delays only itself; 64 more connections wait in the
  * backlog. A request is at most JSP_LINE_MAX bytes, sent within 2 s; a
  * whole request waits at most 10 s for a free server; the whole answer
  * must be taken within 5 s.
