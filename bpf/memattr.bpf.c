@@ -27,7 +27,40 @@
 
 #define PF_EXITING	0x00000004
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
+
+/*
+ * What the running kernel has, set by the loader from its BTF before load
+ * (bpf_loader.c, probe_kernel). Constants to the verifier: it walks only
+ * the branch that holds, and a kfunc the kernel lacks may then appear in
+ * the branch it drops (a kfunc's address cannot be tested in the program
+ * itself, bpf_ksym_exists, before Linux 6.3).
+ */
+const volatile bool have_rdonly_cast = true;	/* bpf_rdonly_cast: Linux 6.2 */
+const volatile bool have_task_iter = true;	/* bpf_iter_task_*: Linux 6.7 */
+
+/*
+ * Before Linux 6.2 an mm's RSS counters are atomic longs in struct
+ * mm_rss_stat, not percpu counters; a thread's own faults add to a cache
+ * in its task (SPLIT_RSS_COUNTING) that reaches the mm, and rss_stat, every
+ * 64 faults. The layout CO-RE matches there; its presence is resolved at
+ * load (bpf_core_type_exists), so each kernel runs only its own branch.
+ */
+struct mm_rss_stat___old {
+	atomic_long_t count[MEMATTR_NR_MEMBERS];
+};
+
+struct mm_struct___old {
+	struct mm_rss_stat___old rss_stat;
+} __attribute__((preserve_access_index));
+
+#define old_rss_counters()	bpf_core_type_exists(struct mm_rss_stat___old)
+
+/*
+ * Faults on consecutive pages go out as runs only where every run can be
+ * ended at once (a task iterator) and a change is a page (percpu counters).
+ */
+#define runs_possible()		(have_task_iter && !old_rss_counters())
 
 /*
  * The same kernel object, to read from only. A pointer loaded through a
@@ -39,9 +72,12 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
  * read only for their fields or as keys need no trust. The cast leaves
  * three register moves in the program: ma_rss_stat, on every page fault
  * of the node, keeps its trusted loads (they cost it no verification
- * time).
+ * time). Before Linux 6.2 (no such kfunc) p is read as it is: p must then
+ * be a pointer the verifier knows the type of.
  */
-#define read_only(p, type)	((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+#define read_only(p, type)	(have_rdonly_cast ?						\
+				 (type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)) :	\
+				 (type *)(p))
 
 /* task's mm (NULL for a kernel thread), as a pointer to read through or a key. */
 static __always_inline struct mm_struct *mm_of(struct task_struct *task)
@@ -422,6 +458,17 @@ struct anchor_walk {
 	__u32 id;
 };
 
+/* Before 6.2: counter member of the mm at key, read as the atomic it is. */
+static __always_inline __s64 old_rss_count(__u64 key, int member)
+{
+	__s64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (void *)(key +
+			      bpf_core_field_offset(struct mm_struct___old, rss_stat) +
+			      (member & (MEMATTR_NR_MEMBERS - 1)) * sizeof(atomic_long_t)));
+	return v;
+}
+
 /* An id being filled by anchor_mm: no mm's address, so no lookup matches it. */
 #define MM_CLAIMED	1
 
@@ -497,8 +544,7 @@ static __always_inline void release_id(__u32 id)
  */
 __noinline int anchor_mm(__u64 key, __u32 tgid)
 {
-	struct mm_struct *mm = read_only((void *)key, struct mm_struct);
-	struct anchor_walk w = { .mm = mm };
+	struct anchor_walk w = {};
 	struct mm_ref ref = { .tgid = tgid };
 	struct mm_anchor *a;
 
@@ -511,9 +557,16 @@ __noinline int anchor_mm(__u64 key, __u32 tgid)
 	a = bpf_map_lookup_elem(&mm_counts, &w.id);
 	if (!a)
 		return 0;
-	bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
-	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
-		a->count[m] = rss_counter(mm, m)->count;
+	if (old_rss_counters()) {
+		for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
+			a->count[m] = old_rss_count(key, m);
+	} else {
+		/* Percpu counters came with Linux 6.2, as bpf_rdonly_cast did. */
+		w.mm = bpf_rdonly_cast((void *)key, bpf_core_type_id_kernel(struct mm_struct));
+		bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
+		for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
+			a->count[m] = rss_counter(w.mm, m)->count;
+	}
 	a->tgid = tgid;
 	WRITE_ONCE(a->mm, key);
 	ref.id = w.id;
@@ -914,7 +967,8 @@ static __always_inline void end_other_runs(struct task_struct *task)
 	struct bpf_iter_task it;
 	struct task_struct *t;
 
-	if (read_only(task, struct task_struct)->signal->nr_threads < 2)
+	/* Without task iterators no thread keeps runs (runs_possible). */
+	if (!have_task_iter || read_only(task, struct task_struct)->signal->nr_threads < 2)
 		return;
 	bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
 	while ((t = bpf_iter_task_next(&it))) {
@@ -1226,7 +1280,7 @@ static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct m
 	struct vm_fault *vmf;
 	__u64 addr;
 
-	if (!fault_frame_pos)
+	if (!have_rdonly_cast || !fault_frame_pos)
 		return 0;
 	vmf = bpf_rdonly_cast((void *)((__u64)task->stack + fault_frame_pos),
 			      bpf_core_type_id_kernel(struct vm_fault));
@@ -1417,23 +1471,30 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 		forget_mm(key, a->tgid);
 		return 0;
 	}
-	sl = bpf_map_lookup_elem(&mm_cpu_slots, &id);
-	if (!sl)
-		return 0;
-	fbc = rss_counter(mm, member);
-	cnt = fbc->count;
-	slot = rss_slot(fbc, -1);
-	/*
-	 * The shared count moves only when a slot is folded into it: most
-	 * changes leave it as last seen, and then the exchange, a write to a
-	 * line every thread of the process shares, is skipped (a value another
-	 * CPU writes meanwhile is caught up by the next change's exchange).
-	 */
-	delta = 0;
-	if (READ_ONCE(a->count[member & 3]) != cnt)
+	if (old_rss_counters()) {
+		/* One atomic counter: its change since the last event, whoever made it. */
+		cnt = old_rss_count(key, member);
 		delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
-	delta += slot - sl->slot[member & 3];
-	sl->slot[member & 3] = slot;
+	} else {
+		sl = bpf_map_lookup_elem(&mm_cpu_slots, &id);
+		if (!sl)
+			return 0;
+		fbc = rss_counter(mm, member);
+		cnt = fbc->count;
+		slot = rss_slot(fbc, -1);
+		/*
+		 * The shared count moves only when a slot is folded into it:
+		 * most changes leave it as last seen, and then the exchange, a
+		 * write to a line every thread of the process shares, is
+		 * skipped (a value another CPU writes meanwhile is caught up by
+		 * the next change's exchange).
+		 */
+		delta = 0;
+		if (READ_ONCE(a->count[member & 3]) != cnt)
+			delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
+		delta += slot - sl->slot[member & 3];
+		sl->slot[member & 3] = slot;
+	}
 	if (!delta)
 		return 0;
 	delta <<= page_shift;
@@ -1462,7 +1523,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 			c = bpf_task_storage_get(&thread_ctxs, task, 0,
 						 BPF_LOCAL_STORAGE_GET_F_CREATE);
 		/* A page at a time, outside an MPI call (--mpi-calls): into a run. */
-		if (!c || delta != (1LL << page_shift) || c->mpi_fn ||
+		if (!c || !runs_possible() || delta != (1LL << page_shift) || c->mpi_fn ||
 		    !fault_into_run(c, a->tgid, task->pid, member, addr))
 			emit_rss(a->tgid, addr, delta, member, CTX_FAULT, c ? c->mpi_fn : 0);
 		return 0;
@@ -1656,8 +1717,7 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
+static __always_inline int task_exit(struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = p->tgid;
 	struct mode_owner *o;
@@ -1683,6 +1743,30 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 	if (o)
 		bpf_map_delete_elem(&mode_owners, &tgid);
 	return 0;
+}
+
+/*
+ * sched_process_exit passes group_dead on newer kernels (6.18 here, not
+ * 6.12): before, the tracepoint has the task alone, and a program reading
+ * a second argument is refused. The loader loads the one that fits its
+ * kernel (bpf_loader.c, probe_kernel).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
+{
+	return task_exit(p, group_dead);
+}
+
+/*
+ * Without the argument: do_exit has counted the thread out of
+ * signal->live before the tracepoint, so none left means the last thread.
+ * A thread that reaches it after the last one's count sees none left too:
+ * the traced entry is deleted once, by whichever comes first.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ma_exit_task, struct task_struct *p)
+{
+	return task_exit(p, !BPF_CORE_READ(p, signal, live.counter));
 }
 
 /*

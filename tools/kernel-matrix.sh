@@ -124,6 +124,7 @@ TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
 id -u "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER" || id -u "$TEST_USER" >/dev/null
 
 WORK=$(mktemp -d /tmp/memattr-matrix.XXXXXX)
+RESULTS=${MATRIX_RESULTS:-/tmp/memattr-matrix-results}
 QEMU_PID=""
 VFSD_PID=""
 stop_vm() {
@@ -147,7 +148,7 @@ trap 'exit 143' TERM
 
 # run_vm NAME KDIR: boot, run the guest script, 0 when it said so.
 run_vm() {
-	local name=$1 kdir=$2 initrd kernel log sock rootro status start
+	local name=$1 kdir=$2 initrd kernel log sock rootro status start results
 	kernel=$(echo "$kdir"/boot/vmlinuz-*)
 	initrd=$(make_initrd "$kdir")
 	log=$WORK/console-$name.log
@@ -160,14 +161,21 @@ run_vm() {
 		'mount --bind / "$1" && mount -o remount,bind,ro "$1" && exec "$3" --socket-path="$2" -o source="$1" -o cache=auto -o sandbox=chroot' \
 		sh "$rootro" "$sock" "$VIRTIOFSD" >"$WORK/virtiofsd-$name.log" 2>&1 &
 	VFSD_PID=$!
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-	[ -S "$sock" ] || { cat "$WORK/virtiofsd-$name.log"; die "virtiofsd did not start"; }
+	# A writable directory for what a failed check leaves (MATRIX_RESULTS).
+	results=$RESULTS/$name
+	rm -rf "$results" && mkdir -p "$results"
+	"$VIRTIOFSD" --socket-path="$sock.out" -o source="$results" -o cache=none -o sandbox=chroot \
+		>"$WORK/virtiofsd-out-$name.log" 2>&1 &
+	VFSD_PID="$VFSD_PID $!"
+	for _ in $(seq 100); do [ -S "$sock" ] && [ -S "$sock.out" ] && break; sleep 0.05; done
+	[ -S "$sock" ] && [ -S "$sock.out" ] || { cat "$WORK"/virtiofsd*-"$name".log; die "virtiofsd did not start"; }
 	start=$EPOCHREALTIME
 	qemu-system-x86_64 -cpu max -smp 2 -m "$VM_MEM" -nographic -no-reboot \
 		-object memory-backend-memfd,id=mem,size="${VM_MEM}M",share=on -numa node,memdev=mem \
 		-chardev socket,id=vfs,path="$sock" -device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
+		-chardev socket,id=out,path="$sock.out" -device vhost-user-fs-pci,chardev=out,tag=results \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet memattr.script=$REPO/tools/vmtest/guest.sh" \
+		-append "console=ttyS0 panic=-1 quiet memattr.script=${MATRIX_SCRIPT:-$REPO/tools/vmtest/guest.sh}" \
 		</dev/null >"$log" 2>&1 &
 	QEMU_PID=$!
 	local waited=0
@@ -177,11 +185,13 @@ run_vm() {
 	done
 	kill -0 "$QEMU_PID" 2>/dev/null && echo "kernel-matrix: $name: timed out after ${VM_TIMEOUT}s" >>"$log"
 	stop_vm
+	cp "$log" "$results/console.log"
 	status=$(grep -a -oE 'MEMATTR-VM-STATUS [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
 	printf 'kernel-matrix: %s (%s): %s in %.0f s\n' "$name" "$(basename "$kernel")" \
 		"$([ "$status" = 0 ] && echo pass || echo "FAIL (status ${status:-none})")" \
 		"$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')"
 	if [ "$status" != 0 ] || [ -n "${MATRIX_VERBOSE:-}" ]; then
+		[ -z "$(ls -A "$results")" ] || echo "kernel-matrix: $name: what the failed checks left is in $results"
 		echo "---- console of $name ----"
 		tr -d '\r' <"$log"
 		echo "---- end of console of $name ----"
