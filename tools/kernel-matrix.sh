@@ -14,13 +14,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 CACHE=${MATRIX_CACHE:-/var/cache/memattr-kernels}
-VM_TIMEOUT=${VM_TIMEOUT:-420}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_MEM=${VM_MEM:-2048}
 VIRTIOFSD=${VIRTIOFSD:-/usr/lib/qemu/virtiofsd}
 if [ $# -gt 0 ]; then KERNELS=("$@"); else KERNELS=(6.1 6.12); fi
 
 die() { echo "kernel-matrix: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "must run as root (virtiofsd shares the root file system; the VM loads BPF)"
+# qemu (virtiofsd comes with it), the initramfs's busybox, cpio, and what
+# reads the kernels' modules (xz, objcopy).
+tools/install-deps.sh qemu-system-x86 busybox-static cpio xz-utils binutils >/dev/null
 [ -x "$VIRTIOFSD" ] || die "no virtiofsd at $VIRTIOFSD (Debian 12: qemu-system-common)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
 [ -x /bin/busybox ] || die "no /bin/busybox (apt-get install busybox-static)"
@@ -158,7 +161,7 @@ run_vm() {
 	# The host's root file system, read-only on the host side too: a bind
 	# mount in a mount namespace of virtiofsd's own.
 	unshare -m --propagation private sh -c \
-		'mount --bind / "$1" && mount -o remount,bind,ro "$1" && exec "$3" --socket-path="$2" -o source="$1" -o cache=auto -o sandbox=chroot' \
+		'mount --bind / "$1" && mount -o remount,bind,ro "$1" && exec "$3" --socket-path="$2" -o source="$1" -o cache=always -o sandbox=chroot' \
 		sh "$rootro" "$sock" "$VIRTIOFSD" >"$WORK/virtiofsd-$name.log" 2>&1 &
 	VFSD_PID=$!
 	# A writable directory for what a failed check leaves (MATRIX_RESULTS).
@@ -175,7 +178,7 @@ run_vm() {
 		-chardev socket,id=vfs,path="$sock" -device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
 		-chardev socket,id=out,path="$sock.out" -device vhost-user-fs-pci,chardev=out,tag=results \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet memattr.script=${MATRIX_SCRIPT:-$REPO/tools/vmtest/guest.sh}" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=5 softlockup_panic=1 ${MATRIX_UNIT:+MEMATTR_VM_UNIT=1} memattr.script=${MATRIX_SCRIPT:-$REPO/tools/vmtest/guest.sh}" \
 		</dev/null >"$log" 2>&1 &
 	QEMU_PID=$!
 	local waited=0

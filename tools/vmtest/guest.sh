@@ -21,9 +21,11 @@ step() {	# name timeout command...
 	fi
 }
 
-# The unit tests need no kernel of their own; run here too, they check
-# the build the VMs use is whole.
-if ls build/tests/test_* >/dev/null 2>&1; then
+# The unit tests test no kernel (pure logic, run on the host): here only
+# when asked (MEMATTR_VM_UNIT=1 on the kernel's command line; 35-45 s).
+if [ -z "${MEMATTR_VM_UNIT:-}" ]; then
+	:
+elif ls build/tests/test_* >/dev/null 2>&1; then
 	step unit-tests 120 bash -c 'for t in build/tests/test_*; do
 		(cd tests/unit && "../../$t" >/tmp/unit.log 2>&1) || { cat /tmp/unit.log; echo "unit: $t failed"; exit 1; }
 	done'
@@ -31,6 +33,6 @@ else
 	echo "guest: no unit tests built (make unit-test on the host first): skipped"
 fi
 for t in tools/vmtest/vm_*.sh; do
-	step "$(basename "$t" .sh)" 240 bash "$t"
+	step "$(basename "$t" .sh)" 600 bash "$t"
 done
 exit $failed
