@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "memattr.h"
+#include "arch.h"
 
 #define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
@@ -1000,17 +1001,6 @@ static __always_inline int syscall_nargs(long nr)
 	return 1;
 }
 
-/* x86-64: the syscall's arguments as it was made (syscall_get_arguments). */
-static __always_inline void syscall_args(__u64 *args, const struct pt_regs *regs, int nargs)
-{
-	args[0] = regs->di;
-	args[1] = nargs > 1 ? regs->si : 0;
-	args[2] = nargs > 2 ? regs->dx : 0;
-	args[3] = nargs > 3 ? regs->r10 : 0;
-	args[4] = nargs > 4 ? regs->r8 : 0;
-	args[5] = nargs > 5 ? regs->r9 : 0;
-}
-
 /*
  * The runs of every thread of the current process go out. A global
  * function: the verifier checks it once, not once for every way of
@@ -1050,7 +1040,7 @@ static __always_inline int syscall_enter(long nr)
 		end_process_runs(c);
 	c->kind = CTX_SYSCALL;
 	c->sys_flags = syscall_flags(task, nr, c->args);
-	c->user_sp = regs->sp;
+	c->user_sp = user_sp(regs);
 	if (nr == NR_SHMDT)
 		c->args[1] = segment_length(c->args[0]);
 	__builtin_memset(c->delta, 0, sizeof(c->delta));
@@ -1153,22 +1143,6 @@ static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
 	}
 }
 
-/*
- * The registers a CFI unwinder starts from. A syscall changes none of them
- * (only rax, rcx, r11), so reading them at exit gives the values at entry
- * without carrying them in every thread's context.
- */
-static __always_inline void copy_regs(struct ev_syscall *e, struct pt_regs *regs)
-{
-	e->regs.ip = regs->ip;
-	e->regs.sp = regs->sp;
-	e->regs.bp = regs->bp;
-	e->regs.bx = regs->bx;
-	e->regs.r12 = regs->r12;
-	e->regs.r13 = regs->r13;
-	e->regs.r14 = regs->r14;
-	e->regs.r15 = regs->r15;
-}
 
 /*
  * A pending uretprobe has replaced a return address on this stack with the
@@ -1237,7 +1211,7 @@ static __always_inline int syscall_exit(long ret)
 	e->flags = c->sys_flags;
 	/* The code that asked for the memory is on this stack: user space finds it there. */
 	if (with_stack) {
-		copy_regs(e, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+		unwind_regs(&e->regs, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 		copy_stack(e, c->user_sp);
 		copy_hijacked(e);
 	}
@@ -1272,7 +1246,6 @@ int ma_sys_exit(struct syscall_exit_rec *ctx)
  */
 __u32 fault_frame_pos;
 
-#define USER_ADDR_END	(1ULL << 47)	/* x86-64, 4-level page tables */
 
 static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct mm_struct *mm)
 {
@@ -1895,9 +1868,7 @@ int BPF_KPROBE(ma_heap_enter)
 	c->heap_kind = kind;
 	c->heap_old = 0;
 	c->heap_memptr = 0;
-	/* At the entry (or before any push) the return address is at the stack pointer. */
-	if (bpf_probe_read_user(&c->heap_site, sizeof(c->heap_site), (void *)PT_REGS_SP(ctx)))
-		c->heap_site = 0;
+	c->heap_site = entry_return_address(ctx);
 	switch (kind) {
 	case HEAP_CALLOC:
 		c->heap_size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);

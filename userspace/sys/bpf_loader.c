@@ -158,6 +158,7 @@ struct kernel_feats {
 	bool percpu_rss;	/* RSS counters are percpu_counters (6.2), not struct mm_rss_stat */
 	bool task_iter;		/* open-coded task iterators (6.7) */
 	bool uprobe_multi;	/* uprobe_multi links (6.6) */
+	bool fault_tps;		/* exceptions:page_fault_user/kernel (x86 only) */
 };
 
 /* Whether enum name of btf has the value val_name. */
@@ -211,6 +212,7 @@ static void probe_kernel(struct kernel_feats *f)
 	f->percpu_rss = btf__find_by_name_kind(btf, "mm_rss_stat", BTF_KIND_STRUCT) < 0;
 	f->task_iter = btf__find_by_name_kind(btf, "bpf_iter_task_new", BTF_KIND_FUNC) >= 0;
 	f->uprobe_multi = enum_has(btf, "bpf_attach_type", "BPF_TRACE_UPROBE_MULTI");
+	f->fault_tps = tp_nargs(btf, "page_fault_user") >= 0 && tp_nargs(btf, "page_fault_kernel") >= 0;
 	btf__free(btf);
 }
 
@@ -298,6 +300,9 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	 */
 	fault_frame = fault_frame && feats.rdonly_cast && feats.percpu_rss;
 	bpf_program__set_autoload(t->skel->progs.ma_find_fault_frame, fault_frame);
+	/* Without them (arm64) a fault's address comes only from its frame. */
+	bpf_program__set_autoload(t->skel->progs.ma_fault_user, feats.fault_tps);
+	bpf_program__set_autoload(t->skel->progs.ma_fault_kernel, feats.fault_tps);
 	ret = memattr_bpf__load(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with --verbose for the verifier log)",
@@ -325,7 +330,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (fault_frame)
 		find_fault_frame(t);
-	if (!t->skel->bss->fault_frame_pos) {
+	if (!t->skel->bss->fault_frame_pos && feats.fault_tps) {
 		t->skel->links.ma_fault_user = bpf_program__attach(t->skel->progs.ma_fault_user);
 		if (!t->skel->links.ma_fault_user) {
 			snprintf(err, errlen, "cannot attach ma_fault_user: %s", strerror(errno));
