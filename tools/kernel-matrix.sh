@@ -199,13 +199,22 @@ run_vm() {
 		tr -d '\r' <"$log"
 		echo "---- end of console of $name ----"
 	fi
+	VM_STATUS=${status:-none}
 	[ "$status" = 0 ]
 }
 
 failed=()
 for k in "${KERNELS[@]}"; do
 	kdir=$(fetch_kernel "$k")
-	run_vm "$k" "$kdir" || failed+=("$k")
+	VM_STATUS=none
+	run_vm "$k" "$kdir" && continue
+	# A VM that never reported (it panicked, hung or timed out: its console
+	# is above) is booted once more; a check that failed is not.
+	if [ "$VM_STATUS" = none ]; then
+		echo "kernel-matrix: $k: the VM ended without a status: booting it once more"
+		run_vm "$k" "$kdir" && continue
+	fi
+	failed+=("$k")
 done
 [ ${#failed[@]} -eq 0 ] || die "failed on: ${failed[*]}"
 echo "kernel-matrix: every kernel passed (${KERNELS[*]})"
