@@ -31,14 +31,20 @@
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
 
 /*
- * What the running kernel has, set by the loader from its BTF before load
- * (bpf_loader.c, probe_kernel). Constants to the verifier: it walks only
- * the branch that holds, and a kfunc the kernel lacks may then appear in
+ * Whether the kernel has bpf_rdonly_cast (Linux 6.2), set by the loader
+ * from its BTF before load (bpf_loader.c, probe_kernel). A constant to the
+ * verifier: it walks only the branch that holds, so the kfunc may appear in
  * the branch it drops (a kfunc's address cannot be tested in the program
- * itself, bpf_ksym_exists, before Linux 6.3).
+ * itself, bpf_ksym_exists, before Linux 6.3). The test stays in the
+ * program (a load): hot paths test it last.
  */
-const volatile bool have_rdonly_cast = true;	/* bpf_rdonly_cast: Linux 6.2 */
-const volatile bool have_task_iter = true;	/* bpf_iter_task_*: Linux 6.7 */
+const volatile bool have_rdonly_cast = true;
+
+/*
+ * The task iterator kfuncs came with their state's type (Linux 6.7): a
+ * CO-RE constant, which the verifier removes with the branch it decides.
+ */
+#define have_task_iter()	bpf_core_type_exists(struct bpf_iter_task)
 
 /*
  * Before Linux 6.2 an mm's RSS counters are atomic longs in struct
@@ -61,7 +67,7 @@ struct mm_struct___old {
  * Faults on consecutive pages go out as runs only where every run can be
  * ended at once (a task iterator) and a change is a page (percpu counters).
  */
-#define runs_possible()		(have_task_iter && !old_rss_counters())
+#define runs_possible()		(have_task_iter() && !old_rss_counters())
 
 /*
  * The same kernel object, to read from only. A pointer loaded through a
@@ -969,7 +975,7 @@ static __always_inline void end_other_runs(struct task_struct *task)
 	struct task_struct *t;
 
 	/* Without task iterators no thread keeps runs (runs_possible). */
-	if (!have_task_iter || read_only(task, struct task_struct)->signal->nr_threads < 2)
+	if (!have_task_iter() || read_only(task, struct task_struct)->signal->nr_threads < 2)
 		return;
 	bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
 	while ((t = bpf_iter_task_next(&it))) {
@@ -1253,7 +1259,8 @@ static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct m
 	struct vm_fault *vmf;
 	__u64 addr;
 
-	if (!have_rdonly_cast || !fault_frame_pos)
+	/* Never set without the cast (the loader does not search then). */
+	if (!fault_frame_pos || !have_rdonly_cast)
 		return 0;
 	vmf = bpf_rdonly_cast((void *)((__u64)task->stack + fault_frame_pos),
 			      bpf_core_type_id_kernel(struct vm_fault));

@@ -156,7 +156,6 @@ struct kernel_feats {
 	bool exit_group_dead;	/* sched_process_exit passes group_dead (6.18; not 6.12) */
 	bool rdonly_cast;	/* the bpf_rdonly_cast kfunc (6.2) */
 	bool percpu_rss;	/* RSS counters are percpu_counters (6.2), not struct mm_rss_stat */
-	bool task_iter;		/* open-coded task iterators (6.7) */
 	bool uprobe_multi;	/* uprobe_multi links (6.6) */
 	bool fault_tps;		/* exceptions:page_fault_user/kernel (x86 only) */
 };
@@ -210,7 +209,6 @@ static void probe_kernel(struct kernel_feats *f)
 	f->exit_group_dead = tp_nargs(btf, "sched_process_exit") >= 2;
 	f->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0;
 	f->percpu_rss = btf__find_by_name_kind(btf, "mm_rss_stat", BTF_KIND_STRUCT) < 0;
-	f->task_iter = btf__find_by_name_kind(btf, "bpf_iter_task_new", BTF_KIND_FUNC) >= 0;
 	f->uprobe_multi = enum_has(btf, "bpf_attach_type", "BPF_TRACE_UPROBE_MULTI");
 	f->fault_tps = tp_nargs(btf, "page_fault_user") >= 0 && tp_nargs(btf, "page_fault_kernel") >= 0;
 	btf__free(btf);
@@ -293,7 +291,6 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	bpf_program__set_autoload(t->skel->progs.ma_exit, feats.exit_group_dead);
 	bpf_program__set_autoload(t->skel->progs.ma_exit_task, !feats.exit_group_dead);
 	t->skel->rodata->have_rdonly_cast = feats.rdonly_cast;
-	t->skel->rodata->have_task_iter = feats.task_iter;
 	/*
 	 * The faults' frame is searched for where rss_stat fires inside each
 	 * fault (percpu counters); before 6.2 it fires every 64 faults.
