@@ -9,6 +9,22 @@ SYSTEMD_DIR ?= /etc/systemd/system
 SYSCONF_DIR ?= /etc
 BUILD    := build
 
+# The architecture built for: this machine's, or ARCH=arm64 on x86-64 (a
+# cross-build into build-arm64/: the tool, its BPF object and its unit
+# tests, run with qemu-user; README, "arm64").
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH     ?= $(HOST_ARCH)
+ifneq ($(ARCH),$(HOST_ARCH))
+ifeq ($(ARCH),arm64)
+CC       := aarch64-linux-gnu-gcc
+RUN      ?= qemu-aarch64 -L /
+BUILD    := build-arm64
+else
+$(error ARCH=$(ARCH): cross-builds are to arm64 from x86-64)
+endif
+endif
+RUN      ?=
+
 CFLAGS   ?= -O2 -g
 # userspace/ is layered: cmd -> engine -> core, output -> sys (see README,
 # "Architecture"). Every folder is on the include path; the layering is a
@@ -19,7 +35,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) $(patsubst %,-Iuserspace
 LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread
 
 # v3: atomic exchange, so concurrent threads' RSS changes add up exactly.
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror -I$(BUILD) -Ibpf
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
@@ -35,7 +51,7 @@ vpath %.c $(patsubst %,userspace/%,$(SRC_DIRS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all install test unit-test integration-test clean workloads bench sanitize-test fuzz fuzz-build
+.PHONY: all install test unit-test integration-test clean workloads bench sanitize-test fuzz fuzz-build cross
 # The SPANK plugin (srun --memattr), built where Slurm's headers are (libslurm-dev).
 SPANK_SRCS := $(wildcard userspace/spank/*.c)
 SPANK_SO   := $(if $(wildcard /usr/include/slurm/spank.h),memattr_spank.so)
@@ -50,11 +66,17 @@ memattr_spank.so: $(SPANK_SRCS) userspace/spank/spank_memattr.h
 $(BUILD):
 	mkdir -p $(BUILD) $(BUILD)/tests
 
-# CO-RE: types come from the running kernel's BTF.
+# CO-RE: types come from the running kernel's BTF; for another
+# architecture, from Debian's kernel for it (tools/arm64/vmlinux-h.sh).
+ifeq ($(ARCH),$(HOST_ARCH))
 $(BUILD)/vmlinux.h: | $(BUILD)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+else
+$(BUILD)/vmlinux.h: | $(BUILD)
+	tools/arm64/vmlinux-h.sh $(ARCH) > $@.tmp && mv $@.tmp $@
+endif
 
-$(BUILD)/memattr.bpf.o: bpf/memattr.bpf.c bpf/memattr.h $(BUILD)/vmlinux.h
+$(BUILD)/memattr.bpf.o: bpf/memattr.bpf.c bpf/memattr.h bpf/arch.h $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
@@ -105,7 +127,10 @@ $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table
 	$(CC) $(CFLAGS) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
 
 unit-test: $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; (cd tests/unit && ../../$$t); done
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; (cd tests/unit && $(RUN) ../../$$t); done
+
+# The cross-build's parts (make ARCH=arm64 cross): the tool, its BPF object, the unit tests.
+cross: $(BUILD)/memattr-bpf $(UNIT_BINS)
 
 workloads:
 	$(MAKE) -C tests/workloads
@@ -155,5 +180,5 @@ fuzz: fuzz-build
 	tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD) memattr-bpf memattr_spank.so
+	rm -rf $(BUILD) build-arm64 $(SAN_BUILD) $(FUZZ_BUILD) memattr-bpf memattr_spank.so
 	$(MAKE) -C tests/workloads clean

@@ -21,13 +21,53 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "memattr.h"
+#include "arch.h"
 
 #define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 
 #define PF_EXITING	0x00000004
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
+
+/*
+ * Whether the kernel has bpf_rdonly_cast (Linux 6.2), set by the loader
+ * from its BTF before load (bpf_loader.c, probe_kernel). A constant to the
+ * verifier: it walks only the branch that holds, so the kfunc may appear in
+ * the branch it drops (a kfunc's address cannot be tested in the program
+ * itself, bpf_ksym_exists, before Linux 6.3). The test stays in the
+ * program (a load): hot paths test it last.
+ */
+const volatile bool have_rdonly_cast = true;
+
+/*
+ * The task iterator kfuncs came with their state's type (Linux 6.7): a
+ * CO-RE constant, which the verifier removes with the branch it decides.
+ */
+#define have_task_iter()	bpf_core_type_exists(struct bpf_iter_task)
+
+/*
+ * Before Linux 6.2 an mm's RSS counters are atomic longs in struct
+ * mm_rss_stat, not percpu counters; a thread's own faults add to a cache
+ * in its task (SPLIT_RSS_COUNTING) that reaches the mm, and rss_stat, every
+ * 64 faults. The layout CO-RE matches there; its presence is resolved at
+ * load (bpf_core_type_exists), so each kernel runs only its own branch.
+ */
+struct mm_rss_stat___old {
+	atomic_long_t count[MEMATTR_NR_MEMBERS];
+};
+
+struct mm_struct___old {
+	struct mm_rss_stat___old rss_stat;
+} __attribute__((preserve_access_index));
+
+#define old_rss_counters()	bpf_core_type_exists(struct mm_rss_stat___old)
+
+/*
+ * Faults on consecutive pages go out as runs only where every run can be
+ * ended at once (a task iterator) and a change is a page (percpu counters).
+ */
+#define runs_possible()		(have_task_iter() && !old_rss_counters())
 
 /*
  * The same kernel object, to read from only. A pointer loaded through a
@@ -39,9 +79,12 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
  * read only for their fields or as keys need no trust. The cast leaves
  * three register moves in the program: ma_rss_stat, on every page fault
  * of the node, keeps its trusted loads (they cost it no verification
- * time).
+ * time). Before Linux 6.2 (no such kfunc) p is read as it is: p must then
+ * be a pointer the verifier knows the type of.
  */
-#define read_only(p, type)	((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+#define read_only(p, type)	(have_rdonly_cast ?						\
+				 (type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)) :	\
+				 (type *)(p))
 
 /* task's mm (NULL for a kernel thread), as a pointer to read through or a key. */
 static __always_inline struct mm_struct *mm_of(struct task_struct *task)
@@ -422,6 +465,17 @@ struct anchor_walk {
 	__u32 id;
 };
 
+/* Before 6.2: counter member of the mm at key, read as the atomic it is. */
+static __always_inline __s64 old_rss_count(__u64 key, int member)
+{
+	__s64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (void *)(key +
+			      bpf_core_field_offset(struct mm_struct___old, rss_stat) +
+			      (member & (MEMATTR_NR_MEMBERS - 1)) * sizeof(atomic_long_t)));
+	return v;
+}
+
 /* An id being filled by anchor_mm: no mm's address, so no lookup matches it. */
 #define MM_CLAIMED	1
 
@@ -497,8 +551,7 @@ static __always_inline void release_id(__u32 id)
  */
 __noinline int anchor_mm(__u64 key, __u32 tgid)
 {
-	struct mm_struct *mm = read_only((void *)key, struct mm_struct);
-	struct anchor_walk w = { .mm = mm };
+	struct anchor_walk w = {};
 	struct mm_ref ref = { .tgid = tgid };
 	struct mm_anchor *a;
 
@@ -511,9 +564,16 @@ __noinline int anchor_mm(__u64 key, __u32 tgid)
 	a = bpf_map_lookup_elem(&mm_counts, &w.id);
 	if (!a)
 		return 0;
-	bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
-	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
-		a->count[m] = rss_counter(mm, m)->count;
+	if (old_rss_counters()) {
+		for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
+			a->count[m] = old_rss_count(key, m);
+	} else {
+		/* Percpu counters came with Linux 6.2, as bpf_rdonly_cast did. */
+		w.mm = bpf_rdonly_cast((void *)key, bpf_core_type_id_kernel(struct mm_struct));
+		bpf_loop(nr_cpus < MEMATTR_MAX_CPUS ? nr_cpus : MEMATTR_MAX_CPUS, anchor_cpu, &w, 0);
+		for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
+			a->count[m] = rss_counter(w.mm, m)->count;
+	}
 	a->tgid = tgid;
 	WRITE_ONCE(a->mm, key);
 	ref.id = w.id;
@@ -914,7 +974,8 @@ static __always_inline void end_other_runs(struct task_struct *task)
 	struct bpf_iter_task it;
 	struct task_struct *t;
 
-	if (read_only(task, struct task_struct)->signal->nr_threads < 2)
+	/* Without task iterators no thread keeps runs (runs_possible). */
+	if (!have_task_iter() || read_only(task, struct task_struct)->signal->nr_threads < 2)
 		return;
 	bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
 	while ((t = bpf_iter_task_next(&it))) {
@@ -944,17 +1005,6 @@ static __always_inline int syscall_nargs(long nr)
 		return 2;
 	}
 	return 1;
-}
-
-/* x86-64: the syscall's arguments as it was made (syscall_get_arguments). */
-static __always_inline void syscall_args(__u64 *args, const struct pt_regs *regs, int nargs)
-{
-	args[0] = regs->di;
-	args[1] = nargs > 1 ? regs->si : 0;
-	args[2] = nargs > 2 ? regs->dx : 0;
-	args[3] = nargs > 3 ? regs->r10 : 0;
-	args[4] = nargs > 4 ? regs->r8 : 0;
-	args[5] = nargs > 5 ? regs->r9 : 0;
 }
 
 /*
@@ -996,7 +1046,7 @@ static __always_inline int syscall_enter(long nr)
 		end_process_runs(c);
 	c->kind = CTX_SYSCALL;
 	c->sys_flags = syscall_flags(task, nr, c->args);
-	c->user_sp = regs->sp;
+	c->user_sp = user_sp(regs);
 	if (nr == NR_SHMDT)
 		c->args[1] = segment_length(c->args[0]);
 	__builtin_memset(c->delta, 0, sizeof(c->delta));
@@ -1099,22 +1149,6 @@ static __always_inline void copy_stack(struct ev_syscall *e, __u64 sp)
 	}
 }
 
-/*
- * The registers a CFI unwinder starts from. A syscall changes none of them
- * (only rax, rcx, r11), so reading them at exit gives the values at entry
- * without carrying them in every thread's context.
- */
-static __always_inline void copy_regs(struct ev_syscall *e, struct pt_regs *regs)
-{
-	e->regs.ip = regs->ip;
-	e->regs.sp = regs->sp;
-	e->regs.bp = regs->bp;
-	e->regs.bx = regs->bx;
-	e->regs.r12 = regs->r12;
-	e->regs.r13 = regs->r13;
-	e->regs.r14 = regs->r14;
-	e->regs.r15 = regs->r15;
-}
 
 /*
  * A pending uretprobe has replaced a return address on this stack with the
@@ -1183,7 +1217,7 @@ static __always_inline int syscall_exit(long ret)
 	e->flags = c->sys_flags;
 	/* The code that asked for the memory is on this stack: user space finds it there. */
 	if (with_stack) {
-		copy_regs(e, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+		unwind_regs(&e->regs, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 		copy_stack(e, c->user_sp);
 		copy_hijacked(e);
 	}
@@ -1218,7 +1252,6 @@ int ma_sys_exit(struct syscall_exit_rec *ctx)
  */
 __u32 fault_frame_pos;
 
-#define USER_ADDR_END	(1ULL << 47)	/* x86-64, 4-level page tables */
 
 static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct mm_struct *mm)
 {
@@ -1226,7 +1259,8 @@ static __always_inline __u64 frame_fault_addr(struct task_struct *task, struct m
 	struct vm_fault *vmf;
 	__u64 addr;
 
-	if (!fault_frame_pos)
+	/* Never set without the cast (the loader does not search then). */
+	if (!fault_frame_pos || !have_rdonly_cast)
 		return 0;
 	vmf = bpf_rdonly_cast((void *)((__u64)task->stack + fault_frame_pos),
 			      bpf_core_type_id_kernel(struct vm_fault));
@@ -1417,23 +1451,30 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 		forget_mm(key, a->tgid);
 		return 0;
 	}
-	sl = bpf_map_lookup_elem(&mm_cpu_slots, &id);
-	if (!sl)
-		return 0;
-	fbc = rss_counter(mm, member);
-	cnt = fbc->count;
-	slot = rss_slot(fbc, -1);
-	/*
-	 * The shared count moves only when a slot is folded into it: most
-	 * changes leave it as last seen, and then the exchange, a write to a
-	 * line every thread of the process shares, is skipped (a value another
-	 * CPU writes meanwhile is caught up by the next change's exchange).
-	 */
-	delta = 0;
-	if (READ_ONCE(a->count[member & 3]) != cnt)
+	if (old_rss_counters()) {
+		/* One atomic counter: its change since the last event, whoever made it. */
+		cnt = old_rss_count(key, member);
 		delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
-	delta += slot - sl->slot[member & 3];
-	sl->slot[member & 3] = slot;
+	} else {
+		sl = bpf_map_lookup_elem(&mm_cpu_slots, &id);
+		if (!sl)
+			return 0;
+		fbc = rss_counter(mm, member);
+		cnt = fbc->count;
+		slot = rss_slot(fbc, -1);
+		/*
+		 * The shared count moves only when a slot is folded into it:
+		 * most changes leave it as last seen, and then the exchange, a
+		 * write to a line every thread of the process shares, is
+		 * skipped (a value another CPU writes meanwhile is caught up by
+		 * the next change's exchange).
+		 */
+		delta = 0;
+		if (READ_ONCE(a->count[member & 3]) != cnt)
+			delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
+		delta += slot - sl->slot[member & 3];
+		sl->slot[member & 3] = slot;
+	}
 	if (!delta)
 		return 0;
 	delta <<= page_shift;
@@ -1462,7 +1503,7 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 			c = bpf_task_storage_get(&thread_ctxs, task, 0,
 						 BPF_LOCAL_STORAGE_GET_F_CREATE);
 		/* A page at a time, outside an MPI call (--mpi-calls): into a run. */
-		if (!c || delta != (1LL << page_shift) || c->mpi_fn ||
+		if (!c || !runs_possible() || delta != (1LL << page_shift) || c->mpi_fn ||
 		    !fault_into_run(c, a->tgid, task->pid, member, addr))
 			emit_rss(a->tgid, addr, delta, member, CTX_FAULT, c ? c->mpi_fn : 0);
 		return 0;
@@ -1656,8 +1697,7 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
+static __always_inline int task_exit(struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = p->tgid;
 	struct mode_owner *o;
@@ -1683,6 +1723,30 @@ int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
 	if (o)
 		bpf_map_delete_elem(&mode_owners, &tgid);
 	return 0;
+}
+
+/*
+ * sched_process_exit passes group_dead on newer kernels (6.18 here, not
+ * 6.12): before, the tracepoint has the task alone, and a program reading
+ * a second argument is refused. The loader loads the one that fits its
+ * kernel (bpf_loader.c, probe_kernel).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ma_exit, struct task_struct *p, bool group_dead)
+{
+	return task_exit(p, group_dead);
+}
+
+/*
+ * Without the argument: do_exit has counted the thread out of
+ * signal->live before the tracepoint, so none left means the last thread.
+ * A thread that reaches it after the last one's count sees none left too:
+ * the traced entry is deleted once, by whichever comes first.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ma_exit_task, struct task_struct *p)
+{
+	return task_exit(p, !BPF_CORE_READ(p, signal, live.counter));
 }
 
 /*
@@ -1811,9 +1875,7 @@ int BPF_KPROBE(ma_heap_enter)
 	c->heap_kind = kind;
 	c->heap_old = 0;
 	c->heap_memptr = 0;
-	/* At the entry (or before any push) the return address is at the stack pointer. */
-	if (bpf_probe_read_user(&c->heap_site, sizeof(c->heap_site), (void *)PT_REGS_SP(ctx)))
-		c->heap_site = 0;
+	c->heap_site = entry_return_address(ctx);
 	switch (kind) {
 	case HEAP_CALLOC:
 		c->heap_size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);

@@ -18,7 +18,26 @@
 #define MEMATTR_STACK_BYTES	(MEMATTR_STACK_CHUNK * MEMATTR_STACK_CHUNKS)
 #define MEMATTR_MAX_HIJACKED	4	/* uretprobe-hijacked return addresses sent along */
 
-/* x86-64 numbers of the memory syscalls followed (both sides use them). */
+/*
+ * The numbers of the memory syscalls followed (both sides use them), per
+ * architecture: the BPF side is built with __TARGET_ARCH_<arch>, user
+ * space sees its compiler's. shmat's record puts the segment's length in
+ * args[1] of both calls (in place of its requested address, unused: the
+ * call returns where it mapped it); SysV segments are MPICH's UCX's.
+ */
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define NR_MMAP		222	/* the generic table (asm-generic/unistd.h) */
+#define NR_MPROTECT	226
+#define NR_MUNMAP	215
+#define NR_BRK		214
+#define NR_MREMAP	216
+#define NR_MADVISE	233
+#define NR_MLOCK	228
+#define NR_MLOCKALL	230
+#define NR_MLOCK2	284
+#define NR_SHMAT	196
+#define NR_SHMDT	197
+#elif defined(__x86_64__) || defined(__TARGET_ARCH_x86)
 #define NR_MMAP		9
 #define NR_MPROTECT	10
 #define NR_MUNMAP	11
@@ -28,13 +47,11 @@
 #define NR_MLOCK	149
 #define NR_MLOCKALL	151
 #define NR_MLOCK2	325
-/*
- * SysV shared memory (MPICH's UCX segments). The kernel side puts the
- * segment's length in args[1] of both records (in place of shmat's
- * requested address, unused: the call returns where it mapped it).
- */
 #define NR_SHMAT	30
 #define NR_SHMDT	67
+#else
+#error "memattr.h: the memory syscalls' numbers are known for x86-64 and arm64"
+#endif
 
 /*
  * ev_syscall.flags. A private mmap of a shared object (the loader mapping a

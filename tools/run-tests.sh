@@ -1,6 +1,7 @@
 #!/bin/bash
 # Everything CI runs: dependencies, build, unit tests, integration tests,
-# then the hardening checks: the unit tests, fixture reports and one real
+# the kernel matrix (README, "Kernels") and the arm64 build, then the
+# hardening checks: the unit tests, fixture reports and one real
 # 4-rank trace + report under ASan+UBSan, and every fuzzer for FUZZ_SECONDS
 # (18 s each by default, 5 harnesses: under 2 minutes with their build).
 # Must run as root: the integration tests load BPF programs and trace real
@@ -16,6 +17,8 @@ fi
 tools/install-deps.sh
 make
 make test
+tools/kernel-matrix.sh		# the same tree under Debian's 6.1 and 6.12 kernels (qemu)
+tools/arm64/check.sh		# the arm64 cross-build and its unit tests (qemu-user)
 make sanitize-test
 tools/sanitize-test.sh trace build-san/memattr-bpf
 make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-18}"

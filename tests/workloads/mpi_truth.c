@@ -4,7 +4,10 @@
  * attribution (issue: "charge memory to the library that asked for it").
  *
  *   mpi_truth --log-dir DIR [--go-file PATH] [--unit-mib U] [--plateau-ms MS]
- *             [--setup-ms MS]
+ *             [--setup-ms MS] [--go-timeout-s S]
+ *
+ * --go-timeout-s: how long a rank waits for the go file (60 s; a VM under
+ * software emulation, tools/vmtest, needs more).
  *
  * Each rank R works in units of (R+1)*U MiB and goes through the phases in
  * the table below, each followed by a plateau: the program's own large and
@@ -263,7 +266,7 @@ static long long rss_now(void)
 int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE");
-	long unit_mib = 1, plateau_ms = 600;
+	long unit_mib = 1, plateau_ms = 600, go_timeout_s = 60;
 	char first[64], last[64];
 	long long rss_before_init, init_growth;
 	int rank;
@@ -294,6 +297,8 @@ int main(int argc, char **argv)
 			plateau_ms = parse_long("mpi_truth", a, v);
 		else if (!strcmp(a, "--setup-ms"))
 			parse_long("mpi_truth", a, v);	/* done before MPI_Init */
+		else if (!strcmp(a, "--go-timeout-s"))
+			go_timeout_s = parse_long("mpi_truth", a, v);
 		else
 			die("mpi_truth: unknown option %s", a);
 		i++;
@@ -306,7 +311,7 @@ int main(int argc, char **argv)
 	expect_open(log_dir, rank);
 	log_event("mpi_init_rss_growth", init_growth > 0 ? (size_t)init_growth : 0);
 	log_event("ready", 0);
-	wait_for_go(rank, go_file, 60);
+	wait_for_go(rank, go_file, (int)go_timeout_s);
 	log_event("start", 0);
 	snprintf(last, sizeof(last), "start");
 	for (size_t i = 0; i < NPHASES; i++) {

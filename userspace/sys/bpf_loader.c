@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_loader.h"
@@ -145,6 +147,73 @@ static void find_fault_frame(struct bpf_tracer *t)
 			"not found: ma_fault_user gives their address", pos);
 }
 
+/*
+ * What the running kernel offers that the programs' variants depend on,
+ * read from its BTF before load (the programs of the other variant are not
+ * loaded: the verifier would refuse them).
+ */
+struct kernel_feats {
+	bool exit_group_dead;	/* sched_process_exit passes group_dead (6.18; not 6.12) */
+	bool rdonly_cast;	/* the bpf_rdonly_cast kfunc (6.2) */
+	bool percpu_rss;	/* RSS counters are percpu_counters (6.2), not struct mm_rss_stat */
+	bool uprobe_multi;	/* uprobe_multi links (6.6) */
+	bool fault_tps;		/* exceptions:page_fault_user/kernel (x86 only) */
+};
+
+/* Whether enum name of btf has the value val_name. */
+static bool enum_has(const struct btf *btf, const char *name, const char *val_name)
+{
+	__s32 id = btf__find_by_name_kind(btf, name, BTF_KIND_ENUM);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	const struct btf_enum *e = t ? btf_enum(t) : NULL;
+
+	for (int i = 0; e && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), val_name))
+			return true;
+	return false;
+}
+
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	return uname(&u) ? "unknown" : u.release;
+}
+
+/* The number of arguments of raw tracepoint name, -1 when it is unknown. */
+static int tp_nargs(const struct btf *btf, const char *name)
+{
+	char tname[96];
+	const struct btf_type *t;
+	__s32 id;
+
+	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, id);			/* typedef -> pointer -> prototype */
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	if (!t || !btf_is_func_proto(t))
+		return -1;
+	return btf_vlen(t) - 1;				/* the first is the context */
+}
+
+static void probe_kernel(struct kernel_feats *f)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	memset(f, 0, sizeof(*f));
+	if (!btf)
+		return;		/* the load then says what is missing */
+	f->exit_group_dead = tp_nargs(btf, "sched_process_exit") >= 2;
+	f->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0;
+	f->percpu_rss = btf__find_by_name_kind(btf, "mm_rss_stat", BTF_KIND_STRUCT) < 0;
+	f->uprobe_multi = enum_has(btf, "bpf_attach_type", "BPF_TRACE_UPROBE_MULTI");
+	f->fault_tps = tp_nargs(btf, "page_fault_user") >= 0 && tp_nargs(btf, "page_fault_kernel") >= 0;
+	btf__free(btf);
+}
+
 /* The calls of memattr.h's NR_*, by their tracepoints' names. */
 static const char *const memory_syscalls[TRACER_SYSCALLS] = {
 	"mmap", "mprotect", "munmap", "brk", "mremap", "madvise",
@@ -175,6 +244,7 @@ static int attach_syscalls(struct bpf_tracer *t, char *err, size_t errlen)
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
 		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
+	struct kernel_feats feats;
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -211,6 +281,25 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 		bpf_program__set_expected_attach_type(uprobe_prog(t, i), ATTACH_UPROBE_MULTI);
 		bpf_program__set_autoload(uprobe_prog(t, i), on);
 	}
+	probe_kernel(&feats);
+	/* A mode that needs what this kernel lacks is refused before anything is loaded. */
+	if ((mpi_calls || heap) && !feats.uprobe_multi) {
+		snprintf(err, errlen, "%s needs uprobe_multi links, which Linux 6.6 brought; this kernel (%s) lacks them",
+			 mpi_calls ? "--mpi-calls" : "--heap", kernel_release());
+		goto fail;
+	}
+	bpf_program__set_autoload(t->skel->progs.ma_exit, feats.exit_group_dead);
+	bpf_program__set_autoload(t->skel->progs.ma_exit_task, !feats.exit_group_dead);
+	t->skel->rodata->have_rdonly_cast = feats.rdonly_cast;
+	/*
+	 * The faults' frame is searched for where rss_stat fires inside each
+	 * fault (percpu counters); before 6.2 it fires every 64 faults.
+	 */
+	fault_frame = fault_frame && feats.rdonly_cast && feats.percpu_rss;
+	bpf_program__set_autoload(t->skel->progs.ma_find_fault_frame, fault_frame);
+	/* Without them (arm64) a fault's address comes only from its frame. */
+	bpf_program__set_autoload(t->skel->progs.ma_fault_user, feats.fault_tps);
+	bpf_program__set_autoload(t->skel->progs.ma_fault_kernel, feats.fault_tps);
 	ret = memattr_bpf__load(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with --verbose for the verifier log)",
@@ -238,7 +327,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (fault_frame)
 		find_fault_frame(t);
-	if (!t->skel->bss->fault_frame_pos) {
+	if (!t->skel->bss->fault_frame_pos && feats.fault_tps) {
 		t->skel->links.ma_fault_user = bpf_program__attach(t->skel->progs.ma_fault_user);
 		if (!t->skel->links.ma_fault_user) {
 			snprintf(err, errlen, "cannot attach ma_fault_user: %s", strerror(errno));
