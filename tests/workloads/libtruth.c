@@ -35,6 +35,13 @@ static int attach_segment(size_t len)
 
 int truth_lib_alloc(size_t large, size_t small_total, size_t map)
 {
+	if (truth_lib_hold(large, small_total, map))
+		return -1;
+	return attach_segment(map);
+}
+
+int truth_lib_hold(size_t large, size_t small_total, size_t map)
+{
 	large_block = malloc(large);
 	if (!large_block)
 		return -1;
@@ -54,7 +61,7 @@ int truth_lib_alloc(size_t large, size_t small_total, size_t map)
 	if (map_block == MAP_FAILED)
 		return -1;
 	memset(map_block, 0x7c, map);
-	return attach_segment(map);
+	return 0;
 }
 
 size_t truth_lib_bytes(void)
@@ -68,6 +75,13 @@ size_t truth_lib_bytes(void)
 	if (shm_block)
 		held += map_len;
 	return held;
+}
+
+void truth_lib_release_blocks(void)
+{
+	free(large_block);
+	munmap(map_block, map_len);
+	large_block = map_block = NULL;
 }
 
 void truth_lib_free(void)
