@@ -703,7 +703,7 @@ int procfs_pagemap_present(int fd, uint64_t start, size_t npages, bool *present)
 int procfs_parse_thread_regs(const char *text, uint64_t *sp, uint64_t *pc)
 {
 	unsigned long long v[9];
-	long long nr;
+	long long nr = 0;
 	int n;
 
 	if (!strncmp(text, "running", 7))
@@ -715,7 +715,7 @@ int procfs_parse_thread_regs(const char *text, uint64_t *sp, uint64_t *pc)
 		*pc = v[7];
 		return 0;
 	}
-	if (nr == -1 && n == 3) {
+	if (n == 3 && nr == -1) {
 		*sp = v[0];
 		*pc = v[1];
 		return 0;
