@@ -59,7 +59,7 @@ struct infer_area {
  */
 typedef int64_t (*infer_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
-#define INFER_MAX_NODES		(1u << 18)	/* allocations told apart per process (6 MiB) */
+#define INFER_MAX_NODES		(1u << 19)	/* allocations told apart per process (12 MiB, + 2 MiB queue) */
 #define INFER_SAMPLE_ABOVE	(64u << 10)	/* larger blocks are sampled before being read whole */
 #define INFER_SAMPLES		32		/* places sampled, 8 words each */
 #define INFER_BLOCK		(64u << 10)	/* read unit */
