@@ -315,9 +315,12 @@ static void test_libc_owns_nothing(void **state)
 #define TSTACK		0x7f7000000000ULL
 
 /*
- * A stack, innermost first: a word of libc's frame, a return address into
- * the program, the program's locals, a return into MPI, MPI's locals, a
- * return into libc (the thread's start), what lies above (TLS).
+ * A stack, innermost first: libc's frame, a return address into the
+ * program, the program's frame, a return into MPI, MPI's frame, a return
+ * into libc (the thread's start), what lies above (TLS). The six words
+ * right below a return address are where the callee saved the caller's
+ * registers: they count for the caller and for the callee (the tie rule
+ * decides: the program, then libraries, then MPI; libc never).
  */
 static void test_stack_frames(void **state)
 {
@@ -328,27 +331,33 @@ static void test_stack_frames(void **state)
 	uint64_t w = TSTACK + 2 * PG;
 
 	(void)state;
-	page_chunks(&im, 8);
+	page_chunks(&im, 10);
 	roots(&im, a, &n);
-	a[n++] = area(HEAP, HEAP + 8 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	a[n++] = area(HEAP, HEAP + 10 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
 	a[n++] = area(CODE_APP, CODE_APP + PG, AREA_CODE, COMP_APP);
 	a[n++] = area(CODE_MPI, CODE_MPI + PG, AREA_CODE, MPI);
 	a[n++] = area(CODE_LIBC, CODE_LIBC + PG, AREA_CODE, LIBC);
-	a[n++] = (struct infer_area){ TSTACK, TSTACK + 4 * PG, AREA_STACK, COMP_APP, true,
-				      w, CODE_LIBC + 0x10 };
+	a[n] = area(TSTACK, TSTACK + 4 * PG, AREA_STACK, COMP_APP);
+	a[n].claim = true;
+	a[n].sp = w;
+	a[n++].pc = CODE_LIBC + 0x10;
 	seg_new(&im, TSTACK, 4 * PG);
 	put(&im, w, P(0));			/* libc's frame (the pc is in libc) */
-	put(&im, w + 8, CODE_APP + 0x20);	/* return into the program */
-	put(&im, w + 16, P(1));			/* the program's local */
-	put(&im, w + 24, CODE_MPI + 0x40);	/* return into MPI */
-	put(&im, w + 32, P(2));			/* MPI's local */
-	put(&im, w + 40, CODE_LIBC + 0x80);	/* return into libc: start_thread */
-	put(&im, w + 48, P(3));			/* libc's frame */
-	put(&im, w + 56, P(4));			/* above every return address: TLS */
+	put(&im, w + 56, CODE_APP + 0x20);	/* return into the program */
+	put(&im, w + 64, P(1));			/* the program's local */
+	put(&im, w + 112, P(6));		/* MPI's register, saved by the program's function */
+	put(&im, w + 176, P(7));		/* libc's register or MPI's local: MPI's */
+	put(&im, w + 120, CODE_MPI + 0x40);	/* return into MPI */
+	put(&im, w + 128, P(2));		/* MPI's local */
+	put(&im, w + 184, CODE_LIBC + 0x80);	/* return into libc: start_thread */
+	put(&im, w + 192, P(3));		/* libc's frame */
+	put(&im, w + 256, P(4));		/* above every return address: TLS */
 	put(&im, w - 8, P(5));			/* below the stack pointer: dead */
 	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
 	assert_int_equal(owner_at(&res, P(0)), COMP_UNATTRIBUTED);
 	assert_int_equal(owner_at(&res, P(1)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(6)), COMP_APP);	/* a tie: the program's */
+	assert_int_equal(owner_at(&res, P(7)), MPI);
 	assert_int_equal(owner_at(&res, P(2)), MPI);
 	assert_int_equal(owner_at(&res, P(3)), COMP_UNATTRIBUTED);
 	assert_int_equal(owner_at(&res, P(4)), COMP_UNATTRIBUTED);
@@ -358,10 +367,11 @@ static void test_stack_frames(void **state)
 	infer_result_free(&res);
 
 	/* Only the program's frames: its stack is `stack`. */
-	put(&im, w + 24, 0);
+	put(&im, w + 120, 0);
 	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
 	assert_int_equal(owner_at(&res, TSTACK), COMP_STACK);
 	assert_int_equal(owner_at(&res, P(2)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(6)), COMP_APP);
 	infer_result_free(&res);
 	image_free(&im);
 }

@@ -236,14 +236,51 @@ static void reach_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
 			reach(in, w[i]);
 }
 
-/* Highest return address of a stack: above it lie the thread's descriptor and TLS. */
+/*
+ * A stack, read from its stack pointer up. A word that points into code is
+ * taken as a return address: the words above it are its function's frame.
+ * Right below a return address lie the registers the callee saved at its
+ * entry (x86-64: up to six, rbx, rbp, r12-r15): values that were live in
+ * the caller's frame, not the callee's -- a pointer a function kept in a
+ * register across a call is there. Those words count for the caller too. Above
+ * the outermost return address lie the thread's descriptor and TLS.
+ */
+#define SAVED_REGS	6
+
 struct stack_scan {
 	struct infer *in;
 	comp_id frame;		/* owner of the frame the next word lies in */
 	uint64_t top_ret;	/* address of the outermost return address */
 	comp_id top_owner;	/* the outermost frame's owner outside libc */
 	bool roots;		/* second pass: words are roots */
+	uint64_t pend[SAVED_REGS];	/* the words since the last return address */
+	unsigned int npend;
 };
+
+static void stack_root(struct stack_scan *s, uint64_t w, comp_id owner)
+{
+	struct infer *in = s->in;
+
+	if (tie_class(in, owner) != in->pass || w < in->lo || w >= in->hi)
+		return;
+	in->root_owner = owner == COMP_STACK ? COMP_APP : owner;
+	reach(in, w);
+}
+
+/*
+ * The words waiting below a return address: saved registers of the caller
+ * (owner), or the callee's own first locals when it saved fewer -- both
+ * frames' roots, the tie rule decides (main's locals right below its
+ * return into libc stay the program's).
+ */
+static void stack_flush(struct stack_scan *s, comp_id owner)
+{
+	for (unsigned int i = 0; i < s->npend; i++) {
+		stack_root(s, s->pend[i], owner);
+		stack_root(s, s->pend[i], s->frame);
+	}
+	s->npend = 0;
+}
 
 static void stack_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
 {
@@ -255,7 +292,8 @@ static void stack_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
 		const struct infer_area *code = find_code(in, w[i]);
 
 		if (code) {
-			/* A return address into code: the words above are its function's frame. */
+			if (s->roots && at <= s->top_ret)
+				stack_flush(s, code->owner);
 			s->frame = code->owner;
 			if (!s->roots) {
 				s->top_ret = at;
@@ -264,12 +302,14 @@ static void stack_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
 			}
 			continue;
 		}
-		if (!s->roots || at > s->top_ret || tie_class(in, s->frame) != in->pass)
+		if (!s->roots || at > s->top_ret)
 			continue;
-		if (w[i] >= in->lo && w[i] < in->hi) {
-			in->root_owner = s->frame == COMP_STACK ? COMP_APP : s->frame;
-			reach(in, w[i]);
+		if (s->npend == SAVED_REGS) {
+			stack_root(s, s->pend[0], s->frame);
+			memmove(s->pend, s->pend + 1, (SAVED_REGS - 1) * sizeof(*s->pend));
+			s->npend--;
 		}
+		s->pend[s->npend++] = w[i];
 	}
 }
 
@@ -296,14 +336,15 @@ static void scan_roots(struct infer *in, int pass)
 			in->root_owner = a->owner;
 			infer_mem_words(&in->mem, a->start, a->end - a->start, reach_words, in);
 		} else if (a->kind == AREA_STACK) {
-			struct stack_scan s = { in, stack_first_frame(in, a), a->end,
-						COMP_UNATTRIBUTED, false };
+			struct stack_scan s = { .in = in, .frame = stack_first_frame(in, a),
+						.top_ret = a->end, .top_owner = COMP_UNATTRIBUTED };
 			uint64_t from = stack_from(a);
 
 			infer_mem_words(&in->mem, from, a->end - from, stack_words, &s);
 			s.roots = true;
 			s.frame = stack_first_frame(in, a);
 			infer_mem_words(&in->mem, from, a->end - from, stack_words, &s);
+			stack_flush(&s, s.frame);
 		}
 	}
 }
@@ -444,7 +485,8 @@ static int claim_stacks(struct infer *in)
 
 	for (size_t i = 0; i < in->nareas; i++) {
 		const struct infer_area *a = &in->areas[i];
-		struct stack_scan s = { in, a->owner, a->end, COMP_UNATTRIBUTED, false };
+		struct stack_scan s = { .in = in, .frame = a->owner, .top_ret = a->end,
+					.top_owner = COMP_UNATTRIBUTED };
 		uint64_t from;
 
 		if (a->kind != AREA_STACK || !a->claim)
