@@ -404,6 +404,14 @@ static void test_merged_mapping(void **state)
 	assert_int_equal(owner_at(&res, ANON + 7 * PG), MPI);
 	assert_int_equal(owner_at(&res, ANON + 10 * PG - 1), MPI);
 	infer_result_free(&res);
+
+	/* Aligned like an arena's heap but no chunks where they would be: split the same. */
+	a[n - 1].kind = AREA_ARENA;
+	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
+	assert_int_equal(res.nodes, 3);
+	assert_int_equal(owner_at(&res, ANON + 3 * PG), LIB);
+	assert_int_equal(owner_at(&res, ANON + 7 * PG), MPI);
+	infer_result_free(&res);
 	image_free(&im);
 }
 

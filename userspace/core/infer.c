@@ -21,6 +21,8 @@ struct node {
 	comp_id owner;		/* COMP_UNATTRIBUTED until reached */
 	uint8_t state;
 	bool chunk;		/* a malloc chunk (not a raw block) */
+	bool peeked;		/* its words were looked at while the heap was walked */
+	bool ptrs;		/* ... and one of them may point into an allocation */
 };
 
 struct infer {
@@ -33,6 +35,7 @@ struct infer {
 	struct node *nodes;		/* sorted by start, not overlapping */
 	size_t nnodes, cap;
 	uint64_t lo, hi;		/* no node outside [lo, hi) */
+	uint64_t alo, ahi;		/* no allocation outside [alo, ahi): the areas split */
 	uint32_t *queue;		/* node indices, each at most once */
 	size_t qtail;
 	comp_id root_owner;		/* of the words being scanned */
@@ -71,7 +74,8 @@ static int add_node(struct infer *in, uint64_t start, uint64_t end, bool chunk)
 		in->nodes = n;
 		in->cap = cap;
 	}
-	in->nodes[in->nnodes++] = (struct node){ start, end, COMP_UNATTRIBUTED, NODE_UNSEEN, chunk };
+	in->nodes[in->nnodes++] = (struct node){ start, end, COMP_UNATTRIBUTED, NODE_UNSEEN, chunk,
+						 false, false };
 	in->res->chunks += chunk;
 	return 0;
 }
@@ -88,16 +92,38 @@ struct chunk_walk {
 	int err;
 };
 
+static void peek_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
+{
+	struct infer *in = ctx;
+	struct node *last = &in->nodes[in->nnodes - 1];
+
+	(void)addr;
+	for (size_t i = 0; i < n && !last->ptrs; i++)
+		last->ptrs = w[i] >= in->alo && w[i] < in->ahi;
+}
+
+/*
+ * A small chunk's words are in the blocks the walk reads anyway: whether
+ * any could point into an allocation is noted now, so that a chunk of
+ * numbers is not read a second time when it is reached.
+ */
 static int on_chunk(void *ctx, uint64_t start, uint64_t end, bool in_use)
 {
 	struct chunk_walk *w = ctx;
+	struct node *n;
 
 	if (!in_use)
 		return 0;
 	if (full(w->in))
 		return 1;
 	w->err = add_node(w->in, start, end, true);
-	return w->err != 0;
+	if (w->err)
+		return 1;
+	n = &w->in->nodes[w->in->nnodes - 1];
+	if (end - start <= INFER_BLOCK)
+		n->peeked = infer_mem_words(&w->in->mem, start + 16, end - start - 16, peek_words,
+					    w->in);
+	return 0;
 }
 
 /* Chunks from first to end; what the walk could not read is one raw block. */
@@ -157,8 +183,12 @@ static int build_nodes(struct infer *in)
 			break;
 		case AREA_ARENA:
 			first = heapwalk_arena_first(&in->mem, a->start, a->end, &used);
-			/* heap_info and the arena's malloc_state before first are malloc's own. */
-			ret = first ? walk_heap(in, first, used) : add_node(in, a->start, a->end, false);
+			/*
+			 * heap_info and the arena's malloc_state before first are
+			 * malloc's own. No chunks there: memory that only happens
+			 * to be aligned like an arena, split as any other.
+			 */
+			ret = first ? walk_heap(in, first, used) : split_alloc(in, a);
 			break;
 		case AREA_ALLOC:
 			ret = split_alloc(in, a);
@@ -397,7 +427,7 @@ static void walk(struct infer *in)
 
 			n->state = NODE_DONE;
 			in->res->reached++;
-			if (in->mem.over)
+			if (in->mem.over || (n->peeked && !n->ptrs))
 				continue;
 			if (n->end - n->start > INFER_SAMPLE_ABOVE && !sample_points(in, n)) {
 				in->res->skipped_sampled++;
@@ -536,6 +566,15 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 		if (in.areas[i].kind == AREA_CODE)
 			in.code[in.ncode++] = &in.areas[i];
 	qsort(in.code, in.ncode, sizeof(*in.code), cmp_code);
+	in.alo = UINT64_MAX;
+	for (size_t i = 0; i < nareas; i++)
+		if (in.areas[i].kind == AREA_HEAP || in.areas[i].kind == AREA_ARENA ||
+		    in.areas[i].kind == AREA_ALLOC) {
+			if (in.areas[i].start < in.alo)
+				in.alo = in.areas[i].start;
+			if (in.areas[i].end > in.ahi)
+				in.ahi = in.areas[i].end;
+		}
 
 	if ((ret = build_nodes(&in)))
 		goto out;
