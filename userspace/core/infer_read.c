@@ -97,11 +97,26 @@ static const struct thread_regs *thread_in(const struct thread_regs *t, size_t n
 }
 
 /*
+ * Right above a small PROT_NONE mapping: a thread stack above its guard
+ * (glibc's is a page, or the guard size asked for). The PROT_NONE rest of
+ * an arena's 64 MiB reservation lies above its heap, and is larger.
+ */
+#define GUARD_MAX	(64ULL << 10)
+
+static bool is_guarded(const struct collect *c, size_t i)
+{
+	const struct vma_brief *g = i ? &c->v[i - 1] : NULL;
+
+	return g && g->end == c->v[i].start && !strcmp(g->perms, "---p") && !g->file &&
+	       g->end - g->start <= GUARD_MAX && c->v[i].start % HEAP_MAX_SIZE;
+}
+
+/*
  * What each mapping is to the inference. Unowned anonymous memory is
  * split into allocations (the brk heap, other arenas' heaps at their
  * 64 MiB alignment, the rest as mmap'd chunks or raw blocks); a thread's
  * stack is the mapping its stack pointer lies in, or one right above a
- * PROT_NONE guard (glibc's; a running thread has no stack pointer to
+ * small PROT_NONE guard (glibc's; a running thread has no stack pointer to
  * read); owned writable memory (data, .bss) holds its owner's roots.
  */
 static size_t make_areas(struct proc *p, const struct collect *c, const struct thread_regs *th,
@@ -137,9 +152,7 @@ static size_t make_areas(struct proc *p, const struct collect *c, const struct t
 			continue;
 		} else if (owner != COMP_UNATTRIBUTED || (r && (r->flags & REGION_FROM_EVENT))) {
 			x->kind = AREA_ROOT;	/* a library's .bss, memory an event gave an owner */
-		} else if ((t = thread_in(th, nth, v->start, v->end)) ||
-			   (i && c->v[i - 1].end == v->start && !strcmp(c->v[i - 1].perms, "---p") &&
-			    !c->v[i - 1].file && v->start % HEAP_MAX_SIZE)) {
+		} else if ((t = thread_in(th, nth, v->start, v->end)) || is_guarded(c, i)) {
 			x->kind = AREA_STACK;
 			x->owner = COMP_APP;
 			x->claim = true;
