@@ -8,7 +8,6 @@
  * figures go to the sinks and its memory is freed.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,7 @@
 #include <unistd.h>
 
 #include "close_many.h"
-#include "infer_read.h"
+#include "infer_attach.h"
 #include "procfs.h"
 #include "modes_out.h"
 #include "tracker.h"
@@ -68,9 +67,6 @@ static struct proc *find_any(struct tracker *t, pid_t pid, struct session **in)
 	return NULL;
 }
 
-static struct sink_inferred *session_inferred(struct tracker *t, const struct session *s,
-					      bool create);
-
 /* The job as the sinks see it now. */
 static void job_view(struct tracker *t, const struct session *s, struct sink_job *j)
 {
@@ -103,12 +99,7 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->c.probing = o->mpi_calls || o->heap;
 	j->c.probes_attached = t->probes.attached;
 	j->c.probe_failures = t->probes.failed;
-	{
-		const struct sink_inferred *in = session_inferred(t, s, false);
-
-		if (in)
-			j->c.inferred = *in;
-	}
+	infer_attach_counters(t, s, &j->c.inferred);
 }
 
 static void add_site(struct proc *p, uint64_t site, const struct site_stats *st)
@@ -393,80 +384,6 @@ static void identify_late(struct tracker *t, struct session *s, struct proc *p)
 	update_kernel_flags(t, s, p);
 }
 
-static struct sink_inferred *session_inferred(struct tracker *t, const struct session *s,
-					      bool create)
-{
-	struct tracker_inferred *m;
-
-	for (size_t i = 0; i < t->ninferred; i++)
-		if (t->inferred[i].session == s->id)
-			return &t->inferred[i].sum;
-	if (!create)
-		return NULL;
-	m = realloc(t->inferred, (t->ninferred + 1) * sizeof(*m));
-	if (!m)
-		return NULL;
-	t->inferred = m;
-	memset(&m[t->ninferred], 0, sizeof(*m));
-	m[t->ninferred].session = s->id;
-	return &m[t->ninferred++].sum;
-}
-
-static void forget_inferred(struct tracker *t, const struct session *s)
-{
-	for (size_t i = 0; i < t->ninferred; i++)
-		if (t->inferred[i].session == s->id) {
-			t->inferred[i] = t->inferred[--t->ninferred];
-			return;
-		}
-}
-
-/*
- * A process that was running before we came: who holds the memory it
- * already has (infer_read.h), read once now, before its first sample.
- * Launched commands (still our image when added) have nothing yet.
- */
-static void infer_held(struct tracker *t, struct session *s, struct proc *p)
-{
-	unsigned int mib = t->opt->infer_budget_mib ? t->opt->infer_budget_mib :
-			   INFER_DEFAULT_BUDGET_MIB;
-	struct sink_inferred *sum;
-	struct proc_inferred in;
-
-	if (proc_infer(p, &s->cls, mib == UINT_MAX ? 0 : (uint64_t)mib << 20, &in))
-		return;
-	sum = session_inferred(t, s, true);
-	if (t->opt->verbose)
-		fprintf(stderr, "memattr-bpf: pid %d: inferred owners of %llu allocations in %.3f s "
-			"(%llu MiB read%s), %llu MiB left unattributed\n", p->pid,
-			(unsigned long long)in.allocations, in.seconds,
-			(unsigned long long)(in.bytes_read >> 20), in.budget_hit ? ", budget hit" : "",
-			(unsigned long long)(in.unattributed >> 20));
-	if (!sum)
-		return;
-	sum->processes++;
-	sum->seconds += in.seconds;
-	sum->wall_seconds += in.wall_seconds;
-	sum->bytes_read += in.bytes_read;
-	sum->allocations += in.allocations;
-	sum->unattributed += in.unattributed;
-	sum->budget_hits += in.budget_hit;
-	for (unsigned int i = 0; i < in.n; i++) {
-		const char *name = classify_name(&s->cls, in.by[i].owner);
-		unsigned int k;
-
-		for (k = 0; k < sum->n && strcmp(sum->by[k].name, name); k++)
-			;
-		if (k == sum->n) {
-			if (k == SINK_INFERRED_COMPS)
-				continue;	/* the first 16 components met: a job has fewer */
-			snprintf(sum->by[k].name, sizeof(sum->by[k].name), "%s", name);
-			sum->n++;
-		}
-		sum->by[k].bytes += in.by[i].bytes;
-	}
-}
-
 int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only)
 {
 	struct proc *p = session_find(s, pid);
@@ -503,8 +420,9 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 		retire(t, s, p);
 		return 0;
 	}
+	/* Running before we came: who holds what it has (infer_attach.h). */
 	if (p->account && timed_sync(t, s, p) && p->exec_seen && !t->opt->no_infer)
-		infer_held(t, s, p);
+		infer_attach(t, s, p);
 	return 0;
 }
 
@@ -1195,7 +1113,7 @@ static void end_session(struct tracker *t, struct session *s)
 		;
 	if (*pp)
 		*pp = s->next;
-	forget_inferred(t, s);
+	infer_attach_forget(t, s);
 	session_free(s);
 }
 
@@ -1309,9 +1227,7 @@ void tracker_finish(struct tracker *t)
 	warn_unused_user_specs(t);
 	free(t->spec_mapped);
 	t->spec_mapped = NULL;
-	free(t->inferred);
-	t->inferred = NULL;
-	t->ninferred = 0;
+	infer_attach_free(t);
 	/* Also without probes: mpi_fn_at's symbol tables are cached there. */
 	probes_free(&t->probes);
 }
