@@ -376,6 +376,46 @@ static void test_stack_frames(void **state)
 	image_free(&im);
 }
 
+/*
+ * A library's stack frames are roots only for what the modules' data and
+ * the program's frames do not reach: an unwritten slot of an MPI frame
+ * holds what an earlier call of the program left there.
+ */
+static void test_stack_after_data(void **state)
+{
+	struct image im = { 0 };
+	struct infer_area a[16];
+	struct infer_result res;
+	size_t n = 0;
+	uint64_t w = TSTACK + 2 * PG;
+
+	(void)state;
+	page_chunks(&im, 10);
+	roots(&im, a, &n);
+	a[n++] = area(HEAP, HEAP + 10 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	a[n++] = area(CODE_APP, CODE_APP + PG, AREA_CODE, COMP_APP);
+	a[n++] = area(CODE_MPI, CODE_MPI + PG, AREA_CODE, MPI);
+	a[n] = area(TSTACK, TSTACK + 4 * PG, AREA_STACK, COMP_APP);
+	a[n].sp = w;
+	a[n++].pc = CODE_MPI + 0x10;
+	seg_new(&im, TSTACK, 4 * PG);
+	put(&im, w, P(1));			/* MPI's frame: a stale pointer to 1 */
+	put(&im, w + 8, P(3));			/* ... and to 3 */
+	put(&im, w + 64, CODE_APP + 0x20);	/* return into the program */
+	put(&im, w + 72, P(0));			/* the program's local: its struct 0 */
+	put(&im, P(0), P(1));			/* ... points at its array 1 */
+	put(&im, w + 200, CODE_APP + 0x80);	/* the program's caller (main's) */
+	put(&im, DATA_LIB, P(2));		/* the library's data: 2 -> 3 */
+	put(&im, P(2), P(3));
+	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
+	assert_int_equal(owner_at(&res, P(0)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(1)), COMP_APP);	/* not MPI's, though nearer */
+	assert_int_equal(owner_at(&res, P(2)), LIB);
+	assert_int_equal(owner_at(&res, P(3)), LIB);		/* data before MPI's frames */
+	infer_result_free(&res);
+	image_free(&im);
+}
+
 /* A merged anonymous mapping: two mmap'd chunks and a raw block, each its own owner. */
 static void test_merged_mapping(void **state)
 {
@@ -498,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_reachability),
 		cmocka_unit_test(test_libc_owns_nothing),
 		cmocka_unit_test(test_stack_frames),
+		cmocka_unit_test(test_stack_after_data),
 		cmocka_unit_test(test_merged_mapping),
 		cmocka_unit_test(test_sampled_arrays),
 		cmocka_unit_test(test_budget),

@@ -37,7 +37,7 @@ struct infer {
 	uint64_t lo, hi;		/* no node outside [lo, hi) */
 	uint64_t alo, ahi;		/* no allocation outside [alo, ahi): the areas split */
 	uint32_t *queue;		/* node indices, each at most once */
-	size_t qtail;
+	size_t qhead, qtail;		/* walked up to qhead */
 	comp_id root_owner;		/* of the words being scanned */
 	int pass;			/* the tie-break class of the roots scanned */
 	struct infer_result *res;
@@ -356,16 +356,17 @@ static comp_id stack_first_frame(const struct infer *in, const struct infer_area
 }
 
 /* The words of every root of this tie class, in address order. */
-static void scan_roots(struct infer *in, int pass)
+/* The words of every root of this tie class, in address order: modules' data, stack frames. */
+static void scan_roots(struct infer *in, int pass, bool data, bool stacks)
 {
 	in->pass = pass;
 	for (size_t i = 0; i < in->nareas; i++) {
 		const struct infer_area *a = &in->areas[i];
 
-		if (a->kind == AREA_ROOT && tie_class(in, a->owner) == pass) {
+		if (data && a->kind == AREA_ROOT && tie_class(in, a->owner) == pass) {
 			in->root_owner = a->owner;
 			infer_mem_words(&in->mem, a->start, a->end - a->start, reach_words, in);
-		} else if (a->kind == AREA_STACK) {
+		} else if (stacks && a->kind == AREA_STACK) {
 			struct stack_scan s = { .in = in, .frame = stack_first_frame(in, a),
 						.top_ret = a->end, .top_owner = COMP_UNATTRIBUTED };
 			uint64_t from = stack_from(a);
@@ -416,7 +417,7 @@ static int cmp_queued(const void *a, const void *b, void *ctx)
  */
 static void walk(struct infer *in)
 {
-	size_t head = 0;
+	size_t head = in->qhead;
 
 	while (head < in->qtail) {
 		size_t end = in->qtail;
@@ -437,6 +438,7 @@ static void walk(struct infer *in)
 			infer_mem_words(&in->mem, n->start, n->end - n->start, reach_words, in);
 		}
 	}
+	in->qhead = head;
 }
 
 static int add_run(struct infer_result *res, size_t *cap, uint64_t start, uint64_t end,
@@ -583,8 +585,20 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 	in.queue = malloc((in.nnodes ? in.nnodes : 1) * sizeof(*in.queue));
 	if (!in.queue)
 		goto out;
-	for (int pass = 0; pass <= 2; pass++)
-		scan_roots(&in, pass);
+	/*
+	 * Every module's data and the program's stack frames first, nearest
+	 * root winning; then the other libraries' frames, for what is left:
+	 * a slot of a frame not written yet still holds what an earlier call
+	 * left there -- the program's pointers, in an MPI function's frame
+	 * while a rank waits in MPI -- and would be the nearest root to the
+	 * program's arrays.
+	 */
+	scan_roots(&in, 0, true, true);
+	for (int pass = 1; pass <= 2; pass++)
+		scan_roots(&in, pass, true, false);
+	walk(&in);
+	for (int pass = 1; pass <= 2; pass++)
+		scan_roots(&in, pass, false, true);
 	walk(&in);
 	if ((ret = make_runs(&in)) || (ret = claim_stacks(&in)))
 		goto out;

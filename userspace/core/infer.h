@@ -48,6 +48,7 @@ struct infer_area {
 	enum infer_kind kind;
 	comp_id owner;		/* ROOT, CODE: the module's; STACK: frames not told (app) */
 	bool claim;		/* STACK: a thread stack in no known region: give it an owner */
+	bool retake;		/* ALLOC: its regions' owner was a guess the inference replaces */
 	uint64_t sp;		/* STACK: the thread's stack pointer, 0 when not known */
 	uint64_t pc;		/* STACK: where it runs, 0 when not known */
 };

@@ -4,6 +4,9 @@
  * written back into the region table (infer_read.h).
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -27,7 +30,7 @@ struct thread_regs {
 };
 
 struct vma_brief {
-	uint64_t start, end;
+	uint64_t start, end, offset;
 	char perms[5];
 	bool file, heap, main_stack, special;
 };
@@ -53,7 +56,7 @@ static int collect_vma(const struct vma_info *v, void *arg)
 		c->v = m;
 		c->cap = cap;
 	}
-	c->v[c->n] = (struct vma_brief){ .start = v->start, .end = v->end,
+	c->v[c->n] = (struct vma_brief){ .start = v->start, .end = v->end, .offset = v->offset,
 					 .file = v->path[0] == '/',
 					 .heap = !strcmp(v->path, "[heap]"),
 					 .main_stack = !strcmp(v->path, "[stack]"),
@@ -112,6 +115,56 @@ static bool is_guarded(const struct collect *c, size_t i)
 }
 
 /*
+ * Where the .bss of the module whose writable data is mapped at d ends
+ * (its PT_LOAD's memory size, from the file the process maps: through
+ * map_files, no path to race), 0 when not known. The region table takes
+ * the whole anonymous mapping right above a module's data for its .bss;
+ * an allocation the kernel placed right there, merged with it, is not.
+ */
+static uint64_t bss_end(pid_t pid, const struct vma_brief *d)
+{
+	char path[96];
+	struct stat st;
+	uint64_t end = 0;
+	size_t n;
+	Elf *e;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)d->start, (unsigned long long)d->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
+		return 0;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && !elf_getphdrnum(e, &n))
+		for (size_t i = 0; i < n && !end; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_W) || (ph.p_offset & ~(PAGE - 1)) != d->offset)
+				continue;
+			end = d->start - (ph.p_vaddr & ~(PAGE - 1)) + ph.p_vaddr + ph.p_memsz;
+			end = (end + PAGE - 1) & ~(PAGE - 1);
+		}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return end;
+}
+
+/* The module's data right below v, when v is taken for its .bss. */
+static const struct vma_brief *data_below(const struct collect *c, size_t i)
+{
+	const struct vma_brief *d = i ? &c->v[i - 1] : NULL;
+
+	return d && d->file && d->end == c->v[i].start && !strcmp(d->perms, "rw-p") ? d : NULL;
+}
+
+/*
  * What each mapping is to the inference. Unowned anonymous memory is
  * split into allocations (the brk heap, other arenas' heaps at their
  * 64 MiB alignment, the rest as mmap'd chunks or raw blocks); a thread's
@@ -130,6 +183,7 @@ static size_t make_areas(struct proc *p, const struct collect *c, const struct t
 		comp_id owner = r ? r->owner : COMP_UNATTRIBUTED;
 		const struct thread_regs *t;
 		struct infer_area *x = &a[n];
+		uint64_t bss;
 
 		*x = (struct infer_area){ .start = v->start, .end = v->end, .owner = owner };
 		if (v->perms[2] == 'x' && v->file) {
@@ -150,6 +204,19 @@ static size_t make_areas(struct proc *p, const struct collect *c, const struct t
 			x->kind = AREA_HEAP;
 		} else if (v->special) {
 			continue;
+		} else if (owner != COMP_UNATTRIBUTED && r && !(r->flags & REGION_FROM_EVENT) &&
+			   data_below(c, i) && (bss = bss_end(p->pid, data_below(c, i))) &&
+			   bss < v->end) {
+			/* A .bss shorter than the mapping: the rest is allocations. */
+			if (bss > v->start) {
+				x->kind = AREA_ROOT;
+				x->end = bss;
+				a[++n] = (struct infer_area){ .start = bss, .end = v->end };
+				x = &a[n];
+			}
+			x->kind = AREA_ALLOC;
+			x->owner = COMP_UNATTRIBUTED;
+			x->retake = true;
 		} else if (owner != COMP_UNATTRIBUTED || (r && (r->flags & REGION_FROM_EVENT))) {
 			x->kind = AREA_ROOT;	/* a library's .bss, memory an event gave an owner */
 		} else if ((t = thread_in(th, nth, v->start, v->end)) || is_guarded(c, i)) {
@@ -200,6 +267,15 @@ static int64_t read_present(void *ctx, uint64_t addr, void *buf, size_t len)
 		i = j;
 	}
 	return got;
+}
+
+/* In an area whose owner was a guess (a .bss too long): the inference's owner replaces it. */
+static bool retaken(const struct infer_area *a, size_t n, uint64_t addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].retake && addr >= a[i].start && addr < a[i].end)
+			return true;
+	return false;
 }
 
 static void count_owner(struct proc_inferred *out, comp_id owner, uint64_t bytes)
@@ -258,7 +334,7 @@ int proc_infer(struct proc *p, const struct classifier *cls, uint64_t budget,
 		goto out;
 	ret = -ENOMEM;
 	th = malloc(MAX_THREADS * sizeof(*th));
-	areas = malloc((c.n ? c.n : 1) * sizeof(*areas));
+	areas = malloc((c.n ? 2 * c.n : 1) * sizeof(*areas));	/* a .bss split in two */
 	if (!th || !areas)
 		goto out;
 	nth = read_threads(p->pid, th, MAX_THREADS);
@@ -287,7 +363,9 @@ int proc_infer(struct proc *p, const struct classifier *cls, uint64_t budget,
 			fprintf(stderr, "memattr-bpf: infer pid %d run %#llx-%#llx %s, %lld KiB resident\n",
 				p->pid, (unsigned long long)r->start, (unsigned long long)r->end,
 				classify_name(cls, r->owner), (long long)resident / 1024);
-		if (r->owner != COMP_UNATTRIBUTED)
+		if (retaken(areas, nareas, r->start))
+			regions_set_owner(&p->regions, r->start, r->end, r->owner, false);
+		else if (r->owner != COMP_UNATTRIBUTED)
 			regions_set_owner(&p->regions, r->start, r->end, r->owner, true);
 		count_owner(out, r->owner, resident > 0 ? (uint64_t)resident : 0);
 	}
