@@ -12,7 +12,8 @@ plateau, by construction). Other workloads that write the same two files
 (mpi_dlopen: dlopen-rank-R.csv) are checked with --prefix. The tool's time axis is lined up with
 CLOCK_MONOTONIC through the /proc sampler (as check_csv.py does). In every
 plateau, each component's rss must be within --tol of its truth (the
-baseline value plus the expected growth), plus a floor of --floor-kib for
+baseline value plus the expected growth; with --absolute, the expected
+value itself: mpi_held's memory was all there before the tool came), plus a floor of --floor-kib for
 components whose truth is near zero: after free and malloc_trim, glibc
 keeps up to M_TOP_PAD (128 KiB) resident at the top of each arena, and
 mpi_truth's program has two (the main heap and its thread's), plus the
@@ -69,7 +70,8 @@ def check_rank(ck, a, rank, sampler, rank_pid):
             ck.fail(where, f"no sample inside the plateau ({hi - lo:.2f} s after margins)")
             continue
         if base is None:
-            base = {comp: inwin[0].get(comp, (0, 0))[0] for comp in expect}
+            base = {comp: 0 if a.absolute else inwin[0].get(comp, (0, 0))[0]
+                    for comp in expect}
         for comp, grow in expect.items():
             truth = base[comp] + grow
             tol = a.tol * truth + a.floor_kib * 1024
@@ -103,6 +105,9 @@ def main():
     ap.add_argument("--tol", type=float, default=0.05)
     ap.add_argument("--floor-kib", type=int, default=512)
     ap.add_argument("--margin", type=float, default=0.2)
+    ap.add_argument("--absolute", action="store_true",
+                    help="the expect files hold each component's whole size, not its "
+                         "growth over the first plateau (memory held before attach)")
     ap.add_argument("--prefix", default="truth",
                     help="the workload's event log is PREFIX-rank-R.csv")
     a = ap.parse_args()

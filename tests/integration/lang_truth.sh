@@ -6,7 +6,8 @@
 #
 #   truth_attached NP PREFIX TOL PROG ARGS...   (ARGS may use @LOGS@, @GO@)
 #   truth_launched NP PREFIX TOL PROG ARGS...
-# Both pass the tool the options in TOOL_ARGS, if set.
+# Both pass the tool the options in TOOL_ARGS, if set, and check_truth.py
+# those in TRUTH_CHECK_ARGS (--absolute).
 # truth_attached is truth_start_job (the job, up to its ready line; extra
 # launcher options in TRUTH_MPIRUN_ARGS) then truth_attach_check (attach by
 # --job, release the job, check), so a test can look at the running ranks
@@ -24,7 +25,8 @@ truth_check() {
 	run_checker "$out" --ranks "$np" --sampler "$TMPD/sampler.csv"
 	log "checking attribution: check_truth.py --prefix $prefix --tol $tol"
 	"$PY" "$IT_DIR/check_truth.py" "$out" --ranks "$np" --sampler "$TMPD/sampler.csv" \
-		--log-dir "$LOGS" --prefix "$prefix" --tol "$tol" --t-line "$T_LINE" ||
+		--log-dir "$LOGS" --prefix "$prefix" --tol "$tol" --t-line "$T_LINE" \
+		${TRUTH_CHECK_ARGS[@]+"${TRUTH_CHECK_ARGS[@]}"} ||
 		fail "attribution differs from the ground truth (above)"
 	log "run_info: $(grep -E '^(memory_requests|unwind_failures|unwind_fallbacks|unwind_us_per_request),' "$out/run_info.csv" | tr '\n' ' ')"
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Command-line parsing: the contract in DESIGN.md and the refusals of bad input. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,6 +61,30 @@ static void test_job_user(void **state)
 	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "4294967295", NULL), -1);
 	assert_int_equal(parse(&o, "--pid", "1", "--job-user", "root", NULL), -1);
 	assert_non_null(strstr(err, "--job-user applies to --job only"));
+}
+
+/* The inference at attach: on by default (budget 0: the default), --no-infer, a budget (0: no limit). */
+static void test_infer_options(void **state)
+{
+	struct options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--job", "1", NULL), 0);
+	assert_false(o.no_infer);
+	assert_int_equal(o.infer_budget_mib, 0);
+	cli_free(&o);
+	assert_int_equal(parse(&o, "--job", "1", "--no-infer", NULL), 0);
+	assert_true(o.no_infer);
+	cli_free(&o);
+	assert_int_equal(parse(&o, "--job", "1", "--infer-budget", "256", NULL), 0);
+	assert_int_equal(o.infer_budget_mib, 256);
+	cli_free(&o);
+	assert_int_equal(parse(&o, "--job", "1", "--infer-budget", "0", NULL), 0);
+	assert_int_equal(o.infer_budget_mib, UINT_MAX);
+	cli_free(&o);
+	assert_int_not_equal(parse(&o, "--job", "1", "--infer-budget", "1G", NULL), 0);
+	assert_non_null(strstr(err, "--infer-budget: '1G' is not a number of MiB"));
+	cli_free(&o);
 }
 
 static void test_all_options(void **state)
@@ -182,6 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_defaults),
 		cmocka_unit_test(test_job_user),
+		cmocka_unit_test(test_infer_options),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_pid_list),
 		cmocka_unit_test(test_launch_keeps_command_flags),

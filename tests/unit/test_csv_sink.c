@@ -194,6 +194,30 @@ static void test_run_info(void **state)
 	/* A field with a comma is quoted (RFC 4180). */
 	assert_non_null(strstr(text, "\ncommand_line,\"memattr-bpf --job 'a,b'\"\n"));
 	assert_null(strstr(text, "probes_attached"));	/* no probe mode */
+	assert_null(strstr(text, "infer"));		/* nothing inferred: no rows */
+	free(text);
+}
+
+/* What the attach inferred is told apart: per component, what stayed unattributed, the cost. */
+static void test_run_info_inferred(void **state)
+{
+	struct fixture *f = *state;
+	struct sink_job j = job(2.5);
+	char *text;
+
+	j.c.inferred = (struct sink_inferred){ .processes = 2, .seconds = 0.25, .wall_seconds = 0.5,
+					      .bytes_read = 1000, .allocations = 30,
+					      .unattributed = 4096, .n = 2 };
+	snprintf(j.c.inferred.by[0].name, sizeof(j.c.inferred.by[0].name), "app");
+	j.c.inferred.by[0].bytes = 1 << 20;
+	snprintf(j.c.inferred.by[1].name, sizeof(j.c.inferred.by[1].name), "lib:libtruth.so");
+	j.c.inferred.by[1].bytes = 8192;
+	f->s->ops->job_summary(f->s, &j, NULL, 0);
+	text = slurp(f, "run_info.csv");
+	assert_non_null(strstr(text, "\ninfer_processes,2\ninfer_cpu_s,0.250\ninfer_wall_s,0.500\n"
+				     "infer_bytes_read,1000\ninfer_allocations,30\ninfer_budget_hits,0\n"
+				     "inferred_unattributed_bytes,4096\ninferred_bytes:app,1048576\n"
+				     "inferred_bytes:lib:libtruth.so,8192\n"));
 	free(text);
 }
 
@@ -290,6 +314,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rows_ended_and_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_rewritten_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_info_inferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
 	};
 

@@ -1030,6 +1030,23 @@ static void test_slurm_cgroup_not(void **state)
 		assert_int_equal(procfs_parse_slurm_cgroup(not_slurm[i], &sc), -ENOENT);
 }
 
+/* /proc/PID/task/TID/syscall: a thread's stack pointer and pc, when it waits in the kernel. */
+static void test_thread_regs(void **state)
+{
+	uint64_t sp = 0, pc = 0;
+
+	(void)state;
+	assert_int_equal(procfs_parse_thread_regs("232 0x5 0x7ffd1000 0x10 0xffffffff 0x0 0x0 "
+						  "0x7ffd0ff0 0x7f00deadbeef\n", &sp, &pc), 0);
+	assert_int_equal(sp, 0x7ffd0ff0);
+	assert_int_equal(pc, 0x7f00deadbeef);
+	assert_int_equal(procfs_parse_thread_regs("-1 0x7ffc0000 0x401000\n", &sp, &pc), 0);
+	assert_int_equal(sp, 0x7ffc0000);
+	assert_int_equal(pc, 0x401000);
+	assert_int_equal(procfs_parse_thread_regs("running\n", &sp, &pc), -EAGAIN);
+	assert_int_equal(procfs_parse_thread_regs("garbage", &sp, &pc), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1059,6 +1076,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_cgroup_v1),
 		cmocka_unit_test(test_slurm_cgroup_v2),
 		cmocka_unit_test(test_slurm_cgroup_not),
+		cmocka_unit_test(test_thread_regs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,16 @@ void ftn_expect(const char *plateau, const char *first, const char *last, long l
 	fflush(expect_log);
 }
 
+/*
+ * The program holds app_bytes in all (mpi_held_ftn: memory held before the
+ * tool attaches, checked with check_truth.py --absolute): no other row.
+ */
+void ftn_expect_app(const char *plateau, const char *first, const char *last, long long app_bytes)
+{
+	fprintf(expect_log, "%s,%s,%s,app,%lld\n", plateau, first, last, app_bytes);
+	fflush(expect_log);
+}
+
 void ftn_wait_go(const char *go_file, int rank)
 {
 	wait_for_go(rank, go_file[0] ? go_file : NULL, 60);

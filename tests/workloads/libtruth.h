@@ -16,6 +16,16 @@
  */
 int truth_lib_alloc(size_t large, size_t small_total, size_t map);
 
+/*
+ * The same without the shared segment: memory a library holds in its
+ * statics only (the pre-attach workload, mpi_held: a segment's owner comes
+ * from its name, not from who points at it).
+ */
+int truth_lib_hold(size_t large, size_t small_total, size_t map);
+
+/* Free the large block and unmap the mapping (the small blocks stay). */
+void truth_lib_release_blocks(void);
+
 /* Bytes the library holds now (its blocks and its own bookkeeping array). */
 size_t truth_lib_bytes(void);
 

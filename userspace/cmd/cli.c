@@ -39,6 +39,9 @@ void cli_usage(FILE *f)
 	      "  --verbose           libbpf and attribution diagnostics on stderr\n"
 	      "  --no-fault-frame    a program at every page fault's entry gives its address, not the\n"
 	      "                      fault's own frame (for a kernel whose frames mislead the tool)\n"
+	      "  --infer-budget MIB  at attach, read at most MIB of each process's memory to infer who holds\n"
+	      "                      what it allocated before (default 1024; 0: no limit)\n"
+	      "  --no-infer          leave memory allocated before attach unattributed (no read of it)\n"
 	      "  --socket PATH       without root, --job asks the daemon here (default /run/memattr-bpf/memattr.sock)\n"
 	      "  --ready-fd FD       write one line to descriptor FD once every target is traced (launchers)\n"
 	      "  --help, --version\n", f);
@@ -79,7 +82,8 @@ enum {
 	OPT_JOB = 256, OPT_PID, OPT_OUTPUT, OPT_INTERVAL, OPT_PSS_INTERVAL,
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
 	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
-	OPT_SOCKET, OPT_READY_FD, OPT_NO_FAULT_FRAME, OPT_JOB_USER,
+	OPT_SOCKET, OPT_READY_FD, OPT_NO_FAULT_FRAME, OPT_JOB_USER, OPT_NO_INFER,
+	OPT_INFER_BUDGET,
 };
 
 static const struct option long_opts[] = {
@@ -104,6 +108,8 @@ static const struct option long_opts[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "no-fault-frame", no_argument, NULL, OPT_NO_FAULT_FRAME },
+	{ "no-infer", no_argument, NULL, OPT_NO_INFER },
+	{ "infer-budget", required_argument, NULL, OPT_INFER_BUDGET },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -203,6 +209,17 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		return 0;
 	case OPT_NO_FAULT_FRAME:
 		o->no_fault_frame = true;
+		return 0;
+	case OPT_NO_INFER:
+		o->no_infer = true;
+		return 0;
+	case OPT_INFER_BUDGET:
+		/* 0 is no limit: stored as UINT_MAX, 0 in options being the default. */
+		if (num_parse_uint(arg, 0, 1u << 30, &v)) {
+			snprintf(err, errlen, "--infer-budget: '%s' is not a number of MiB", arg);
+			return -1;
+		}
+		o->infer_budget_mib = v ? (unsigned int)v : UINT_MAX;
 		return 0;
 	case OPT_SOCKET:
 		o->socket = arg;

@@ -43,6 +43,8 @@ struct options {
 	bool heap;			/* --heap: probe the malloc family */
 	bool compress;			/* --compress: rank timelines as rank-<R>.csv.gz */
 	bool no_fault_frame;		/* --no-fault-frame: ma_fault_user gives faults' addresses */
+	bool no_infer;			/* --no-infer: memory held before attach stays unattributed */
+	unsigned int infer_budget_mib;	/* --infer-budget: MiB read per process, 0: the default */
 	bool verbose, quiet;
 };
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "close_many.h"
+#include "infer_attach.h"
 #include "procfs.h"
 #include "modes_out.h"
 #include "tracker.h"
@@ -99,6 +100,7 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->c.probing = o->mpi_calls || o->heap;
 	j->c.probes_attached = t->probes.attached;
 	j->c.probe_failures = t->probes.failed;
+	infer_attach_counters(t, s, &j->c.inferred);
 }
 
 static void add_site(struct proc *p, uint64_t site, const struct site_stats *st)
@@ -419,8 +421,9 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 		retire(t, s, p);
 		return 0;
 	}
-	if (p->account)
-		timed_sync(t, s, p);
+	/* Running before we came: who holds what it has (infer_attach.h). */
+	if (p->account && timed_sync(t, s, p) && p->exec_seen && !t->opt->no_infer)
+		infer_attach(t, s, p);
 	return 0;
 }
 
@@ -1112,6 +1115,7 @@ static void end_session(struct tracker *t, struct session *s)
 		;
 	if (*pp)
 		*pp = s->next;
+	infer_attach_forget(t, s);
 	session_free(s);
 }
 
@@ -1225,6 +1229,7 @@ void tracker_finish(struct tracker *t)
 	warn_unused_user_specs(t);
 	free(t->spec_mapped);
 	t->spec_mapped = NULL;
+	infer_attach_free(t);
 	/* Also without probes: mpi_fn_at's symbol tables are cached there. */
 	probes_free(&t->probes);
 }

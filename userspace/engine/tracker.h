@@ -75,6 +75,13 @@ struct tracker {
 	} ended[TRACKER_ENDED_RING];
 	unsigned int nended;
 
+	/* What each session's attach inferred (sink_inferred), by session id. */
+	struct tracker_inferred {
+		uint32_t session;
+		struct sink_inferred sum;
+	} *inferred;
+	size_t ninferred;
+
 	uint64_t events;		/* every record, routed or not */
 	uint64_t unknown_pid_events;
 	uint64_t ended_events;		/* records of processes or images no output showed, or

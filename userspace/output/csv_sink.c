@@ -184,6 +184,29 @@ static void csv_proc_end(struct sink *s, const struct sink_job *j, const struct 
 }
 
 /*
+ * What the attach inferred (owners of memory held before it), apart from
+ * what was observed: bytes per component (inferred_bytes:<component>),
+ * what stayed unattributed, and the cost. Rows only when it ran.
+ */
+static void write_inferred(FILE *f, const struct sink_inferred *in)
+{
+	if (!in->processes)
+		return;
+	fprintf(f, "infer_processes,%llu\n", (unsigned long long)in->processes);
+	fprintf(f, "infer_cpu_s,%.3f\n", in->seconds);
+	fprintf(f, "infer_wall_s,%.3f\n", in->wall_seconds);
+	fprintf(f, "infer_bytes_read,%llu\n", (unsigned long long)in->bytes_read);
+	fprintf(f, "infer_allocations,%llu\n", (unsigned long long)in->allocations);
+	fprintf(f, "infer_budget_hits,%llu\n", (unsigned long long)in->budget_hits);
+	fprintf(f, "inferred_unattributed_bytes,%llu\n", (unsigned long long)in->unattributed);
+	for (unsigned int i = 0; i < in->n; i++) {
+		fprintf(f, "inferred_bytes:");
+		csv_put_field(f, in->by[i].name);
+		fprintf(f, ",%llu\n", (unsigned long long)in->by[i].bytes);
+	}
+}
+
+/*
  * run_info.csv: how the run went, as key,value rows -- when it began,
  * events seen and dropped, requests whose caller was not found, probes
  * placed. The report shows them; a user should never have to guess whether
@@ -222,6 +245,7 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "events_unknown_pid,%llu\n", (unsigned long long)c->unknown_pid_events);
 	fprintf(f, "events_unplaced,%llu\n", (unsigned long long)c->unplaced_events);
 	fprintf(f, "events_of_ended_processes,%llu\n", (unsigned long long)c->ended_events);
+	write_inferred(f, &c->inferred);
 	if (c->probing)
 		fprintf(f, "probes_attached,%llu\nprobe_failures,%llu\n",
 			(unsigned long long)c->probes_attached, (unsigned long long)c->probe_failures);

@@ -44,6 +44,26 @@ struct sink_proc {
 	void **state;			/* this sink's slot in the process (NULL at first) */
 };
 
+/*
+ * What was inferred at attach for memory held before it (issue 31): told
+ * apart from what was observed. Summed over the job's processes.
+ */
+#define SINK_INFERRED_COMPS	16
+struct sink_inferred {
+	uint64_t processes;		/* processes whose memory was inferred */
+	double seconds;			/* the tool's CPU time for it */
+	double wall_seconds;
+	uint64_t bytes_read;		/* of the processes' memory */
+	uint64_t allocations;		/* allocations told apart (chunks, blocks) */
+	uint64_t unattributed;		/* resident bytes no owner was found for */
+	uint64_t budget_hits;		/* processes whose budget ended the reading */
+	unsigned int n;
+	struct {
+		char name[64];
+		uint64_t bytes;		/* resident bytes given to the component */
+	} by[SINK_INFERRED_COMPS];
+};
+
 /* How the job's tracing went: what run_info.csv and the summaries report. */
 struct sink_counters {
 	uint64_t events, rss_events, syscall_events;
@@ -64,6 +84,7 @@ struct sink_counters {
 	bool probing;
 	uint64_t probes_attached, probe_failures;
 	uint64_t output_errors;		/* files of the run that could not be written whole */
+	struct sink_inferred inferred;	/* at attach (processes == 0: none) */
 };
 
 /* The job as outputs see it. */

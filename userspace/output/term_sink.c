@@ -124,6 +124,17 @@ static void term_job_end(struct sink *s, const struct sink_job *j)
 	fprintf(f, "memory requests (mmap, brk, mprotect): %llu; requester not found on the stack: %llu%s\n",
 		(unsigned long long)c->requests, (unsigned long long)c->unwind_failures,
 		c->unwind_failures ? " (their memory is in unattributed)" : "");
+	if (c->inferred.processes) {
+		uint64_t given = 0;
+
+		for (unsigned int i = 0; i < c->inferred.n; i++)
+			given += c->inferred.by[i].bytes;
+		fprintf(f, "held before attach, owner inferred from who points at it: %.1f MiB in %llu process%s"
+			" (%.2f s of CPU); no owner found: %.1f MiB (run_info.csv: inferred_bytes:*)\n",
+			given / MIB, (unsigned long long)c->inferred.processes,
+			c->inferred.processes == 1 ? "" : "es", c->inferred.seconds,
+			c->inferred.unattributed / MIB);
+	}
 	fprintf(f, "events of unknown processes: %llu; fault addresses outside known regions: %llu (reread from maps)\n",
 		(unsigned long long)c->unknown_pid_events, (unsigned long long)c->unplaced_events);
 	if (c->traced_map_full || c->procs_refused)

@@ -677,6 +677,70 @@ int procfs_pagemap_open(pid_t pid)
 	return open_proc(pid, "pagemap");
 }
 
+int procfs_mem_open(pid_t pid)
+{
+	return open_proc(pid, "mem");
+}
+
+int procfs_pagemap_present(int fd, uint64_t start, size_t npages, bool *present)
+{
+	uint64_t buf[512], page = start / 4096;
+	size_t done = 0;
+
+	while (done < npages) {
+		size_t want = npages - done < 512 ? npages - done : 512;
+		ssize_t n = pread(fd, buf, want * 8, (off_t)((page + done) * 8));
+
+		if (n <= 0 || n % 8)
+			return n < 0 ? -errno : -EIO;
+		for (ssize_t i = 0; i < n / 8; i++)
+			present[done + (size_t)i] = buf[i] >> 63;
+		done += (size_t)n / 8;
+	}
+	return 0;
+}
+
+int procfs_parse_thread_regs(const char *text, uint64_t *sp, uint64_t *pc)
+{
+	unsigned long long v[9];
+	long long nr = 0;
+	int n;
+
+	if (!strncmp(text, "running", 7))
+		return -EAGAIN;
+	n = sscanf(text, "%lld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	if (n == 9) {
+		*sp = v[6];
+		*pc = v[7];
+		return 0;
+	}
+	if (n == 3 && nr == -1) {
+		*sp = v[0];
+		*pc = v[1];
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int procfs_read_thread_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[64], text[256];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	text[n] = '\0';
+	return procfs_parse_thread_regs(text, sp, pc);
+}
+
 int procfs_maps_open(pid_t pid)
 {
 	return open_proc(pid, "maps");

@@ -105,6 +105,27 @@ int procfs_query_file(int maps_fd, uint64_t addr, enum vma_query how, struct vma
 int procfs_pagemap_open(pid_t pid);
 int64_t procfs_pagemap_resident(int fd, uint64_t start, uint64_t end);
 
+/*
+ * /proc/PID/mem, for reading a running process's memory without stopping
+ * it (root, or PTRACE_MODE_ATTACH over it). -errno on failure.
+ */
+int procfs_mem_open(pid_t pid);
+
+/*
+ * Which pages of [start, start + npages * 4096) are in memory (pagemap
+ * bit 63): present[i] for page i. 0 or -errno.
+ */
+int procfs_pagemap_present(int fd, uint64_t start, size_t npages, bool *present);
+
+/*
+ * A thread's stack pointer and program counter while it waits in a
+ * syscall (/proc/PID/task/TID/syscall: "NR args... SP PC", or "-1 SP PC"
+ * when blocked outside one). -EAGAIN while it runs (no registers there
+ * without stopping it), -errno otherwise.
+ */
+int procfs_parse_thread_regs(const char *text, uint64_t *sp, uint64_t *pc);
+int procfs_read_thread_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc);
+
 /* ---- small files ---- */
 
 /* Resident set (VmRSS) in bytes from /proc/PID/statm. 0 or -errno. */
