@@ -1009,6 +1009,67 @@ static void test_slurm_cgroup_v2(void **state)
 	assert_string_equal(sc.step, "extern");
 }
 
+/* mkdir -p under root, each new directory owned by uid. */
+static void mkdirs(const char *root, const char *path, uid_t uid)
+{
+	char buf[512], *p;
+
+	snprintf(buf, sizeof(buf), "%s%s", root, path);
+	for (p = buf + strlen(root) + 1; ; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char c = *p;
+
+		*p = '\0';
+		if (!mkdir(buf, 0755))
+			assert_int_equal(chown(buf, uid, uid), 0);
+		*p = c;
+		if (!c)
+			break;
+	}
+}
+
+/*
+ * A cgroup path is Slurm's only if Slurm's directories are root's: a user
+ * with a delegated subtree can mkdir "slurm/uid_<O>/job_<J>/step_0" in it.
+ */
+static void test_slurm_cgroup_trust(void **state)
+{
+	char root[] = "/tmp/test_procfs_cg.XXXXXX", link[600], cmd[600];
+	struct slurm_cgroup sc;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();	/* the forged tree must belong to another user */
+	assert_non_null(mkdtemp(root));
+	/* v2, Slurm's: root's all the way down to slurmstepd.scope. */
+	mkdirs(root, "/system.slice/slurmstepd.scope/job_7/step_0", 0);
+	assert_int_equal(procfs_parse_slurm_cgroup("0::/system.slice/slurmstepd.scope/job_7/step_0\n", &sc), 0);
+	assert_string_equal(sc.anchor, "/system.slice/slurmstepd.scope");
+	assert_int_equal(procfs_slurm_cgroup_trusted(root, &sc), 0);
+	/* The same names below a user's delegated subtree: not Slurm's. */
+	mkdirs(root, "/user.slice/user@1000.service", 0);
+	assert_int_equal(chown(strcat(strcpy(link, root), "/user.slice/user@1000.service"), 1000, 1000), 0);
+	mkdirs(root, "/user.slice/user@1000.service/slurm/uid_1001/job_7/step_0", 1000);
+	assert_int_equal(procfs_parse_slurm_cgroup(
+		"0::/user.slice/user@1000.service/slurm/uid_1001/job_7/step_0\n", &sc), 0);
+	assert_int_equal(procfs_slurm_cgroup_trusted(root, &sc), -EPERM);
+	/* v1: the hierarchy's own mount; a link inside the path is not followed. */
+	mkdirs(root, "/freezer/slurm_node1/uid_1001/job_8/step_1", 0);
+	assert_int_equal(procfs_parse_slurm_cgroup("7:freezer:/slurm_node1/uid_1001/job_8/step_1\n", &sc), 0);
+	assert_string_equal(sc.controllers, "freezer");
+	assert_int_equal(procfs_slurm_cgroup_trusted(root, &sc), 0);
+	snprintf(link, sizeof(link), "%s/freezer/slurm_link", root);
+	assert_int_equal(symlink("slurm_node1", link), 0);
+	assert_int_equal(procfs_parse_slurm_cgroup("7:freezer:/slurm_link/uid_1001/job_8/step_1\n", &sc), 0);
+	assert_int_equal(procfs_slurm_cgroup_trusted(root, &sc), -EPERM);
+	/* A hierarchy that is not mounted: not believed. */
+	assert_int_equal(procfs_parse_slurm_cgroup("3:cpuset:/slurm_node1/uid_1001/job_8/step_1\n", &sc), 0);
+	assert_int_equal(procfs_slurm_cgroup_trusted(root, &sc), -EPERM);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Paths that are not a Slurm step: no job, however close they look. */
 static void test_slurm_cgroup_not(void **state)
 {
@@ -1076,6 +1137,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_cgroup_v1),
 		cmocka_unit_test(test_slurm_cgroup_v2),
 		cmocka_unit_test(test_slurm_cgroup_not),
+		cmocka_unit_test(test_slurm_cgroup_trust),
 		cmocka_unit_test(test_thread_regs),
 	};
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -304,8 +305,10 @@ static int parse_slurm_path(const char *path, struct slurm_cgroup *out)
 		 * v1: slurm or slurm_<node>; v2: slurmstepd.scope, or
 		 * <node>_slurmstepd.scope with several slurmd on one host.
 		 */
-		if (!strncmp(comp, "slurm", 5) || strstr(comp, "_slurmstepd.scope"))
+		if (!under_slurm && (!strncmp(comp, "slurm", 5) || strstr(comp, "_slurmstepd.scope"))) {
 			under_slurm = true;
+			snprintf(out->anchor, sizeof(out->anchor), "%.*s", (int)(p - path), path);
+		}
 		if (under_slurm && parse_job_component(comp, &out->job)) {
 			have_job = true;
 		} else if (have_job && !strncmp(comp, "step_", 5) && comp[5] &&
@@ -327,10 +330,67 @@ int procfs_parse_slurm_cgroup(const char *text, struct slurm_cgroup *out)
 		if (!c2 || (eol && c2 > eol))
 			continue;
 		memset(out, 0, sizeof(*out));
-		if (!parse_slurm_path(c2 + 1, out))
+		if (!parse_slurm_path(c2 + 1, out)) {
+			snprintf(out->controllers, sizeof(out->controllers), "%.*s",
+				 (int)(c2 - c1 - 1), c1 + 1);
 			return 0;
+		}
 	}
 	return -ENOENT;
+}
+
+/* Each directory from dirfd down path, opened without following links, root's? */
+static int dirs_owned_by_root(int dirfd, const char *path)
+{
+	char comp[256];
+	struct stat st;
+	int fd = dup(dirfd), next;
+
+	if (fd < 0)
+		return -errno;
+	for (const char *p = path; fd >= 0;) {
+		if (fstat(fd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+			break;
+		p = next_component(p, comp, sizeof(comp));
+		if (!comp[0]) {
+			close(fd);
+			return 0;
+		}
+		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
+	if (fd >= 0)
+		close(fd);
+	return -EPERM;
+}
+
+int procfs_slurm_cgroup_trusted(const char *cgroup_root, const struct slurm_cgroup *sc)
+{
+	/* v2: the unified mount (or the hybrid's "unified"); v1: the hierarchy's own mount. */
+	const char *v2[] = { "", "unified" };
+	const char *v1[] = { strncmp(sc->controllers, "name=", 5) ? sc->controllers : sc->controllers + 5 };
+	const char **sub = sc->controllers[0] ? v1 : v2;
+	size_t n = sc->controllers[0] ? 1 : 2;
+	char dir[PATH_MAX];
+	int root, ret;
+
+	if (!cgroup_root)
+		cgroup_root = "/sys/fs/cgroup";
+	for (size_t i = 0; i < n; i++) {
+		if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", cgroup_root, sub[i]) >= sizeof(dir))
+			continue;
+		/* The mount point may be a link (cpu -> cpu,cpuacct); nothing below it may. */
+		root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0)
+			continue;
+		ret = faccessat(root, sc->anchor + (sc->anchor[0] == '/'), F_OK, AT_SYMLINK_NOFOLLOW) ?
+		      -ENOENT : dirs_owned_by_root(root, sc->anchor);
+		close(root);
+		if (ret != -ENOENT)
+			return ret;
+	}
+	return -EPERM;
 }
 
 int procfs_read_slurm_cgroup(pid_t pid, struct slurm_cgroup *out)
@@ -340,7 +400,8 @@ int procfs_read_slurm_cgroup(pid_t pid, struct slurm_cgroup *out)
 
 	if (ret)
 		return ret;
-	return procfs_parse_slurm_cgroup(buf, out);
+	ret = procfs_parse_slurm_cgroup(buf, out);
+	return ret ? ret : procfs_slurm_cgroup_trusted(NULL, out);
 }
 
 /* ---- maps and smaps ---- */

@@ -54,12 +54,23 @@ bool environ_matches_job(const struct environ_buf *env, const char *jobid);
 struct slurm_cgroup {
 	uint64_t job;
 	char step[64];
+	/* Where Slurm's own directories start: "/slurm_<node>", "/system.slice/slurmstepd.scope". */
+	char anchor[256];
+	/* The v1 hierarchy's controllers ("freezer"); empty on v2. */
+	char controllers[64];
 };
 
 /* 0, or -ENOENT when the text names no Slurm step. */
 int procfs_parse_slurm_cgroup(const char *text, struct slurm_cgroup *out);
-/* The same for a live process: 0, -ENOENT, or -errno reading it. */
+/*
+ * The same for a live process, believed only if the cgroup directories down
+ * to Slurm's anchor, under cgroup_root (NULL: /sys/fs/cgroup), are root's: a
+ * user who may create cgroups (a delegated subtree) could otherwise build
+ * "slurm/uid_<O>/job_<J>" and claim another user's job. 0, -ENOENT, -EPERM
+ * (named Slurm but not Slurm's), or -errno reading it.
+ */
 int procfs_read_slurm_cgroup(pid_t pid, struct slurm_cgroup *out);
+int procfs_slurm_cgroup_trusted(const char *cgroup_root, const struct slurm_cgroup *sc);
 
 /* ---- /proc/PID/maps and smaps ---- */
 
