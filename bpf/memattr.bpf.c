@@ -466,14 +466,12 @@ struct anchor_walk {
 };
 
 /* Before 6.2: counter member of the mm at key, read as the atomic it is. */
-static __always_inline __s64 old_rss_count(__u64 key, int member)
+/* False when the counter could not be read: a 0 taken for it would be a false delta. */
+static __always_inline bool old_rss_count(__u64 key, int member, __s64 *v)
 {
-	__s64 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), (void *)(key +
-			      bpf_core_field_offset(struct mm_struct___old, rss_stat) +
-			      (member & (MEMATTR_NR_MEMBERS - 1)) * sizeof(atomic_long_t)));
-	return v;
+	return !bpf_probe_read_kernel(v, sizeof(*v), (void *)(key +
+				      bpf_core_field_offset(struct mm_struct___old, rss_stat) +
+				      (member & (MEMATTR_NR_MEMBERS - 1)) * sizeof(atomic_long_t)));
 }
 
 /* An id being filled by anchor_mm: no mm's address, so no lookup matches it. */
@@ -566,7 +564,8 @@ __noinline int anchor_mm(__u64 key, __u32 tgid)
 		return 0;
 	if (old_rss_counters()) {
 		for (int m = 0; m < MEMATTR_NR_MEMBERS; m++)
-			a->count[m] = old_rss_count(key, m);
+			if (!old_rss_count(key, m, &a->count[m]))
+				a->count[m] = 0;
 	} else {
 		/* Percpu counters came with Linux 6.2, as bpf_rdonly_cast did. */
 		w.mm = bpf_rdonly_cast((void *)key, bpf_core_type_id_kernel(struct mm_struct));
@@ -1453,7 +1452,8 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	}
 	if (old_rss_counters()) {
 		/* One atomic counter: its change since the last event, whoever made it. */
-		cnt = old_rss_count(key, member);
+		if (!old_rss_count(key, member, &cnt))
+			return 0;
 		delta = cnt - __sync_lock_test_and_set(&a->count[member & 3], cnt);
 	} else {
 		sl = bpf_map_lookup_elem(&mm_cpu_slots, &id);
