@@ -3,7 +3,8 @@
 # finding 10): `SUDO_UID=<user> memattr-bpf --output ~user/link/out`, where
 # link points into a directory only root may write, is refused in one line
 # and creates nothing there; the user's own path works as before, the
-# directory and its files the user's.
+# directory and its files the user's. A directory not the user's (a shared
+# one such as /tmp) is refused: root replaces and removes files in it.
 source "$(dirname "$0")/lib.sh"
 
 it_setup
@@ -22,6 +23,19 @@ SUDO_UID=$UID_ SUDO_GID=$GID_ SUDO_USER=$TEST_USER "$MEMATTR_BIN" --quiet --outp
 [ ! -e "$ROOTONLY/out" ] || fail "$ROOTONLY/out was created ($(stat -c '%U %a' "$ROOTONLY/out")) through the user's link"
 [ "$(wc -l <"$TMPD/a.err")" -eq 1 ] || fail "more than one line: $(cat "$TMPD/a.err")"
 log "refused (exit $rc): $(cat "$TMPD/a.err")"
+
+# A shared directory (sticky, like /tmp): root would replace or remove other
+# users' files in it (summary.csv, run_info.csv), sticky bit or not.
+SHARED=$TMPD/shared
+install -d -m 1777 "$SHARED"
+echo "another user's" >"$SHARED/summary.csv"
+rc=0
+SUDO_UID=$UID_ SUDO_GID=$GID_ SUDO_USER=$TEST_USER "$MEMATTR_BIN" --quiet --output "$SHARED" -- /bin/true \
+	>"$TMPD/s.out" 2>"$TMPD/s.err" || rc=$?
+[ "$rc" -ne 0 ] || fail "--output in a shared directory of root's: exit 0"
+assert_eq "$(cat "$SHARED/summary.csv")" "another user's" "the other user's summary.csv"
+[ "$(wc -l <"$TMPD/s.err")" -eq 1 ] || fail "more than one line: $(cat "$TMPD/s.err")"
+log "shared directory refused (exit $rc): $(cat "$TMPD/s.err")"
 
 SUDO_UID=$UID_ SUDO_GID=$GID_ SUDO_USER=$TEST_USER "$MEMATTR_BIN" --quiet --output "$U/out" -- /bin/sleep 0.5 \
 	>"$TMPD/b.out" 2>"$TMPD/b.err" || fail "--output in the user's own directory: exit $?: $(cat "$TMPD/b.err")"

@@ -177,6 +177,7 @@ static int open_fn(const char *arg, int *fd, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	size_t len = strlen(arg);
+	struct stat st;
 
 	if (len >= sizeof(path)) {
 		snprintf(err, errlen, "--output: path too long");
@@ -193,6 +194,14 @@ static int open_fn(const char *arg, int *fd, char *err, size_t errlen)
 	if (*fd < 0 || access(path, W_OK | X_OK)) {
 		snprintf(err, errlen, "output directory %s: %s", path,
 			 errno == ELOOP ? "is a symbolic link: give a real directory" : strerror(errno));
+		return -1;
+	}
+	/*
+	 * Root replaces and removes files in it (sticky bit or not): in a
+	 * shared directory (/tmp, a group's) those could be another user's.
+	 */
+	if (fstat(*fd, &st) || st.st_uid != getuid()) {
+		snprintf(err, errlen, "output directory %s is not yours: give a directory of your own", path);
 		return -1;
 	}
 	return 0;
