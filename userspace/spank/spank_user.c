@@ -14,15 +14,28 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "spank_memattr.h"
+
+/*
+ * slurmstepd's descriptors (its sockets, Slurm's files) must not reach a
+ * process the user owns: once it runs as the user, the user may ptrace it.
+ */
+static void close_inherited(int keep)
+{
+	if (keep > 3)
+		close_range(3, (unsigned int)keep - 1, 0);
+	close_range(keep >= 3 ? (unsigned int)keep + 1 : 3, ~0U, 0);
+}
 
 int ma_become(const struct ma_user *u)
 {
@@ -165,6 +178,7 @@ static void open_as_user(int sock, const struct ma_user *u, const char *dir, con
 	struct stat st;
 	int dfd, fds[2] = { -1, -1 };
 
+	close_inherited(sock);
 	if (ma_become(u)) {
 		say(&r, errno, "cannot become the job's user: %s", strerror(errno));
 		goto out;
@@ -197,6 +211,8 @@ out:
 	_exit(1);
 }
 
+static const struct timeval helper_deadline = { .tv_sec = 30 };
+
 int ma_open_outputs(const struct ma_user *u, const char *dir, const char *node, int *nodefd,
 		    int *logfd, char *why, size_t whylen)
 {
@@ -220,8 +236,12 @@ int ma_open_outputs(const struct ma_user *u, const char *dir, const char *node, 
 		snprintf(why, whylen, "fork: %s", strerror(errno));
 		return -1;
 	}
+	/* The helper is the user's: stopped or stuck on a slow file system, it may not hold the step. */
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &helper_deadline, sizeof(helper_deadline));
 	n = recv_reply(sv[0], &r, fds, 2);
 	close(sv[0]);
+	if (n < 0)
+		kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (n == 2 && !r.err) {
@@ -243,8 +263,10 @@ int ma_run_as_user(const struct ma_user *u, int (*fn)(void *arg), void *arg)
 
 	if (pid < 0)
 		return -1;
-	if (pid == 0)
+	if (pid == 0) {
+		close_inherited(-1);
 		_exit(ma_become(u) ? 126 : fn(arg) ? 1 : 0);
+	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -1;
