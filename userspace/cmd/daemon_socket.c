@@ -342,12 +342,16 @@ static void *answer_thread(void *arg)
 	serve(ds, w->fd, w->req);
 	close(w->fd);
 	free(w);
-	/* Before serving drops: daemon_socket_stop closes the pipe once it is 0. */
+	/*
+	 * The wakeup after serving drops, or the loop may wake, find every
+	 * thread still busy and sleep on a waiting request; under the lock,
+	 * as daemon_socket_stop closes the pipe only once serving is 0.
+	 */
+	pthread_mutex_lock(&ds->srv_lock);
+	ds->serving--;
 	if (write(ds->wake_pipe[1], "w", 1) < 0) {
 		/* Full: the loop is awake already. */
 	}
-	pthread_mutex_lock(&ds->srv_lock);
-	ds->serving--;
 	pthread_cond_broadcast(&ds->srv_done);
 	pthread_mutex_unlock(&ds->srv_lock);
 	return NULL;
