@@ -49,7 +49,7 @@ static void test_escape(void **state)
 	(void)state;
 	metrics_put_label(f, "a\\b\"c\nd");
 	fclose(f);
-	assert_string_equal(buf, "a\\\\b\\\"c\\nd");
+	assert_string_equal(buf, "a\\\\\\\\b\\\"c\\nd");
 	free(buf);
 }
 
@@ -67,6 +67,7 @@ static void test_escape_utf8(void **state)
 		{ "\xed\xa0\x80", "\\\\xed\\\\xa0\\\\x80" },	/* a surrogate */
 		{ "\xf4\x90\x80\x80", "\\\\xf4\\\\x90\\\\x80\\\\x80" },	/* past U+10FFFF */
 		{ "\x80x\"", "\\\\x80x\\\"" },
+		{ "\\xff", "\\\\\\\\xff" },			/* the text, not the byte */
 	};
 
 	(void)state;

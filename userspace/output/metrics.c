@@ -130,8 +130,9 @@ static size_t utf8_len(const unsigned char *p)
  * A label value as the text format wants it: valid UTF-8 (a job ID or a
  * step is whatever bytes a user's environment held, and one invalid byte
  * makes Prometheus reject the whole page, every job's series with it),
- * each invalid byte written as the four characters \xHH (so distinct bytes
- * stay distinct), then backslash, quote and newline escaped.
+ * each invalid byte written as the four characters \xHH and a backslash of
+ * the ID's own as two (so that the bytes 0xff and the text "\xff" stay
+ * distinct), then backslash, quote and newline escaped for the format.
  */
 void metrics_put_label(FILE *f, const char *v)
 {
@@ -145,7 +146,7 @@ void metrics_put_label(FILE *f, const char *v)
 			continue;
 		}
 		if (*p == '\\')
-			fputs("\\\\", f);
+			fputs("\\\\\\\\", f);
 		else if (*p == '"')
 			fputs("\\\"", f);
 		else if (*p == '\n')
