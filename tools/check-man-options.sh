@@ -6,7 +6,9 @@
 # Sources of truth: userspace/cmd/cli.c's long_opts[] (memattr-bpf(8)),
 # userspace/cmd/daemon_cfg.c's keys[] and the options daemon_cfg_parse_args
 # handles itself (memattr-bpf-daemon(8); the keys also memattr-bpf.conf(5)),
-# userspace/merge/merge.c's opts[] (memattr-bpf-merge(1)).
+# userspace/merge/merge.c's opts[] (memattr-bpf-merge(1)),
+# userspace/core/spec.c's keywords[], "component" and the forward kinds
+# parse_forward takes (memattr-spec(5)).
 # Usage: tools/check-man-options.sh [SRCDIR]   (exit 1 on any mismatch)
 set -euo pipefail
 
@@ -65,12 +67,32 @@ check() {
 	done
 }
 
+# Statements of a spec file: keywords[] ({ "library", SPEC_LIBRARY }),
+# "component", and "forward KIND" as parse_forward compares tok[1].
+spec_statements() {
+	awk '/keywords\[\] = \{/ { on = 1; next }
+		on && /};/ { exit }
+		on && match($0, /\{ *"[a-z]+"/) {
+			s = substr($0, RSTART, RLENGTH); gsub(/[{ "]/, "", s); print s }' "$1"
+	grep -q 'strcmp(tok\[0\], "component")' "$1" && echo component
+	sed -n '/^static int parse_forward/,/^}/p' "$1" |
+		grep -o 'strcmp(tok\[1\], "[a-z]*")' | sed 's/.*"\([a-z]*\)")/forward-\1/'
+}
+
+# .TP entries of STATEMENTS: the keyword, "forward-KIND" for forward's.
+listed_statements() {
+	awk '/^\.SH / { on = ($2 == "STATEMENTS"); next }
+		on && /^\.TP/ { tp = 1; next }
+		on && tp { gsub(/"/, ""); print ($2 == "forward" ? "forward-" $3 : $2); tp = 0 }' "$1" | sort -u
+}
+
 cli=$(getopt_names "$top/userspace/cmd/cli.c" long_opts | sort -u)
 daemon=$( { daemon_keys "$top/userspace/cmd/daemon_cfg.c"; daemon_own "$top/userspace/cmd/daemon_cfg.c"; } | sort -u)
 keys=$(daemon_keys "$top/userspace/cmd/daemon_cfg.c" | sort -u)
 merge=$(getopt_names "$top/userspace/merge/merge.c" opts | sort -u)
+spec=$(spec_statements "$top/userspace/core/spec.c" | sort -u)
 
-for v in cli daemon keys merge; do
+for v in cli daemon keys merge spec; do
 	[ -n "${!v}" ] || { echo "check-man-options: no $v options found in the sources (did the tables move?)"; exit 1; }
 done
 
@@ -78,6 +100,7 @@ check memattr-bpf.8 option "$cli" "$(listed "$man/memattr-bpf.8" OPTIONS)"
 check memattr-bpf-daemon.8 option "$daemon" "$(listed "$man/memattr-bpf-daemon.8" OPTIONS)"
 check memattr-bpf.conf.5 key "$keys" "$(listed_keys "$man/memattr-bpf.conf.5")"
 check memattr-bpf-merge.1 option "$merge" "$(listed "$man/memattr-bpf-merge.1" OPTIONS)"
+check memattr-spec.5 statement "$spec" "$(listed_statements "$man/memattr-spec.5")"
 
-[ $fail = 0 ] && echo "check-man-options: $(wc -w <<<"$cli $daemon $keys $merge") options and keys, each in its man page"
+[ $fail = 0 ] && echo "check-man-options: $(wc -w <<<"$cli $daemon $keys $merge $spec") options, keys and statements, each in its man page"
 exit $fail
