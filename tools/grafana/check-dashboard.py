@@ -4,7 +4,9 @@
 and user variables, every variable an expression uses defined, every metric
 one the node service serves (or a recording rule of memattr-rules.yml), and
 every PromQL expression (panels' and variables' label_values selectors)
-parsed by `promtool check rules`, with the variables substituted.
+parsed by `promtool check rules`, with the variables substituted. With
+RULES, every metric the rules file names is one the service serves too.
+The list of served families is checked against userspace/output/metrics.c.
 
 Usage: check-dashboard.py DASHBOARD.json [RULES.yml]   (exit 1 on a problem)
 """
@@ -59,10 +61,26 @@ def main():
         if variables[name].get("type") != "query":
             problems.append(f"{path}: variable '{name}' is not a query variable")
 
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                       "userspace", "output", "metrics.c")
+    with open(src) as f:
+        served = f.read()
+    for name in sorted(METRICS - {"up"}):
+        base = name[:-len("_total")] if name.endswith("_total") else name
+        if '"' + base not in served:
+            problems.append(f"{name}: not in {os.path.normpath(src)} (renamed? update METRICS)")
+
     recorded = set()
     if rules:
         with open(rules) as f:
-            recorded = set(re.findall(r"^\s*- record:\s*(\S+)", f.read(), re.M))
+            text = f.read()
+        recorded = set(re.findall(r"^\s*- record:\s*(\S+)", text, re.M))
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if line.lstrip().startswith("#"):
+                continue
+            for name in re.findall(r"\bmemattr_[a-z_]+\b", line):
+                if name not in METRICS:
+                    problems.append(f"{rules}:{lineno}: {name} is not a metric the node service serves")
 
     exprs = []  # (where, expr)
     for p in walk_panels(dash.get("panels", [])):
