@@ -111,6 +111,24 @@ install: memattr-bpf $(SPANK_SO)
 	rm -f memattr-bpf.service.tmp
 	[ -e $(DESTDIR)$(SYSCONF_DIR)/memattr-bpf/memattr-bpf.conf ] || \
 		install -D -m 0644 tools/systemd/memattr-bpf.conf $(DESTDIR)$(SYSCONF_DIR)/memattr-bpf/memattr-bpf.conf
+	for m in docs/man/*.[1-8]; do install -D -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}; done
+
+# Man pages (docs/man): no warning from man or groff, and every option the
+# code accepts documented (tools/check-man-options.sh).
+MAN_PAGES := $(wildcard docs/man/*.[1-8])
+.PHONY: man-check rules-check
+man-check:
+	@set -e; for m in $(MAN_PAGES); do \
+		w=$$( { LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l -Tutf8 $$m >/dev/null; groff -ww -z -man $$m; } 2>&1 ); \
+		if [ -n "$$w" ]; then echo "$$m:"; echo "$$w"; exit 1; fi; echo "man-check: $$m"; done
+	tools/check-man-options.sh
+
+# Prometheus rules and their unit tests, and the Grafana dashboard's
+# expressions (promtool: Debian's prometheus package).
+rules-check:
+	promtool check rules tools/prometheus/memattr-rules.yml
+	cd tools/prometheus && promtool test rules memattr-rules.test.yml
+	tools/grafana/check-dashboard.py tools/grafana/memattr-bpf.json tools/prometheus/memattr-rules.yml
 
 $(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)
 	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz
