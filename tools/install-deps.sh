@@ -20,6 +20,7 @@ PACKAGES=(
 	prometheus prometheus-node-exporter curl	# node service tests: a real scraper, the textfile collector
 	slurmctld slurmd slurm-client munge		# Slurm tests: a real controller and node daemon on loopback
 	slurm-wlm-basic-plugins libslurm-dev libpmix-dev	# srun --mpi=pmix for Open MPI; SPANK headers
+	man-db groff-base				# make man-check: the man pages render without warnings
 )
 
 PACKAGES+=("$@")
