@@ -1122,6 +1122,8 @@ static void end_session(struct tracker *t, struct session *s)
 int tracker_run(struct tracker *t, volatile int *stop)
 {
 	double interval = t->opt->interval_ms / 1000.0, next = 0, last_kstats = -1;
+	/* --duration is the user's time of tracing: reading what was held before (inference) is not part of it. */
+	double started = tracker_now(t);
 
 	while (!*stop) {
 		double now = tracker_now(t);
@@ -1160,7 +1162,7 @@ int tracker_run(struct tracker *t, volatile int *stop)
 			} else if (!t->sessions || (!t->sessions->next && !t->sessions->procs.n)) {
 				break;
 			}
-			if (t->opt->duration_s && now >= t->opt->duration_s)
+			if (t->opt->duration_s && now - started >= t->opt->duration_s)
 				break;
 			/* Stay on the grid: a slow sample does not shift later ones. */
 			while (next <= now)
