@@ -1,6 +1,6 @@
 #!/bin/bash
-# Everything CI runs: dependencies, build, unit tests, integration tests,
-# the kernel matrix (README, "Kernels") and the arm64 build, then the
+# Everything CI runs: dependencies, build, man pages and alert rules, unit
+# tests, integration tests, the kernel matrix (README, "Kernels") and the arm64 build, then the
 # hardening checks: the unit tests, fixture reports and one real
 # 4-rank trace + report under ASan+UBSan, and every fuzzer for FUZZ_SECONDS
 # (18 s each by default, 5 harnesses: under 2 minutes with their build).
@@ -16,9 +16,12 @@ fi
 
 tools/install-deps.sh
 make
+make man-check rules-check	# man pages against the options; alert rules' unit tests, the dashboard's queries
 make test
 tools/kernel-matrix.sh		# the same tree under Debian's 6.1 and 6.12 kernels (qemu)
 tools/arm64/check.sh		# the arm64 cross-build and its unit tests (qemu-user)
+tools/install-deps.sh dpkg-dev debhelper lintian >/dev/null
+tools/check-package.sh		# the Debian packages build, pass lintian and hold what they should
 make sanitize-test
 tools/sanitize-test.sh trace build-san/memattr-bpf
 make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-18}"
