@@ -7,7 +7,8 @@
  * carries a job ID starts that job's session or joins it. From there the
  * job grows by fork as with the per-job command (launchers followed, not
  * accounted), and its session ends with its last process. Each session
- * writes SPOOL/<job>/ (gzip'ed timelines, files 0640, group of the job's
+ * writes SPOOL/<job>/ (<ID>.u<uid> where only the environment names the
+ * job; spool.c) (gzip'ed timelines, files 0640, group of the job's
  * owner) and feeds the node's metrics, which the listener thread serves
  * from a snapshot the loop publishes: a scraper never stalls the loop.
  * Users ask for their own job's files on a unix socket (daemon_socket.c),
@@ -289,7 +290,7 @@ static int open_spool(struct daemon *d, struct session *s, const struct job_key 
 			 c->n);
 		return -1;
 	}
-	if (spool_job_dir(d->cfg.spool, k->id, dir, dirlen)) {
+	if (spool_job_dir(d->cfg.spool, k->id, k->owner, k->trusted, dir, dirlen)) {
 		snprintf(err, errlen, "no free directory name");
 		return -1;
 	}
