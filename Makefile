@@ -42,7 +42,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 PURE_MODULES := components spec procfs regions csv_out cli num_arg classify callscan unwind mpi_fn elfsym \
 		report_csv report_stats report_svg report_html report_nodes safe_open hooks \
 		metrics daemon_cfg spool http_listen gz_read sock_proto \
-		node_name merge_read merge_info merge_files gz_file held proc_owner infer infer_mem heapwalk
+		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h))

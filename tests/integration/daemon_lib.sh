@@ -15,6 +15,14 @@ free_port() {
 	fail "no free loopback port"
 }
 
+# user_spool_dir SPOOL USER ID: the directory of a job USER's processes
+# claim by their environment only (no batch system vouches for it): its
+# name ends in the uid, SPOOL/<ID>.u<uid> (spool.c), so no other user can
+# take it.
+user_spool_dir() {
+	echo "$1/$3.u$(id -u "$2")"
+}
+
 # start_daemon ARGS...: memattr-bpf daemon as root; DAEMON_PID, DAEMON_ERR.
 # Waits for its "watching" line. Without --socket in ARGS, its user socket
 # goes under $TMPD: tests never take the node's /run/memattr-bpf, and two

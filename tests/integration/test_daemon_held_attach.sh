@@ -16,7 +16,8 @@ truth_start_job 2 held "$TMPD/bin/mpi_held$MPI_SUFFIX" --log-dir @LOGS@ --go-fil
 T_LINE=$(mono_now)
 start_daemon --spool "$SPOOL" --listen none --interval 100
 t0=$EPOCHREALTIME
-until [ -e "$SPOOL/$TRUTH_JOB/rank-1.csv.gz" ]; do
+JOBDIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$TRUTH_JOB")
+until [ -e "$JOBDIR/rank-1.csv.gz" ]; do
 	elapsed_since "$t0" 20 && fail "the daemon did not pick job $TRUTH_JOB up: $(cat "$DAEMON_ERR")"
 	sleep 0.1
 done
@@ -31,13 +32,13 @@ check_no_bpf_leftovers
 OUT=$TMPD/out.daemon
 mkdir -p "$OUT"
 for r in 0 1; do
-	zcat "$SPOOL/$TRUTH_JOB/rank-$r.csv.gz" >"$OUT/rank-$r.csv" || fail "cannot read rank $r's spooled timeline"
+	zcat "$JOBDIR/rank-$r.csv.gz" >"$OUT/rank-$r.csv" || fail "cannot read rank $r's spooled timeline"
 done
 log "checking attribution: check_truth.py --absolute --prefix held --tol 0.05"
 "$PY" "$IT_DIR/check_truth.py" "$OUT" --ranks 2 --sampler "$TMPD/sampler.csv" --log-dir "$LOGS" \
 	--prefix held --tol 0.05 --absolute ||
 	fail "attribution under the node service differs from the ground truth (above)"
-info=$SPOOL/$TRUTH_JOB/run_info.csv
+info=$JOBDIR/run_info.csv
 grep -q '^inferred_bytes:app,' "$info" || fail "the spool's run_info.csv has no inferred_bytes:app row: $(cat "$info")"
 log "inferred: $(grep -E '^(infer|inferred)' "$info" | tr '\n' ' ')"
 pass

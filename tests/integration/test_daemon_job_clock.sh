@@ -9,6 +9,7 @@ source "$(dirname "$0")/daemon_lib.sh"
 it_setup
 SPOOL=$TMPD/spool
 ID=$((950000 + RANDOM * 32 + RANDOM % 32))
+JOBDIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$ID")
 start_daemon --spool "$SPOOL" --listen none --interval 200
 sleep 6
 started=$EPOCHREALTIME
@@ -16,9 +17,9 @@ user_job "$TEST_USER" 1 "$ID" 4 3 "$TMPD/job.out"; PJ=$UJOB_PID
 wait_exit "$PJ" 60 || fail "job $ID did not end"
 [ "$WAIT_RC" -eq 0 ] || fail "job $ID exited $WAIT_RC: $(tail -5 "$TMPD/job.out")"
 wait_daemon_line "job $ID ended" 10 || fail "no end of job $ID in the daemon's log: $(cat "$DAEMON_ERR")"
-first=$(zcat "$SPOOL/$ID/rank-0.csv.gz" 2>/dev/null | awk -F, 'NR == 2 { print $1 }')
-dur=$(awk -F, '$1 == "duration_s" { print $2 }' "$SPOOL/$ID/run_info.csv")
-start=$(awk -F, '$1 == "start_time_unix_s" { print $2 }' "$SPOOL/$ID/run_info.csv")
+first=$(zcat "$JOBDIR/rank-0.csv.gz" 2>/dev/null | awk -F, 'NR == 2 { print $1 }')
+dur=$(awk -F, '$1 == "duration_s" { print $2 }' "$JOBDIR/run_info.csv")
+start=$(awk -F, '$1 == "start_time_unix_s" { print $2 }' "$JOBDIR/run_info.csv")
 log "first time_s $first, duration_s $dur, start_time_unix_s $start (job started at $started)"
 "$PY" - "$first" "$dur" "$start" "$started" <<'PY' || fail "job $ID's clock is not the job's (above)"
 import sys

@@ -68,7 +68,7 @@ log "node_exporter (pid $NE_PID) serves memattr.prom from the textfile collector
 stop_server "$NE_PID" node_exporter
 
 # The job's spool, while it runs: gzip readable as it is written, the user's group.
-JOBDIR=$SPOOL/$JOB_ID
+JOBDIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$JOB_ID")
 [ -d "$JOBDIR" ] || fail "no spool directory $JOBDIR"
 for r in $(seq 0 $((NP - 1))); do
 	f=$JOBDIR/rank-$r.csv.gz

@@ -3,7 +3,7 @@
 # - SIGKILL while a job runs: nothing stays attached, the spool is readable
 #   (gzip streams whole up to the last sync flush: complete rows only);
 # - a restart picks the running job up again (its /proc walk), writing a new
-#   directory SPOOL/<job>.1 beside the first, never over it;
+#   directory SPOOL/<job>.u<uid>.1 beside the first, never over it;
 # - --config: settings from the file; SIGHUP re-reads it (a textfile
 #   directory added, a retention that removes a job directory older than
 #   it while keeping the live ones).
@@ -16,6 +16,7 @@ SPOOL=$TMPD/spool
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT/metrics
 A=$((500000 + RANDOM * 32 + RANDOM % 32))
+ADIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$A")
 CONF=$TMPD/memattr-bpf.conf
 cat >"$CONF" <<EOC
 # test settings
@@ -38,7 +39,7 @@ wait "$DAEMON_PID" 2>/dev/null || true
 wait_no_bpf_leftovers 10
 log "nothing left attached ${LEFTOVERS_GONE_AFTER}s after SIGKILL"
 for r in 0 1; do
-	f=$SPOOL/$A/rank-$r.csv.gz
+	f=$ADIR/rank-$r.csv.gz
 	zcat "$f" >"$TMPD/killed-$r.csv" 2>/dev/null || true
 	rows=$(grep -c ',total,' "$TMPD/killed-$r.csv" || true)
 	[ "$rows" -ge 3 ] || fail "$f after SIGKILL: $rows total rows readable"
@@ -54,9 +55,9 @@ until curl -fsS "$URL" | grep -q "job=\"$A\",user=\"$TEST_USER\",step=\"\",rank=
 	elapsed_since "$t0" 15 && fail "the restarted daemon did not pick job $A up: $(cat "$DAEMON_ERR")"
 	sleep 0.2
 done
-grep -q "job $A of $TEST_USER: tracing, writing $SPOOL/$A.1" "$DAEMON_ERR" ||
-	fail "the restarted daemon did not write $SPOOL/$A.1: $(cat "$DAEMON_ERR")"
-log "restart picked the running job up again, writing $SPOOL/$A.1"
+grep -q "job $A of $TEST_USER: tracing, writing $ADIR.1" "$DAEMON_ERR" ||
+	fail "the restarted daemon did not write $ADIR.1: $(cat "$DAEMON_ERR")"
+log "restart picked the running job up again, writing $ADIR.1"
 
 # SIGHUP: a textfile directory and a retention of 1 day, read from the file.
 TEXTFILE=$TMPD/textfile
@@ -65,7 +66,7 @@ OLD=$SPOOL/old-job
 mkdir -m 750 "$OLD"
 echo x >"$OLD/summary.csv"
 touch -d '3 days ago' "$OLD/summary.csv" "$OLD"
-touch -d '3 days ago' "$SPOOL/$A"	# ended with the killed daemon; old by now
+touch -d '3 days ago' "$ADIR"	# ended with the killed daemon; old by now
 printf 'textfile = %s\nretain = 1\n' "$TEXTFILE" >>"$CONF"
 kill -HUP "$DAEMON_PID"
 t0=$EPOCHREALTIME
@@ -74,7 +75,7 @@ until [ -s "$TEXTFILE/memattr.prom" ] && [ ! -e "$OLD" ]; do
 	sleep 0.2
 done
 grep -q "SIGHUP: settings re-read" "$DAEMON_ERR" || fail "no SIGHUP line"
-[ -d "$SPOOL/$A.1" ] || fail "retention removed the live job's directory"
+[ -d "$ADIR.1" ] || fail "retention removed the live job's directory"
 grep -q "job=\"$A\"" "$TEXTFILE/memattr.prom" || fail "memattr.prom lacks job $A"
 log "SIGHUP: textfile written, a 3-day-old job directory removed (retain = 1), the live one kept"
 # A bad file on SIGHUP: kept settings, one clear line, still running.
@@ -94,6 +95,6 @@ done
 stop_daemon
 wait_no_bpf_leftovers 10
 for r in 0 1; do
-	gzip -t "$SPOOL/$A.1/rank-$r.csv.gz" || fail "$SPOOL/$A.1/rank-$r.csv.gz incomplete after the job ended"
+	gzip -t "$ADIR.1/rank-$r.csv.gz" || fail "$ADIR.1/rank-$r.csv.gz incomplete after the job ended"
 done
 pass

@@ -84,7 +84,7 @@ log "address spaces still followed in the kernel: $anchors"
 
 bad=0
 for i in $(seq 1 "$N"); do
-	d=$SPOOL/$TAG-$i
+	d=$SPOOL/$TAG-$i.u$uid
 	f=$(ls "$d"/pid-*.csv.gz 2>/dev/null | head -1)
 	if [ -z "$f" ] || ! gzip -t "$f" 2>/dev/null || [ ! -s "$d/summary.csv" ]; then
 		bad=$((bad + 1))

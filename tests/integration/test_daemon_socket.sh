@@ -41,6 +41,7 @@ start_daemon --spool "$SPOOL" --listen none --socket "$SOCK" --interval 200
 [ "$(stat -c '%a %U' "$SOCK")" = "666 root" ] || fail "socket is $(stat -c '%a %U' "$SOCK"), expected 666 root"
 
 user_job "$TEST_USER" 2 "$A" 8 8 "$TMPD/jobA.out"; PA=$UJOB_PID
+ADIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$A") BDIR=$(user_spool_dir "$SPOOL" "$TEST_USER2" "$B")
 user_job "$TEST_USER2" 1 "$B" 4 16 "$TMPD/jobB.out"; PB=$UJOB_PID
 user_job "$TEST_USER" 1 "$C" 4 6 "$TMPD/jobC.out"; PC=$UJOB_PID
 for id in "$A" "$B" "$C"; do
@@ -87,7 +88,7 @@ log "user 2's own job B, --duration 2: exit 0 after ${secs}s, $(grep -c ',total,
 # ... and Ctrl-C: what it copied is flushed, exit 0. (The daemon writes a
 # job's first summary.csv 5 s in: wait for it, so the copy must have one.)
 t0=$EPOCHREALTIME
-until [ -s "$SPOOL/$B/summary.csv" ]; do
+until [ -s "$BDIR/summary.csv" ]; do
 	elapsed_since "$t0" 10 && fail "no summary.csv in the spool of job $B after 10 s"
 	sleep 0.1
 done
@@ -135,7 +136,7 @@ sys.stdout.flush()
 time.sleep(hold)
 EOP
 chmod 644 "$TMPD/hostile.py"
-before=$(zcat "$SPOOL/$B/rank-0.csv.gz" 2>/dev/null | grep -c ',total,' || true)
+before=$(zcat "$BDIR/rank-0.csv.gz" 2>/dev/null | grep -c ',total,' || true)
 as_user2 "$PY" "$TMPD/hostile.py" "$SOCK" 3 >"$TMPD/hostile.out" 2>&1 &
 HP=$!
 track_pid "$HP"
@@ -148,7 +149,7 @@ refused "a request while 20 silent connections are held" "no job $NOJOB is trace
 secs=$(seconds_since "$t0")
 awk -v s="$secs" 'BEGIN { exit !(s < 1.5) }' || fail "a request took ${secs}s while silent connections were held"
 wait_exit "$HP" 10 || fail "hostile client did not finish"
-after=$(zcat "$SPOOL/$B/rank-0.csv.gz" 2>/dev/null | grep -c ',total,' || true)
+after=$(zcat "$BDIR/rank-0.csv.gz" 2>/dev/null | grep -c ',total,' || true)
 grep -qx 'oversize: closed' "$TMPD/hostile.out" || fail "a 4 KiB request was not dropped: $(cat "$TMPD/hostile.out")"
 grep -q '^http: ERR bad ' "$TMPD/hostile.out" || fail "a non-protocol request got no ERR bad: $(cat "$TMPD/hostile.out")"
 [ "$after" -ge $((before + 10)) ] || fail "job B's timeline grew $before -> $after samples in ~3.5 s of hostile clients (interval 200 ms)"
@@ -166,11 +167,11 @@ wait_daemon_line "job $A ended" 10 || fail "no end of job $A in the daemon's log
 # The same files as the spool, plain, the user's own.
 for r in 0 1; do
 	[ -f "$U1/A/rank-$r.csv" ] || fail "no $U1/A/rank-$r.csv: $(ls "$U1/A")"
-	cmp -s <(zcat "$SPOOL/$A/rank-$r.csv.gz") "$U1/A/rank-$r.csv" ||
-		fail "rank-$r.csv differs from the spool's: $(diff <(zcat "$SPOOL/$A/rank-$r.csv.gz") "$U1/A/rank-$r.csv" | head -5)"
+	cmp -s <(zcat "$ADIR/rank-$r.csv.gz") "$U1/A/rank-$r.csv" ||
+		fail "rank-$r.csv differs from the spool's: $(diff <(zcat "$ADIR/rank-$r.csv.gz") "$U1/A/rank-$r.csv" | head -5)"
 done
 for f in summary.csv run_info.csv mpi_calls.csv; do
-	cmp -s "$SPOOL/$A/$f" "$U1/A/$f" || fail "$f differs from the spool's"
+	cmp -s "$ADIR/$f" "$U1/A/$f" || fail "$f differs from the spool's"
 done
 [ "$(ls "$U1/A" | sort | tr '\n' ' ')" = "mpi_calls.csv rank-0.csv rank-1.csv run_info.csv summary.csv " ] ||
 	fail "unexpected files in $U1/A: $(ls -a "$U1/A")"

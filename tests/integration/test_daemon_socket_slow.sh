@@ -26,7 +26,8 @@ user_job "$TEST_USER2" 1 "$B" 4 25 "$TMPD/jobB.out"; PB=$UJOB_PID
 for id in "$A" "$B"; do
 	wait_daemon_line "job $id of " 15 || fail "daemon did not pick up job $id: $(cat "$DAEMON_ERR")"
 done
-for i in $(seq 1000 1599); do : >"$SPOOL/$A/rank-$i.csv.gz"; done
+ADIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$A")
+for i in $(seq 1000 1599); do : >"$ADIR/rank-$i.csv.gz"; done
 
 # User 1 reads their answer a line every 0.5 s.
 runuser -u "$TEST_USER" -- "$PY" - "$SOCK" "$A" >"$TMPD/slow.out" 2>&1 <<'PY' &

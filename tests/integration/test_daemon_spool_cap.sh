@@ -6,6 +6,10 @@
 # memattr_refused_total{reason="spool_dirs_per_user"}. The count survives
 # a restart (the owner is recorded on each directory); user O's job still
 # gets its directory.
+# Names cannot be squatted: a job known by its environment only is named
+# SPOOL/<ID>.u<uid>, so every name of the older scheme (SPOOL/<ID>,
+# <ID>.1 ... <ID>.999) taken before O's job, and X's own claim of the ID,
+# leave O's job its directory.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
@@ -36,12 +40,35 @@ stop_daemon
 # Restarted on the same spool: X is still at the cap, O is not.
 start_daemon --spool "$SPOOL" --listen "127.0.0.1:$PORT" --interval 200 --max-spool-dirs-per-user 3
 x_short "s$BASE.6"
-[ ! -e "$SPOOL/s$BASE.6" ] || fail "after a restart X got a fourth spool directory"
+[ ! -e "$(user_spool_dir "$SPOOL" "$X" "s$BASE.6")" ] || fail "after a restart X got a fourth spool directory"
 user_job "$O" 1 "$BASE" 4 2 "$TMPD/jobO.out"; PO=$UJOB_PID
 wait_exit "$PO" 60 || fail "O's job did not end"
 wait_daemon_line "job $BASE ended" 10 || fail "O's job $BASE not seen to end: $(cat "$DAEMON_ERR")"
-[ -d "$SPOOL/$BASE" ] || fail "O's job got no spool directory: $(grep "$BASE" "$DAEMON_ERR")"
+[ -d "$(user_spool_dir "$SPOOL" "$O" "$BASE")" ] || fail "O's job got no spool directory: $(grep "$BASE" "$DAEMON_ERR")"
 log "after a restart: X still capped, O's job spooled"
+stop_daemon
+
+# Squatting: the ID O's next job will have (Slurm's IDs are predictable),
+# every name of it taken beforehand, and X's own claim of it.
+SPOOL2=$TMPD/spool2
+ID=$((BASE + 7))
+mkdir -m 755 "$SPOOL2"
+mkdir -m 750 "$SPOOL2/$ID" "$SPOOL2/$ID".{1..999}
+start_daemon --spool "$SPOOL2" --listen none --interval 200
+x_short "$ID"
+XDIR=$(user_spool_dir "$SPOOL2" "$X" "$ID") ODIR=$(user_spool_dir "$SPOOL2" "$O" "$ID")
+[ -d "$XDIR" ] || fail "X's claim of $ID got no $XDIR: $(grep "$ID" "$DAEMON_ERR")"
+user_job "$O" 1 "$ID" 4 2 "$TMPD/jobO2.out"; PO=$UJOB_PID
+wait_exit "$PO" 60 || fail "O's job $ID did not end"
+# X's job of the ID ended before: O's own end is the second line saying so.
+t0=$EPOCHREALTIME
+until [ "$(grep -c "job $ID ended" "$DAEMON_ERR")" -ge 2 ]; do
+	elapsed_since "$t0" 10 && fail "O's job $ID not seen to end: $(cat "$DAEMON_ERR")"
+	sleep 0.1
+done
+! grep -q "no free directory name" "$DAEMON_ERR" || fail "a job got no directory: $(grep "$ID" "$DAEMON_ERR")"
+[ -s "$ODIR/summary.csv" ] || fail "O's job $ID has no $ODIR/summary.csv: $(grep "$ID" "$DAEMON_ERR")"
+log "every name of job $ID taken and X's claim of it: O's job still writes $ODIR"
 stop_daemon
 wait_no_bpf_leftovers 10
 pass

@@ -76,8 +76,10 @@ for id in "$A" "$B" "$C"; do
 done
 
 # Each job its own directory, owned by its user's group, closed to the other user.
-check_dir() {	# ID GROUP NP OTHER_USER
-	local d=$SPOOL/$1 r
+check_dir() {	# ID USER GROUP NP OTHER_USER
+	local d r
+	d=$(user_spool_dir "$SPOOL" "$2" "$1")
+	shift
 	[ -d "$d" ] || fail "no spool directory $d"
 	[ "$(stat -c '%a %U %G' "$d")" = "750 root $2" ] || fail "$d: $(stat -c '%a %U %G' "$d"), expected 750 root $2"
 	for r in $(seq 0 $(($3 - 1))); do
@@ -89,12 +91,12 @@ check_dir() {	# ID GROUP NP OTHER_USER
 		fail "$4 can read $d/summary.csv (another user's job)"
 	fi
 }
-check_dir "$A" "$G1" 2 "$TEST_USER2"
-check_dir "$B" "$G2" 2 "$TEST_USER"
-check_dir "$C" "$G1" 1 "$TEST_USER2"
-runuser -u "$TEST_USER2" -- zcat "$SPOOL/$B/rank-0.csv.gz" | grep -q ",0,.*,total," ||
+check_dir "$A" "$TEST_USER" "$G1" 2 "$TEST_USER2"
+check_dir "$B" "$TEST_USER2" "$G2" 2 "$TEST_USER"
+check_dir "$C" "$TEST_USER" "$G1" 1 "$TEST_USER2"
+runuser -u "$TEST_USER2" -- zcat "$(user_spool_dir "$SPOOL" "$TEST_USER2" "$B")/rank-0.csv.gz" | grep -q ",0,.*,total," ||
 	fail "$TEST_USER2 cannot read their own job's timeline"
-"$MEMATTR_BIN" report "$SPOOL/$B" >/dev/null || fail "report cannot read the spool's .csv.gz"
+"$MEMATTR_BIN" report "$(user_spool_dir "$SPOOL" "$TEST_USER2" "$B")" >/dev/null || fail "report cannot read the spool's .csv.gz"
 log "spool: one directory per job, each its owner's group only; report reads it"
 stop_daemon
 
@@ -110,7 +112,7 @@ wait_exit "$PE" 60 || fail "job $E did not end"
 sleep 0.8
 curl -fsS "http://127.0.0.1:$PORT2/metrics" >"$TMPD/m3.txt"
 grep -q "job $E not traced: --max-jobs reached" "$DAEMON_ERR" || fail "job $E not refused: $(cat "$DAEMON_ERR")"
-[ ! -e "$SPOOL2/$E" ] || fail "a refused job got a spool directory"
+[ ! -e "$(user_spool_dir "$SPOOL2" "$TEST_USER2" "$E")" ] || fail "a refused job got a spool directory"
 refused=$(metric_value "$TMPD/m3.txt" '^memattr_refused_total\{reason="max_jobs"\}')
 [ "$refused" -ge 1 ] || fail "memattr_refused_total{reason=\"max_jobs\"} is $refused"
 grep -q "job=\"$D\"" "$TMPD/m3.txt" || fail "job $D (admitted, running at start) not exposed"

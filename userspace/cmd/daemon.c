@@ -7,7 +7,8 @@
  * carries a job ID starts that job's session or joins it. From there the
  * job grows by fork as with the per-job command (launchers followed, not
  * accounted), and its session ends with its last process. Each session
- * writes SPOOL/<job>/ (gzip'ed timelines, files 0640, group of the job's
+ * writes SPOOL/<job>/ (<ID>.u<uid> where only the environment names the
+ * job; spool.c) (gzip'ed timelines, files 0640, group of the job's
  * owner) and feeds the node's metrics, which the listener thread serves
  * from a snapshot the loop publishes: a scraper never stalls the loop.
  * Users ask for their own job's files on a unix socket (daemon_socket.c),
@@ -34,6 +35,7 @@
 #include "daemon_socket.h"
 #include "http_listen.h"
 #include "metrics.h"
+#include "proc_at.h"
 #include "proc_owner.h"
 #include "procfs.h"
 #include "spool.h"
@@ -289,7 +291,7 @@ static int open_spool(struct daemon *d, struct session *s, const struct job_key 
 			 c->n);
 		return -1;
 	}
-	if (spool_job_dir(d->cfg.spool, k->id, dir, dirlen)) {
+	if (spool_job_dir(d->cfg.spool, k->id, k->owner, k->trusted, dir, dirlen)) {
 		snprintf(err, errlen, "no free directory name");
 		return -1;
 	}
@@ -351,29 +353,26 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
  * and a process cannot leave the cgroup Slurm put it in), then the
  * environment, which is the process's own word: its job is its user's.
  */
-static bool key_of(pid_t pid, const struct environ_buf *env, struct job_key *k)
+static bool key_of(int pfd, const struct proc_who *who, const struct environ_buf *env,
+		   struct job_key *k)
 {
 	struct slurm_cgroup sc;
 	const char *id;
-	uid_t uid;
-	gid_t gid;
+	uid_t v1_owner;
 
-	if (proc_owner_read(pid, &uid, &gid))
-		return false;	/* gone */
 	memset(k, 0, sizeof(*k));
-	if (!procfs_read_slurm_cgroup(pid, &sc) && sc.job) {
+	if (!proc_at_slurm_cgroup(pfd, &sc, &v1_owner) && sc.job) {
 		snprintf(k->id, sizeof(k->id), "%llu", (unsigned long long)sc.job);
 		k->trusted = true;
 		/* v1 names the owner (uid_<U>); in v2, slurmstepd (root) sits beside the user's tasks. */
-		if (proc_owner_read_slurm_uid(pid, &k->owner))
-			k->owner = uid ? uid : JOB_ANY_UID;
+		k->owner = v1_owner != (uid_t)-1 ? v1_owner : who->uid ? who->uid : JOB_ANY_UID;
 		return true;
 	}
 	id = environ_job_id(env);
 	if (!id || strlen(id) >= sizeof(k->id))
 		return false;
 	snprintf(k->id, sizeof(k->id), "%s", id);
-	k->owner = uid;
+	k->owner = who->uid;
 	return true;
 }
 
@@ -381,8 +380,11 @@ static bool key_of(pid_t pid, const struct environ_buf *env, struct job_key *k)
 static void admit(struct daemon *d, pid_t pid)
 {
 	struct environ_buf env = {0};
+	struct proc_who who;
 	struct job_key k;
 	struct session *s;
+	bool keyed;
+	int pfd;
 
 	if (pid == d->self)
 		return;
@@ -391,12 +393,23 @@ static void admit(struct daemon *d, pid_t pid)
 			fprintf(stderr, "memattr-bpf: exec of %d: traced already\n", pid);
 		return;
 	}
-	if (procfs_read_environ(pid, &env, ENVIRON_MAX)) {
+	/*
+	 * Every file through one /proc/PID descriptor: a PID reused meanwhile
+	 * fails the reads instead of pairing one process's uid with another's
+	 * environment; and the owner read again after the environment, in
+	 * case a setuid exec came between.
+	 */
+	pfd = proc_at_open(pid);
+	if (pfd < 0 || proc_at_who(pfd, &who) || proc_at_environ(pfd, &env, ENVIRON_MAX)) {
 		if (d->cfg.verbose)
 			fprintf(stderr, "memattr-bpf: exec of %d: environment unreadable\n", pid);
+		if (pfd >= 0)
+			close(pfd);
 		return;		/* gone, or a kernel thread */
 	}
-	if (key_of(pid, &env, &k) && !was_refused(d, &k)) {
+	keyed = key_of(pfd, &who, &env, &k) && proc_at_still(pfd, &who);
+	close(pfd);
+	if (keyed && !was_refused(d, &k)) {
 		s = session_of_key(&d->t, &k);
 		if (s)
 			tracker_add_pid(&d->t, s, pid, false);

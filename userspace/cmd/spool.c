@@ -60,15 +60,26 @@ int spool_prepare(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-int spool_job_dir(const char *spool, const char *id, char *out, size_t outlen)
+int spool_job_dir(const char *spool, const char *id, uid_t uid, bool trusted, char *out,
+		  size_t outlen)
 {
-	char name[NAME_MAX_LEN + 1];
+	char name[NAME_MAX_LEN + 1], base[NAME_MAX_LEN + 16];
 	struct stat st;
 
 	spool_job_name(id, name, sizeof(name));
+	/*
+	 * An ID only the environment gave is anybody's to claim: under a name
+	 * ending in its uid's ".u<U>", one user's claims (and their suffixes)
+	 * can never take another user's names, nor a Slurm job's, whose IDs
+	 * come from the batch system and are named as they are.
+	 */
+	if (trusted)
+		snprintf(base, sizeof(base), "%s", name);
+	else
+		snprintf(base, sizeof(base), "%s.u%u", name, (unsigned int)uid);
 	for (int i = 0; i < SUFFIX_MAX; i++) {
-		int n = i ? snprintf(out, outlen, "%s/%s.%d", spool, name, i)
-			  : snprintf(out, outlen, "%s/%s", spool, name);
+		int n = i ? snprintf(out, outlen, "%s/%s.%d", spool, base, i)
+			  : snprintf(out, outlen, "%s/%s", spool, base);
 
 		if (n < 0 || (size_t)n >= outlen)
 			return -ENAMETOOLONG;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The node service's spool: SPOOL/<job>/ per job, named from the job ID
- * (which the job's owner chose, so it is made safe first), and the removal
- * of job directories older than the retention.
+ * (which the job's owner chose, so it is made safe first) and, where only
+ * the environment names the job, its uid; and the removal of job
+ * directories older than the retention.
  */
 #ifndef MEMATTR_SPOOL_H
 #define MEMATTR_SPOOL_H
@@ -21,11 +22,14 @@ void spool_job_name(const char *id, char *out, size_t outlen);
 int spool_prepare(const char *dir, char *err, size_t errlen);
 
 /*
- * A directory for job id that no earlier run wrote: SPOOL/<name>, else
- * SPOOL/<name>.1, .2, ... (a restarted service or a reused PMIx namespace
- * never overwrites figures). The path is not created here.
+ * A directory for job id that no earlier run wrote: SPOOL/<name> for a job
+ * the batch system vouches for (trusted), SPOOL/<name>.u<uid> for one known
+ * by its environment only (so no user can squat another's or a future
+ * Slurm job's names), else with .1, .2, ... appended (a restarted service
+ * or a reused PMIx namespace never overwrites figures). Not created here.
  */
-int spool_job_dir(const char *spool, const char *id, char *out, size_t outlen);
+int spool_job_dir(const char *spool, const char *id, uid_t uid, bool trusted, char *out,
+		  size_t outlen);
 
 /*
  * Remove job directories under spool last modified more than days ago,

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "discovery.h"
 #include "num_arg.h"
+#include "proc_at.h"
 #include "proc_owner.h"
 #include "procfs.h"
 
@@ -180,18 +182,17 @@ static bool env_in_job(const struct env_scan *s, const struct environ_buf *env)
 }
 
 /* The owner a process of the job's cgroup gives it: v1's uid_<U>, else a user's real uid. */
-static void note_cgroup_owner(struct env_scan *s, pid_t pid)
+static void note_cgroup_owner(struct env_scan *s, int pfd, uid_t v1_owner)
 {
-	uid_t uid;
-	gid_t gid;
+	struct proc_who who;
 
 	if (s->cg_owner != JOB_ANY_UID)
 		return;
-	if (!proc_owner_read_slurm_uid(pid, &uid))
-		s->cg_owner = uid;
+	if (v1_owner != (uid_t)-1)
+		s->cg_owner = v1_owner;
 	/* v2: slurmstepd (root) sits in the job's cgroup too; its tasks are the user's. */
-	else if (!proc_owner_read(pid, &uid, &gid) && uid != 0)
-		s->cg_owner = uid;
+	else if (!proc_at_who(pfd, &who) && who.uid != 0)
+		s->cg_owner = who.uid;
 }
 
 static int add_claim(struct env_scan *s, pid_t pid, uid_t uid)
@@ -214,33 +215,40 @@ static int match_env(pid_t pid, void *arg)
 	struct env_scan *s = arg;
 	struct environ_buf env = {0};
 	struct slurm_cgroup sc;
-	uid_t uid;
-	gid_t gid;
-	int ret = 0;
+	struct proc_who who;
+	uid_t v1_owner;
+	int pfd, ret = 0;
 
 	if (pid == s->self || (s->known && s->known(s->ctx, pid)))
+		return 0;
+	/* Every file through one /proc/PID descriptor: a reused PID cannot mix two processes. */
+	pfd = proc_at_open(pid);
+	if (pfd < 0)
 		return 0;
 	/*
 	 * Slurm's own record first: a process in a job's cgroup is that job's,
 	 * whatever its environment says (an sbatch script's mpirun passes its
 	 * variables on; a process in another job's cgroup is not ours).
 	 */
-	if (!procfs_read_slurm_cgroup(pid, &sc)) {
+	if (!proc_at_slurm_cgroup(pfd, &sc, &v1_owner)) {
 		if (s->slurm && sc.job == s->job && (!s->step[0] || !strcmp(sc.step, s->step))) {
 			s->in_cgroup++;
-			note_cgroup_owner(s, pid);
-			return pid_list_add(s->out, pid);
+			note_cgroup_owner(s, pfd, v1_owner);
+			ret = pid_list_add(s->out, pid);
 		}
-		return 0;
+		close(pfd);
+		return ret;
 	}
-	/* Whose claim it is comes from the kernel, not from the claim. */
-	if (proc_owner_read(pid, &uid, &gid))
-		return 0;
-	if (procfs_read_environ(pid, &env, ENVIRON_MAX))
-		return 0;	/* gone, a kernel thread, or not ours to read */
-	if (env_in_job(s, &env))
-		ret = add_claim(s, pid, uid);
-	environ_free(&env);
+	/*
+	 * Whose claim it is comes from the kernel, not from the claim: read
+	 * before the environment and again after it (a setuid exec between).
+	 */
+	if (!proc_at_who(pfd, &who) && !proc_at_environ(pfd, &env, ENVIRON_MAX)) {
+		if (env_in_job(s, &env) && proc_at_still(pfd, &who))
+			ret = add_claim(s, pid, who.uid);
+		environ_free(&env);
+	}
+	close(pfd);
 	return ret;
 }
 

@@ -21,19 +21,55 @@
 #define REQ_TIMEOUT_MS	2000	/* to send the whole request head */
 #define SEND_DEADLINE_MS 10000	/* to take the whole answer */
 #define MAX_CONNS	64	/* clients served at once; more wait in the backlog */
+#define PEER_CONNS	4	/* of them from one address: one host cannot take every slot */
 #define BACKLOG		64
 
 #define CT_TEXT	"text/plain; version=0.0.4; charset=utf-8"
 #define CT_OM	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/*
+ * A published body, shared by every connection sending it: 64 clients
+ * that never read hold one copy of the page between them, not 64. Freed
+ * by whoever drops the last reference (the publisher or a connection).
+ */
+struct page {
+	unsigned int refs;
+	size_t len;
+	char data[];
+};
 
 struct http_listen {
 	int fd;
 	int stop_pipe[2];
 	pthread_t thread;
 	pthread_mutex_t lock;
-	char *text, *om;
-	size_t textlen, omlen;
+	struct page *text, *om;		/* under lock */
 };
+
+static struct page *page_new(const char *data, size_t len)
+{
+	struct page *pg = malloc(sizeof(*pg) + len);
+
+	if (!pg)
+		return NULL;
+	pg->refs = 1;
+	pg->len = len;
+	memcpy(pg->data, data, len);
+	return pg;
+}
+
+static struct page *page_get(struct page *pg)
+{
+	if (pg)
+		__atomic_add_fetch(&pg->refs, 1, __ATOMIC_RELAXED);
+	return pg;
+}
+
+static void page_put(struct page *pg)
+{
+	if (pg && !__atomic_sub_fetch(&pg->refs, 1, __ATOMIC_ACQ_REL))
+		free(pg);
+}
 
 int http_split_addr(const char *addr, char *host, size_t hostlen, unsigned int *port)
 {
@@ -86,16 +122,21 @@ int http_wants_openmetrics(const char *req)
 /*
  * One client. Each gets a deadline for its whole request (a byte a second
  * does not keep it alive) and then one for its whole answer; up to
- * MAX_CONNS are read and written at once, none waited on: a slow client
- * costs the others nothing.
+ * MAX_CONNS are read and written at once (PEER_CONNS of them from one
+ * address), none waited on: a slow client costs the others nothing, and
+ * holds a reference to the page, not a copy.
  */
 struct conn {
 	int fd;
 	bool writing;
 	double deadline;
+	struct sockaddr_storage peer;	/* its address, port aside: PEER_CONNS */
 	size_t n;		/* request bytes read */
-	char *out;		/* the whole answer, headers and body */
-	size_t outlen, sent;
+	char hdr[256];		/* the answer: these headers, then body */
+	size_t hdrlen;
+	struct page *page;	/* a reference to the snapshot sent, or NULL */
+	const char *body;	/* page->data or a constant text */
+	size_t bodylen, sent;	/* sent: of hdr and body together */
 	char req[REQ_MAX];
 };
 
@@ -107,50 +148,45 @@ static double mono_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* The answer into c->out; false when out of memory (the client is dropped). */
-static bool respond(struct conn *c, const char *status, const char *ctype, const char *body,
+/* The answer: its headers, and body (which c->page, if any, holds) unless head. */
+static void respond(struct conn *c, const char *status, const char *ctype, const char *body,
 		    size_t len, int head)
 {
-	char hdr[256];
-	int n = snprintf(hdr, sizeof(hdr),
+	int n = snprintf(c->hdr, sizeof(c->hdr),
 			 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
 			 status, ctype, len);
 
-	if (head)
-		len = 0;
-	c->out = malloc((size_t)n + len);
-	if (!c->out)
-		return false;
-	memcpy(c->out, hdr, (size_t)n);
-	memcpy(c->out + n, body, len);
-	c->outlen = (size_t)n + len;
+	c->hdrlen = (size_t)n < sizeof(c->hdr) ? (size_t)n : sizeof(c->hdr) - 1;
+	c->body = body;
+	c->bodylen = head ? 0 : len;
 	c->sent = 0;
-	return true;
 }
 
 /* A whole request head in c->req: its answer, ready to send. */
-static bool answer(struct http_listen *h, struct conn *c)
+static void answer(struct http_listen *h, struct conn *c)
 {
-	const char *req = c->req, *ctype;
+	const char *req = c->req;
 	int head, om;
-	bool ok;
 
 	head = !strncmp(req, "HEAD ", 5);
-	if (strncmp(req, "GET ", 4) && !head)
-		return respond(c, "405 Method Not Allowed", "text/plain", "GET only\n", 9, 0);
+	if (strncmp(req, "GET ", 4) && !head) {
+		respond(c, "405 Method Not Allowed", "text/plain", "GET only\n", 9, 0);
+		return;
+	}
 	if (strncmp(req + (head ? 5 : 4), "/metrics", 8) ||
-	    !strchr(" ?", req[(head ? 5 : 4) + 8]))
-		return respond(c, "404 Not Found", "text/plain", "see /metrics\n", 13, head);
+	    !strchr(" ?", req[(head ? 5 : 4) + 8])) {
+		respond(c, "404 Not Found", "text/plain", "see /metrics\n", 13, head);
+		return;
+	}
 	om = http_wants_openmetrics(req);
-	ctype = om ? CT_OM : CT_TEXT;
-	/* Copied out under the lock, sent without it: the loop never waits on a client. */
+	/* A reference taken under the lock, sent without it: the loop never waits on a client. */
 	pthread_mutex_lock(&h->lock);
-	if (om ? h->om : h->text)
-		ok = respond(c, "200 OK", ctype, om ? h->om : h->text, om ? h->omlen : h->textlen, head);
-	else
-		ok = respond(c, "503 Service Unavailable", "text/plain", "no figures yet\n", 15, head);
+	c->page = page_get(om ? h->om : h->text);
 	pthread_mutex_unlock(&h->lock);
-	return ok;
+	if (c->page)
+		respond(c, "200 OK", om ? CT_OM : CT_TEXT, c->page->data, c->page->len, head);
+	else
+		respond(c, "503 Service Unavailable", "text/plain", "no figures yet\n", 15, head);
 }
 
 /* More of c's request, or of its answer. false: done with it (answered, gone, or broken). */
@@ -168,13 +204,16 @@ static bool step(struct http_listen *h, struct conn *c, double now)
 		c->req[c->n] = '\0';
 		if (!strstr(c->req, "\r\n\r\n") && !strstr(c->req, "\n\n"))
 			return c->n + 1 < sizeof(c->req);	/* longer than a request head: dropped */
-		if (!answer(h, c))
-			return false;
+		answer(h, c);
 		c->writing = true;
 		c->deadline = now + SEND_DEADLINE_MS;
 	}
-	while (c->sent < c->outlen) {
-		r = send(c->fd, c->out + c->sent, c->outlen - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (c->sent < c->hdrlen + c->bodylen) {
+		bool in_hdr = c->sent < c->hdrlen;
+		const char *from = in_hdr ? c->hdr + c->sent : c->body + (c->sent - c->hdrlen);
+		size_t left = in_hdr ? c->hdrlen - c->sent : c->hdrlen + c->bodylen - c->sent;
+
+		r = send(c->fd, from, left, MSG_NOSIGNAL | MSG_DONTWAIT | (in_hdr ? MSG_MORE : 0));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && errno == EAGAIN)
@@ -189,8 +228,22 @@ static bool step(struct http_listen *h, struct conn *c, double now)
 static void drop(struct conn *c)
 {
 	close(c->fd);
-	free(c->out);
+	page_put(c->page);
 	free(c);
+}
+
+/* The same host: address compared, port not. */
+static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return true;
 }
 
 static void *listen_thread(void *arg)
@@ -202,7 +255,9 @@ static void *listen_thread(void *arg)
 	for (;;) {
 		struct pollfd p[2 + MAX_CONNS];
 		double now = mono_ms(), first = now + 3600e3;
-		int c, timeout;
+		struct sockaddr_storage peer;
+		socklen_t peerlen;
+		int c, timeout, same;
 
 		/* Full: new connections wait in the backlog until one is done. */
 		p[0] = (struct pollfd){ .fd = n < MAX_CONNS ? h->fd : -1, .events = POLLIN };
@@ -233,15 +288,25 @@ static void *listen_thread(void *arg)
 		}
 		if (!(p[0].revents & POLLIN))
 			continue;
-		c = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		peerlen = sizeof(peer);
+		c = accept4(h->fd, (struct sockaddr *)&peer, &peerlen, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (c < 0)
 			continue;
-		conns[n] = calloc(1, sizeof(*conns[n]));
+		/*
+		 * A host with PEER_CONNS in flight waits no slot of another's: its
+		 * next connection is closed at once (idle connections renewed
+		 * every 2 s from one host would otherwise keep every slot).
+		 */
+		same = 0;
+		for (size_t i = 0; i < n; i++)
+			same += same_peer(&conns[i]->peer, &peer);
+		conns[n] = same < PEER_CONNS ? calloc(1, sizeof(*conns[n])) : NULL;
 		if (!conns[n]) {
 			close(c);
 			continue;
 		}
 		conns[n]->fd = c;
+		conns[n]->peer = peer;
 		conns[n]->deadline = now + REQ_TIMEOUT_MS;
 		n++;
 	}
@@ -310,23 +375,22 @@ struct http_listen *http_listen_start(const char *addr, char *err, size_t errlen
 int http_listen_publish(struct http_listen *h, const char *text, size_t textlen,
 			const char *om, size_t omlen)
 {
-	char *t = malloc(textlen + 1), *o = malloc(omlen + 1);
+	struct page *t = page_new(text, textlen), *o = page_new(om, omlen), *old_t, *old_o;
 
 	if (!t || !o) {
-		free(t);
-		free(o);
+		page_put(t);
+		page_put(o);
 		return -ENOMEM;
 	}
-	memcpy(t, text, textlen);
-	memcpy(o, om, omlen);
 	pthread_mutex_lock(&h->lock);
-	free(h->text);
-	free(h->om);
+	old_t = h->text;
+	old_o = h->om;
 	h->text = t;
-	h->textlen = textlen;
 	h->om = o;
-	h->omlen = omlen;
 	pthread_mutex_unlock(&h->lock);
+	/* Connections still sending the old page keep it until they are done. */
+	page_put(old_t);
+	page_put(old_o);
 	return 0;
 }
 
@@ -340,7 +404,7 @@ void http_listen_stop(struct http_listen *h)
 	close(h->stop_pipe[1]);
 	close(h->fd);
 	pthread_mutex_destroy(&h->lock);
-	free(h->text);
-	free(h->om);
+	page_put(h->text);
+	page_put(h->om);
 	free(h);
 }

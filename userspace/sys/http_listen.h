@@ -5,9 +5,11 @@
  * a slow or hostile client can never stall the event loop, which publishes
  * a new snapshot after each render. One request per connection, GET or
  * HEAD, answers with Connection: close. Up to 64 clients are served at
- * once without blocking on any; each gets 2 s to send its whole request
- * and 10 s to take the whole answer, then it is dropped: a client that
- * sends a byte a second, or never reads, delays no other scrape.
+ * once without blocking on any, at most 4 from one address (more from it
+ * are closed at once); each gets 2 s to send its whole request and 10 s
+ * to take the whole answer, then it is dropped: a client that sends a
+ * byte a second, or never reads, delays no other scrape. Clients share
+ * one reference-counted copy of the page, however many never read it.
  */
 #ifndef MEMATTR_HTTP_LISTEN_H
 #define MEMATTR_HTTP_LISTEN_H

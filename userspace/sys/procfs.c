@@ -119,28 +119,20 @@ static const char *skip_blanks(const char *p)
 
 #define ENVIRON_FIRST	(16 << 10)	/* most environments fit; larger ones double up to max */
 
-int procfs_read_environ(pid_t pid, struct environ_buf *env, size_t max)
+int procfs_read_environ_fd(int fd, struct environ_buf *env, size_t max)
 {
 	size_t cap = max < ENVIRON_FIRST ? max : ENVIRON_FIRST;
 	char probe, *grown;
 	ssize_t n;
-	int fd;
 
-	env->data = NULL;
 	env->len = 0;
-	fd = open_proc(pid, "environ");
-	if (fd < 0)
-		return fd;
 	/* One spare byte: data[len] is always '\0', see environ_get(). */
 	env->data = malloc(cap + 1);
-	if (!env->data) {
-		close(fd);
+	if (!env->data)
 		return -ENOMEM;
-	}
 	for (;;) {
 		n = read_full(fd, env->data + env->len, cap - env->len);
 		if (n < 0) {
-			close(fd);
 			environ_free(env);
 			return (int)n;
 		}
@@ -150,7 +142,6 @@ int procfs_read_environ(pid_t pid, struct environ_buf *env, size_t max)
 		cap = cap * 2 < max ? cap * 2 : max;
 		grown = realloc(env->data, cap + 1);
 		if (!grown) {
-			close(fd);
 			environ_free(env);
 			return -ENOMEM;
 		}
@@ -164,9 +155,22 @@ int procfs_read_environ(pid_t pid, struct environ_buf *env, size_t max)
 		while (env->len && env->data[env->len - 1] != '\0')
 			env->len--;
 	}
-	close(fd);
 	env->data[env->len] = '\0';
 	return 0;
+}
+
+int procfs_read_environ(pid_t pid, struct environ_buf *env, size_t max)
+{
+	int fd, ret;
+
+	env->data = NULL;
+	env->len = 0;
+	fd = open_proc(pid, "environ");
+	if (fd < 0)
+		return fd;
+	ret = procfs_read_environ_fd(fd, env, max);
+	close(fd);
+	return ret;
 }
 
 void environ_free(struct environ_buf *env)

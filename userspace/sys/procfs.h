@@ -22,6 +22,8 @@ struct environ_buf {
 
 /* Read up to max bytes of /proc/PID/environ. 0 or -errno. */
 int procfs_read_environ(pid_t pid, struct environ_buf *env, size_t max);
+/* The same from an open environ file (proc_at.c), which stays open. */
+int procfs_read_environ_fd(int fd, struct environ_buf *env, size_t max);
 void environ_free(struct environ_buf *env);
 
 /* Value of key, or NULL. Pointer into env->data. */
