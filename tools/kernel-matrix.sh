@@ -190,8 +190,11 @@ run_vm() {
 	stop_vm
 	cp "$log" "$results/console.log"
 	status=$(grep -a -oE 'MEMATTR-VM-STATUS [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
-	# A kernel that complained while the tool ran failed, whatever the checks said.
-	if grep -aqE 'BUG:|Oops|WARNING: CPU|soft lockup|hung_task|rcu_sched detected stall|self-detected stall|Kernel panic' "$log"; then
+	# A kernel that complained while the tool ran failed, whatever the checks said
+	# (up to the status line: the guest's init exits after it, which the kernel
+	# reports as a panic that powers the VM off).
+	if sed -n '/MEMATTR-VM-STATUS/q;p' "$log" |
+		grep -aqE 'BUG:|Oops|WARNING: CPU|soft lockup|hung_task|rcu_sched detected stall|self-detected stall|Kernel panic'; then
 		echo "kernel-matrix: $name: the kernel reported an error (console below)" >>"$log"
 		status=${status:+kernel-error}
 		status=${status:-none}
