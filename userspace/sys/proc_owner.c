@@ -57,7 +57,7 @@ int proc_owner_parse_status(const char *text, uid_t *uid, gid_t *gid)
 static int read_proc(pid_t pid, const char *name, char *buf, size_t size)
 {
 	char path[64];
-	ssize_t n;
+	ssize_t n = 0;
 	size_t got = 0;
 	int fd, err;
 
