@@ -51,16 +51,23 @@ static void test_job_user(void **state)
 	(void)state;
 	assert_int_equal(parse(&o, "--job", "5002", NULL), 0);
 	assert_int_equal(o.job_uid, (uid_t)-1);
+	cli_free(&o);
 	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "root", NULL), 0);
 	assert_int_equal(o.job_uid, 0);
+	cli_free(&o);
 	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "1001", NULL), 0);
 	assert_int_equal(o.job_uid, 1001);
+	cli_free(&o);
 	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "no-such-user-here", NULL), -1);
 	assert_non_null(strstr(err, "neither a user name nor a uid"));
+	cli_free(&o);
 	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "-1", NULL), -1);
+	cli_free(&o);
 	assert_int_equal(parse(&o, "--job", "5002", "--job-user", "4294967295", NULL), -1);
+	cli_free(&o);
 	assert_int_equal(parse(&o, "--pid", "1", "--job-user", "root", NULL), -1);
 	assert_non_null(strstr(err, "--job-user applies to --job only"));
+	cli_free(&o);
 }
 
 /* The inference at attach: on by default (budget 0: the default), --no-infer, a budget (0: no limit). */
