@@ -15,7 +15,7 @@ REPO=$(cd "$IT_DIR/../.." && pwd)
 MEMATTR_BIN=${MEMATTR_BIN:-$REPO/memattr-bpf}
 WORKLOAD_SRC_BIN=${WORKLOAD_BIN:-$REPO/tests/workloads/bin}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
-TEST_NAME=$(basename "$0" .sh)
+TEST_NAME=${IT_TEST_NAME:-$(basename "$0" .sh)}	# a wrapper running another test under another MPI names itself
 # Which MPI the test's jobs use: openmpi (the default) or mpich. A test sets
 # IT_MPI=mpich before sourcing this file; start_job, wait_ranks and
 # rank_of_pid follow it. The launchers are named explicitly: plain mpirun is
