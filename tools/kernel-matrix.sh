@@ -173,7 +173,13 @@ run_vm() {
 	for _ in $(seq 100); do [ -S "$sock" ] && [ -S "$sock.out" ] && break; sleep 0.05; done
 	[ -S "$sock" ] && [ -S "$sock.out" ] || { cat "$WORK"/virtiofsd*-"$name".log; die "virtiofsd did not start"; }
 	start=$EPOCHREALTIME
-	qemu-system-x86_64 -cpu max -smp 2 -m "$VM_MEM" -nographic -no-reboot \
+	# One host thread for both vCPUs: multi-threaded TCG (qemu 7.2) lets a
+	# vCPU run a stale translation of kernel text the other vCPU patched.
+	# Switching a static key (the page-fault tracepoint's, in exc_page_fault)
+	# then leaves an int3 that no text_poke claims and the guest dies in
+	# exc_int3; toggling that tracepoint through tracefs while the other
+	# vCPU faults does it within seconds on 6.12 (and hangs 6.1), with no BPF.
+	qemu-system-x86_64 -accel "${MATRIX_ACCEL:-tcg,thread=single}" -cpu max -smp 2 -m "$VM_MEM" -nographic -no-reboot \
 		-object memory-backend-memfd,id=mem,size="${VM_MEM}M",share=on -numa node,memdev=mem \
 		-chardev socket,id=vfs,path="$sock" -device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
 		-chardev socket,id=out,path="$sock.out" -device vhost-user-fs-pci,chardev=out,tag=results \
