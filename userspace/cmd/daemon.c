@@ -33,6 +33,7 @@
 #include "daemon.h"
 #include "daemon_cfg.h"
 #include "daemon_socket.h"
+#include "run_specs.h"
 #include "http_listen.h"
 #include "metrics.h"
 #include "proc_at.h"

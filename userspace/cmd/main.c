@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <libgen.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include "procfs.h"
 #include "merge.h"
 #include "report.h"
+#include "run_specs.h"
 #include "spec.h"
 #include "tracker.h"
 
@@ -72,35 +72,6 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-/* Built-in specs: next to the binary in a source tree, else the installed ones. */
-static const char *default_spec_dir(char *buf, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	struct stat st;
-
-	if (n > 0) {
-		exe[n] = '\0';
-		snprintf(buf, len, "%s/uprobe_specs", dirname(exe));
-		if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
-			return buf;
-	}
-	return MEMATTR_SPEC_DIR;
-}
-
-int load_specs(const struct options *o, struct spec_set *specs, char *err, size_t errlen)
-{
-	char buf[PATH_MAX + 16];
-	const char *dir = o->spec_dir ? o->spec_dir : default_spec_dir(buf, sizeof(buf));
-
-	if (spec_load_dir(specs, dir, err, errlen))
-		return -1;
-	for (size_t i = 0; i < o->nspecs; i++)
-		if (spec_load_file(specs, o->specs[i], err, errlen))
-			return -1;
-	return 0;
 }
 
 /* Find the processes to trace; with --wait, until the job appears. */
