@@ -26,11 +26,24 @@ endif
 RUN      ?=
 
 CFLAGS   ?= -O2 -g
-# userspace/ is layered: cmd -> engine -> core, output -> sys (see README,
-# "Architecture"). Every folder is on the include path; the layering is a
-# rule of review, the flat object names keep the build simple.
+# userspace/ is layered (docs/ARCHITECTURE.md): cmd -> engine -> core,
+# output -> sys; report and merge are commands' libraries beside the engine.
+# A folder's objects are compiled with the include paths of itself and of
+# the layers it may use, and no other: an include the wrong way up does not
+# compile (`make layers-check` shows it). bpf/memattr.h, the kernel's
+# records, is below them all; the generated skeleton is the loader's (sys).
 SRC_DIRS := cmd engine core output report merge sys
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -Ibpf \
+USES_cmd    := cmd merge report engine core output sys
+USES_merge  := merge report output sys
+USES_report := report output sys
+USES_engine := engine core output sys
+USES_core   := core sys
+USES_output := output sys
+USES_sys    := sys
+layer_inc = $(patsubst %,-Iuserspace/%,$(USES_$(1))) $(if $(filter sys,$(1)),-I$(BUILD)) -Ibpf
+# Tests and fuzzers stand above every layer.
+ALL_INC  := -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -Ibpf
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror \
 	    -D_GNU_SOURCE -DMEMATTR_SPEC_DIR='"$(PREFIX)/share/memattr-bpf/uprobe_specs"'
 LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread
 
@@ -48,6 +61,8 @@ ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h))
 ALL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(ALL_SRCS)))
 vpath %.c $(patsubst %,userspace/%,$(SRC_DIRS))
+# Each object gets its folder's include paths (a target-specific variable).
+$(foreach d,$(SRC_DIRS),$(eval $(patsubst %.c,$(BUILD)/%.o,$(notdir $(wildcard userspace/$(d)/*.c))): LAYER_INC := $(call layer_inc,$(d))))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
@@ -84,7 +99,7 @@ $(BUILD)/memattr.skel.h: $(BUILD)/memattr.bpf.o
 	$(BPFTOOL) gen skeleton $< name memattr_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.o: %.c $(ALL_HDRS) bpf/memattr.h | $(BUILD)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LAYER_INC) -c $< -o $@
 
 # Only the loader includes the generated skeleton.
 $(BUILD)/bpf_loader.o: $(BUILD)/memattr.skel.h
@@ -123,6 +138,15 @@ man-check:
 		if [ -n "$$w" ]; then echo "$$m:"; echo "$$w"; exit 1; fi; echo "man-check: $$m"; done
 	tools/check-man-options.sh
 
+# The layers hold (docs/ARCHITECTURE.md): a probe in a lower folder that
+# includes an upper layer's header must not compile (tools/check-layers.py
+# places it and builds it with make's own rule, in $(BUILD)/layers-check),
+# and no #include cycle between files nor use cycle between modules.
+.PHONY: layers-check
+layers-check: memattr-bpf
+	tools/check-layers.py $(MAKE) $(BUILD)/layers-check $(filter $(BUILD)/%.o,$(ALL_OBJS)) -- \
+		$(foreach d,$(SRC_DIRS),"$(d)=$(USES_$(d))")
+
 # Prometheus rules and their unit tests, and the Grafana dashboard's
 # expressions (promtool: Debian's prometheus package).
 rules-check:
@@ -131,18 +155,18 @@ rules-check:
 	tools/grafana/check-dashboard.py tools/grafana/memattr-bpf.json tools/prometheus/memattr-rules.yml
 
 $(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)
-	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz
 
 # The attribution core, without /proc and without the stack scanner: its
 # test supplies requester_find itself.
 $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/process.o | $(BUILD)
-	$(CC) $(CFLAGS) -Itests/unit $< $(PURE_OBJS) $(BUILD)/process.o -o $@ -lcmocka -lelf -lm -lpthread -lz
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/process.o -o $@ -lcmocka -lelf -lm -lpthread -lz
 
 $(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o | $(BUILD)
-	$(CC) $(CFLAGS) -Itests/unit $< $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o -o $@ -lcmocka -lm -lz
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o -o $@ -lcmocka -lm -lz
 
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
-	$(CC) $(CFLAGS) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; (cd tests/unit && $(RUN) ../../$$t); done
