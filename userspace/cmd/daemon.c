@@ -101,7 +101,7 @@ struct daemon {
 	pid_t self;
 };
 
-static volatile int stop_requested, reload_requested;
+static volatile sig_atomic_t stop_requested, reload_requested;
 
 static void on_stop(int sig)
 {

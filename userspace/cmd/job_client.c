@@ -335,7 +335,7 @@ static void close_all(struct client *c)
 }
 
 /* The first answer: the job is ours (with --wait, once it appears), or why not. */
-static int first_ask(struct client *c, volatile int *stop)
+static int first_ask(struct client *c, volatile sig_atomic_t *stop)
 {
 	for (;;) {
 		enum ask_result r = ask(c);
@@ -349,7 +349,7 @@ static int first_ask(struct client *c, volatile int *stop)
 	}
 }
 
-int job_client_run(const struct options *o, const char *sock, const char *outdir, volatile int *stop)
+int job_client_run(const struct options *o, const char *sock, const char *outdir, volatile sig_atomic_t *stop)
 {
 	struct client c = { .o = o, .sock = sock, .outdir = outdir };
 	double t0 = mono_now(), next;

@@ -13,9 +13,11 @@
 #ifndef MEMATTR_JOB_CLIENT_H
 #define MEMATTR_JOB_CLIENT_H
 
+#include <signal.h>
+
 #include "options.h"
 
 /* o->job through the daemon listening on sock, into outdir (checked by the caller). The exit status. */
-int job_client_run(const struct options *o, const char *sock, const char *outdir, volatile int *stop);
+int job_client_run(const struct options *o, const char *sock, const char *outdir, volatile sig_atomic_t *stop);
 
 #endif

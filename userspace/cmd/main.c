@@ -37,7 +37,7 @@
 #define EXIT_USAGE	2
 #define WAIT_POLL_US	250000
 
-static volatile int stop_requested;
+static volatile sig_atomic_t stop_requested;
 
 static void on_signal(int sig)
 {

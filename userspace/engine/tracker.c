@@ -1119,7 +1119,7 @@ static void end_session(struct tracker *t, struct session *s)
 	session_free(s);
 }
 
-int tracker_run(struct tracker *t, volatile int *stop)
+int tracker_run(struct tracker *t, volatile sig_atomic_t *stop)
 {
 	double interval = t->opt->interval_ms / 1000.0, next = 0, last_kstats = -1;
 	/* --duration is the user's time of tracing: reading what was held before (inference) is not part of it. */

@@ -6,6 +6,7 @@
 #ifndef MEMATTR_TRACKER_H
 #define MEMATTR_TRACKER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -112,7 +113,7 @@ int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir
 			   uid_t uid, gid_t gid, char *err, size_t errlen);
 
 /* Run until every session ended, --duration, or *stop becomes true. */
-int tracker_run(struct tracker *t, volatile int *stop);
+int tracker_run(struct tracker *t, volatile sig_atomic_t *stop);
 
 /*
  * Sample at once when fd becomes readable (the launched command's pidfd:
