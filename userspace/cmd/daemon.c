@@ -517,7 +517,7 @@ static int render(struct daemon *d, const struct mx_self *x, bool om, char **buf
 	return ret;
 }
 
-/* DIR/memattr.prom by rename: node_exporter never reads half a file. 0, or an errno. */
+/* DIR/memattr.prom by rename: node_exporter never reads half a file. 0, or -errno. */
 static int try_textfile(const char *dir, const char *text, size_t len)
 {
 	char tmp[4200], path[4200];
@@ -528,7 +528,7 @@ static int try_textfile(const char *dir, const char *text, size_t len)
 	snprintf(path, sizeof(path), "%s/memattr.prom", dir);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return errno;
+		return -errno;
 	errno = 0;
 	n = write(fd, text, len);
 	if (n != (ssize_t)len || fchmod(fd, 0644))
@@ -539,7 +539,7 @@ static int try_textfile(const char *dir, const char *text, size_t len)
 		err = errno;
 	if (err)
 		unlink(tmp);	/* every path: no temporary file is left */
-	return err;
+	return -err;
 }
 
 /* Said once per streak of failures: the file is rewritten every 0.5 s. */
@@ -549,7 +549,7 @@ static void write_textfile(struct daemon *d, const char *text, size_t len)
 
 	if (err && !d->textfile_failing)
 		fprintf(stderr, "memattr-bpf: cannot write %s/memattr.prom: %s (the previous one stays)\n",
-			d->cfg.textfile, strerror(err));
+			d->cfg.textfile, strerror(-err));
 	d->textfile_failing = err != 0;
 }
 
