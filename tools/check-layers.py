@@ -69,7 +69,8 @@ def check_probes(make, build, uses):
         if not ok:
             fail("%s: a probe including its own headers does not build:\n%s" % (low, out))
             continue
-        print("layers-check: %s: its own %d headers build with its include paths" % (low, len(own)))
+        print("layers-check: %s: its own %d header%s with its include paths: built" %
+              (low, len(own), "" if len(own) == 1 else "s"))
         for up in uses:
             if up in uses[low]:
                 continue
