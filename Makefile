@@ -29,7 +29,7 @@ CFLAGS   ?= -O2 -g
 # userspace/ is layered: cmd -> engine -> core, output -> sys (see README,
 # "Architecture"). Every folder is on the include path; the layering is a
 # rule of review, the flat object names keep the build simple.
-SRC_DIRS := cmd engine core output report merge sys
+SRC_DIRS := cmd engine core output report merge model sys
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -Ibpf \
 	    -D_GNU_SOURCE -DMEMATTR_SPEC_DIR='"$(PREFIX)/share/memattr-bpf/uprobe_specs"'
 LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread
@@ -42,7 +42,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 PURE_MODULES := components spec procfs regions csv_out cli num_arg classify callscan unwind mpi_fn elfsym \
 		report_csv report_stats report_svg report_html report_nodes safe_open hooks \
 		metrics daemon_cfg spool http_listen gz_read sock_proto \
-		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk
+		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
+		model model_app model_fit model_read model_print
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h))

@@ -30,6 +30,7 @@
 #include "output_dir.h"
 #include "procfs.h"
 #include "merge.h"
+#include "model.h"
 #include "report.h"
 #include "spec.h"
 #include "tracker.h"
@@ -334,6 +335,8 @@ int main(int argc, char **argv)
 		return daemon_main(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "merge"))
 		return merge_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "model"))
+		return model_main(argc - 1, argv + 1);
 
 	err[0] = '\0';
 
