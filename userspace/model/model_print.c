@@ -181,8 +181,9 @@ int md_print_text(FILE *f, const struct md_report *rep)
 	}
 	if (rep->nres > shown) {
 		md_fmt_bytes(rep->small_below, b, sizeof(b));
-		fprintf(f, "\n(%zu smaller component%s, each under %s per rank, are in the CSV: -o FILE)\n",
-			rep->nres - shown, rep->nres - shown == 1 ? "" : "s", b);
+		fprintf(f, "\n(%zu smaller component%s, under %s per rank, %s in the CSV (-o FILE), or shown with --all)\n",
+			rep->nres - shown, rep->nres - shown == 1 ? "" : "s", b,
+			rep->nres - shown == 1 ? "is" : "are");
 	}
 	return ferror(f) ? -1 : 0;
 }
