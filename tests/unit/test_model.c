@@ -118,6 +118,17 @@ static void test_underdetermined_refused(void **state)
 	assert_int_equal(md_fit_terms(pt, 3, t2, 2, &m), -1);
 	/* A collinear design (two identical rows). */
 	assert_int_equal(md_lsq(x, 2, 2, y, beta, NULL, NULL), -1);
+	/* Columns the others make, short of exact in floating point (P and P / 10). */
+	{
+		double xc[4 * 3], yc[4] = { 1, 2, 3, 5 }, bc[3];
+
+		for (size_t i = 0; i < 4; i++) {
+			xc[i * 3] = 1;
+			xc[i * 3 + 1] = 2 * (double)i + 1;
+			xc[i * 3 + 2] = 0.1 * (2 * (double)i + 1);
+		}
+		assert_int_equal(md_lsq(xc, 4, 3, yc, bc, NULL, NULL), -1);
+	}
 	/* More unknowns than equations. */
 	assert_int_equal(md_lsq(x, 1, 2, y, beta, NULL, NULL), -1);
 	/* Every run at one P: the P term is not determined. */
