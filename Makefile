@@ -27,13 +27,14 @@ RUN      ?=
 
 CFLAGS   ?= -O2 -g
 # userspace/ is layered (docs/ARCHITECTURE.md): cmd -> engine -> core,
-# output -> sys; report and merge are commands' libraries beside the engine.
+# output -> sys; report, merge and model are commands' libraries beside the engine.
 # A folder's objects are compiled with the include paths of itself and of
 # the layers it may use, and no other: an include the wrong way up does not
 # compile (`make layers-check` shows it). bpf/memattr.h, the kernel's
 # records, is below them all; the generated skeleton is the loader's (sys).
-SRC_DIRS := cmd engine core output report merge sys
-USES_cmd    := cmd merge report engine core output sys
+SRC_DIRS := cmd engine core output report merge model sys
+USES_cmd    := cmd merge model report engine core output sys
+USES_model  := model report output sys
 USES_merge  := merge report output sys
 USES_report := report output sys
 USES_engine := engine core output sys
@@ -55,7 +56,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 PURE_MODULES := components spec procfs regions csv_out cli num_arg classify callscan unwind mpi_fn elfsym \
 		report_csv report_stats report_svg report_html report_nodes safe_open hooks \
 		metrics daemon_cfg spool http_listen gz_read sock_proto \
-		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk
+		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
+		model model_app model_fit model_read model_print
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h))

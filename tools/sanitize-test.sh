@@ -4,7 +4,8 @@
 #   tools/sanitize-test.sh report BIN   `report` on every fixture run in
 #       tests/unit/fixtures/report (copies): good ones must give a page,
 #       bad ones a clean refusal, none a sanitizer report; then `merge` of
-#       synthetic per-node datasets, its report and a refused merge.
+#       synthetic per-node datasets, its report and a refused merge; then
+#       `model` of synthetic runs at 2, 4 and 8 ranks and two refusals.
 #   tools/sanitize-test.sh trace BIN    (root) a real 4-rank Open MPI job
 #       traced by BIN and reported on: tests/integration/test_report.sh (and
 #       test_report_bad_input.sh, which the same name selects); then the
@@ -76,8 +77,37 @@ merge_synthetic() {
 	echo "sanitize: merge, report and a refused merge of synthetic nodes under ASan+UBSan: as expected"
 }
 
+# model of synthetic runs at 2, 4 and 8 ranks, with its CSV, and two
+# refusals (too few runs, a bad --predict): no sanitizer report.
+model_synthetic() {
+	local tmp rc=0 p
+	tmp=$(mktemp -d /tmp/memattr-san.XXXXXX)
+	trap 'rm -rf "$tmp"' RETURN
+	gcc -O1 -o "$tmp/synth_job" tools/bench/synth_job.c -lm
+	for p in 2 4 8; do
+		"$tmp/synth_job" --nodes 1 --ranks-per-node $p --samples 10 -o "$tmp/np$p"
+	done
+	"$BIN" model "$tmp"/np{2,4,8}/node0000 --predict 64 -o "$tmp/model.csv" \
+		>"$tmp/model.out" 2>"$tmp/model.err" || rc=$?
+	if sanitizer_said "$tmp/model.err" || [ "$rc" -ne 0 ] || [ ! -s "$tmp/model.csv" ]; then
+		echo "sanitize: model of 3 synthetic runs: exit $rc:"
+		head -n 30 "$tmp/model.err" | sed 's/^/    /'
+		return 1
+	fi
+	for args in "np2/node0000 np4/node0000" "np2/node0000 np4/node0000 np8/node0000 --predict 0"; do
+		rc=0
+		(cd "$tmp" && "$BIN" model $args) >/dev/null 2>"$tmp/bad.err" || rc=$?
+		if sanitizer_said "$tmp/bad.err" || [ "$rc" -ne 1 ]; then
+			echo "sanitize: model $args: exit $rc, expected a refusal:"
+			head -n 30 "$tmp/bad.err" | sed 's/^/    /'
+			return 1
+		fi
+	done
+	echo "sanitize: model of synthetic runs and two refusals under ASan+UBSan: as expected"
+}
+
 case $MODE in
-report) report_fixtures && merge_synthetic ;;
+report) report_fixtures && merge_synthetic && model_synthetic ;;
 trace)
 	export KEEP_TMP= MEMATTR_BIN=$BIN
 	for t in test_report test_output_full_disk test_hostile_files test_bad_input; do

@@ -14,6 +14,7 @@
 
 #include "daemon.h"
 #include "merge.h"
+#include "model.h"
 #include "report.h"
 #include "trace.h"
 
@@ -27,6 +28,7 @@ static const struct command commands[] = {
 	{ "daemon", daemon_main, "every job on this node (memattr-bpf daemon --help)" },
 	{ "report", report_main, "DIR/report.html from a run's CSVs (no root needed)" },
 	{ "merge",  merge_main,  "one dataset from a job's per-node datasets" },
+	{ "model",  model_main,  "per-component memory model from runs at several rank counts" },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `memattr-bpf model RUN... [--predict RANKS[,SIZE]]`: from datasets of one
+ * application at several rank counts P (and problem sizes N), fit each
+ * component's per-rank peak as a function of P and N, and predict it at a
+ * scale nobody has run yet.
+ *
+ * The model of a component is a + sum of at most two terms taken from a
+ * small basis (P, log2 P, P log2 P, P^2, sqrt P; N/P and N when the runs
+ * differ in size), each with a least-squares coefficient; the terms are
+ * chosen by leave-one-out cross-validation over the runs, as Extra-P does
+ * for run time (Calotoiu et al., SC13).
+ *
+ * model_read.c reads a run (report's CSV reader: summary.csv and
+ * run_info.csv, or the timelines when there is no summary), model_fit.c is
+ * the arithmetic (least squares, cross-validation, intervals; pure),
+ * model_print.c writes the text and the CSV, model.c is the command.
+ * Nothing here needs root or BPF.
+ */
+#ifndef MEMATTR_MODEL_H
+#define MEMATTR_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MD_ERRLEN	(2 * 4096 + 1024)	/* two run directories and words */
+#define MD_MAX_TERMS	2	/* non-constant terms of one model */
+#define MD_MAX_RUNS	256
+#define MD_NAME		128	/* component and application names */
+
+/* The basis: functions of ranks P and size N. */
+enum md_term {
+	MD_T_P,		/* P: per-peer state */
+	MD_T_LOG2P,	/* log2 P: trees, per doubling */
+	MD_T_PLOG2P,	/* P log2 P */
+	MD_T_P2,	/* P^2 */
+	MD_T_SQRTP,	/* sqrt P: 2-D decompositions' halos */
+	MD_T_N_OVER_P,	/* N / P: the rank's share of the problem */
+	MD_T_N,		/* N: replicated on every rank */
+	MD_T_NR,
+};
+
+/* Which statistic over a run's ranks is fitted. */
+enum md_stat { MD_STAT_MAX, MD_STAT_MEAN };
+
+/* One component of one run. */
+struct md_comp {
+	char name[MD_NAME];
+	double value;		/* the statistic over ranks of the per-rank peak, bytes */
+	size_t nranks;		/* ranks that had it */
+};
+
+/* One run (a dataset directory). */
+struct md_run {
+	char dir[4096];
+	char app[MD_NAME];	/* program name from run_info's command_line; "" when unknown */
+	int ranks;		/* P: distinct ranks in the run */
+	double size;		/* N; < 0: not given */
+	struct md_comp *comp;
+	size_t ncomp;
+	bool from_timelines;	/* no summary.csv: peaks read from the timelines */
+};
+
+/* model_read.c ---------------------------------------------------------- */
+
+/*
+ * Read the run in dir: per component, stat over ranks of each rank's peak
+ * (rss, or pss when use_pss). size < 0: from run_info's problem_size key,
+ * if any. 0, or -1 with "DIR: why" in err.
+ */
+int md_read_run(struct md_run *run, const char *dir, double size, enum md_stat stat,
+		bool use_pss, char *err, size_t errlen);
+void md_run_free(struct md_run *run);
+
+/*
+ * The program a run traced, from its command line as run_info.csv records
+ * it ("memattr-bpf --output d -- mpirun -np 8 ./lulesh2.0 -s 30" ->
+ * "lulesh2.0"): launchers and their options skipped. "" when the run
+ * attached to a job or to PIDs (the command does not name the program).
+ */
+void md_app_name(const char *cmdline, char *out, size_t len);
+
+/* "DIR:N" -> dir and N when N is a plain positive number and DIR exists; else the whole arg. */
+int md_split_run_arg(const char *arg, char *dir, size_t dirlen, double *size);
+
+/* model_fit.c ----------------------------------------------------------- */
+
+/* The value of a term at P ranks and size N. */
+double md_term_value(enum md_term t, double p, double n);
+/* "P", "log2 P", "P log2 P", "P^2", "sqrt P", "N/P", "N". */
+const char *md_term_name(enum md_term t);
+/* What a coefficient of the term means, after "+4.1 KiB per rank ": "per peer". */
+const char *md_term_meaning(enum md_term t);
+/* Whether the term involves N. */
+bool md_term_uses_size(enum md_term t);
+
+/*
+ * Least squares: beta (k values) minimising |X beta - y| for X n x k, row
+ * major. Householder QR on unit-scaled columns. 0; -1 when X is rank
+ * deficient (or k > n). rss, if not NULL, gets the residual sum of
+ * squares; cov, if not NULL (k x k), gets (X^T X)^-1.
+ */
+int md_lsq(const double *x, size_t n, size_t k, const double *y, double *beta, double *rss,
+	   double *cov);
+
+/* Two-sided 95% quantile of Student's t with dof degrees of freedom (dof >= 1). */
+double md_t975(size_t dof);
+
+/* A data point: a run's P, N and value. */
+struct md_point {
+	double p, n, y;
+};
+
+/* A fitted model. */
+struct md_model {
+	size_t nterms;				/* non-constant terms */
+	enum md_term term[MD_MAX_TERMS];
+	double c0;				/* constant, bytes */
+	double coef[MD_MAX_TERMS];		/* bytes per unit of the term */
+	double cov[(MD_MAX_TERMS + 1) * (MD_MAX_TERMS + 1)];	/* (X^T X)^-1 */
+	double rss;				/* residual sum of squares of the fit */
+	size_t n;				/* points fitted */
+	double loo_rmse;			/* root mean square leave-one-out error, bytes */
+	double loo_max;				/* largest |leave-one-out error|, bytes */
+	double mean_y;
+	bool valid;
+};
+
+/* Which terms may be used: all the P terms, the N terms only when sizes differ. */
+struct md_fit_opts {
+	bool use_size;
+	double prefer_simpler;	/* a model with more terms must beat the best simpler LOO by this factor (0.9) */
+};
+
+/* Fit a + the given terms to the points, with its leave-one-out errors. 0, or -1 if under-determined. */
+int md_fit_terms(const struct md_point *pt, size_t n, const enum md_term *terms, size_t nterms,
+		 struct md_model *m);
+
+/*
+ * The model chosen by cross-validation: every set of at most MD_MAX_TERMS
+ * terms whose leave-one-out fits are all determined; the lowest LOO error
+ * wins, a simpler model winning unless a more complex one's LOO error is
+ * below o->prefer_simpler times it. runner_up, if not NULL, gets the best
+ * other model (valid false when none). 0, or -1 when not even the
+ * constant can be cross-validated (fewer than 2 points).
+ */
+int md_choose(const struct md_point *pt, size_t n, const struct md_fit_opts *o, struct md_model *best,
+	      struct md_model *runner_up);
+
+/* The model's value at (p, n). */
+double md_eval(const struct md_model *m, double p, double n);
+
+/*
+ * 95% prediction interval half-width at (p, n) from the fit's residuals
+ * (Student t, n - k degrees of freedom): t * s * sqrt(1 + x0^T (X^T X)^-1 x0).
+ * Returns -1 when there is no degree of freedom left.
+ */
+double md_interval(const struct md_model *m, double p, double n);
+
+/* model_print.c --------------------------------------------------------- */
+
+/* One component's result, as printed. */
+struct md_result {
+	char name[MD_NAME];
+	struct md_model m, runner_up;
+	double largest;		/* its value at the largest run, bytes */
+	bool predict;		/* a prediction was asked for */
+	double pred, half;	/* prediction and interval half-width (< 0: none), bytes */
+	double extrap;		/* predicted P / largest P fitted */
+	char weak[512];		/* why the fit is weak, "" if not */
+};
+
+struct md_report {
+	const struct md_run *runs;
+	size_t nruns;
+	const char *app;
+	enum md_stat stat;
+	bool use_pss;
+	bool use_size;
+	double pred_p, pred_n;	/* pred_p <= 0: no prediction */
+	struct md_result *res;	/* total first, then by size at the largest run */
+	size_t nres;
+	size_t nsmall;		/* components not printed in text (too small) */
+	double small_below;	/* their threshold, bytes */
+};
+
+/* Why the fit is weak, into r->weak (r's model, prediction and extrapolation set). */
+void md_assess(struct md_result *r, size_t nruns, double pred_p, double pred_n);
+
+/* "12.3 MiB", "4.1 KiB", "512 B", signed. */
+void md_fmt_bytes(double b, char *out, size_t len);
+
+int md_print_text(FILE *f, const struct md_report *rep);
+int md_print_csv(FILE *f, const struct md_report *rep);
+
+/* model.c --------------------------------------------------------------- */
+
+int model_main(int argc, char **argv);
+
+#endif
