@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "elfsym.h"
@@ -166,6 +168,46 @@ static void test_needed(void **state)
 	assert_int_equal(nd.n, 0);
 }
 
+/*
+ * Where this binary's writable segment ends in memory (.bss included),
+ * found from its rw-p mapping: the loader made the segment's RELRO part
+ * read-only, so that mapping starts a page or more into the segment, not
+ * at its first page (reading only a mapping of the first page found none:
+ * a library's .bss then swallowed the allocations mapped right above it).
+ */
+extern char _end[];
+static int data_probe = 1;
+
+static void test_writable_end(void **state)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long start, end, off;
+	uint64_t addr = (uintptr_t)&data_probe, seg_end = 0, want;
+	char line[512], perms[8];
+	bool found = false;
+	int fd;
+
+	(void)state;
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx-%llx %7s %llx", &start, &end, perms, &off) == 4 &&
+			addr >= start && addr < end;
+	fclose(f);
+	assert_true(found);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(elfsym_writable_end(fd, start, off, &seg_end), 0);
+	want = ((uintptr_t)_end + ELFSYM_PAGE - 1) & ~(ELFSYM_PAGE - 1);
+	assert_int_equal(seg_end, want);
+	/* An offset no writable segment holds (the ELF header's). */
+	assert_int_equal(elfsym_writable_end(fd, start, 0, &seg_end), -ENOENT);
+	close(fd);
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(elfsym_writable_end(fd, start, off, &seg_end), -ENOEXEC);
+	close(fd);
+	data_probe++;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_no_functions),
 		cmocka_unit_test(test_needed),
+		cmocka_unit_test(test_writable_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,8 +5,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 #include <unistd.h>
 
 #include "classify.h"
+#include "elfsym.h"
 #include "heapwalk.h"
 #include "infer.h"
 #include "infer_read.h"
@@ -124,10 +123,7 @@ static bool is_guarded(const struct collect *c, size_t i)
 static uint64_t bss_end(pid_t pid, const struct vma_brief *d)
 {
 	char path[96];
-	struct stat st;
 	uint64_t end = 0;
-	size_t n;
-	Elf *e;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
@@ -135,23 +131,8 @@ static uint64_t bss_end(pid_t pid, const struct vma_brief *d)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || elf_version(EV_CURRENT) == EV_NONE) {
-		close(fd);
-		return 0;
-	}
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e && !elf_getphdrnum(e, &n))
-		for (size_t i = 0; i < n && !end; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    !(ph.p_flags & PF_W) || (ph.p_offset & ~(PAGE - 1)) != d->offset)
-				continue;
-			end = d->start - (ph.p_vaddr & ~(PAGE - 1)) + ph.p_vaddr + ph.p_memsz;
-			end = (end + PAGE - 1) & ~(PAGE - 1);
-		}
-	if (e)
-		elf_end(e);
+	if (elfsym_writable_end(fd, d->start, d->offset, &end))
+		end = 0;
 	close(fd);
 	return end;
 }

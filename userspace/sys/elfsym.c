@@ -336,3 +336,49 @@ void elfsym_needed_free(struct elfsym_needed *nd)
 	free(nd->runpath);
 	memset(nd, 0, sizeof(*nd));
 }
+
+/*
+ * The writable PT_LOAD holding file offset off: the first page of the
+ * segment is at (p_offset rounded down), but once the loader has made its
+ * RELRO part read-only the rw-p mapping starts further in -- any page of
+ * the segment's file part can be the mapping's.
+ */
+static bool holds_offset(const GElf_Phdr *ph, uint64_t off)
+{
+	uint64_t first = ph->p_offset & ~(ELFSYM_PAGE - 1);
+
+	return ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && off >= first &&
+	       off < ph->p_offset + ph->p_filesz;
+}
+
+int elfsym_writable_end(int fd, uint64_t map_start, uint64_t map_offset, uint64_t *end)
+{
+	struct stat st;
+	size_t n;
+	Elf *e;
+	int ret = -ENOENT;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_getphdrnum(e, &n)) {
+		if (e)
+			elf_end(e);
+		return -ENOEXEC;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || !holds_offset(&ph, map_offset))
+			continue;
+		/* File offset f lies at map_start + (f - map_offset), up to memsz. */
+		*end = map_start - map_offset + ph.p_offset + ph.p_memsz;
+		*end = (*end + ELFSYM_PAGE - 1) & ~(ELFSYM_PAGE - 1);
+		ret = 0;
+		break;
+	}
+	elf_end(e);
+	return ret;
+}

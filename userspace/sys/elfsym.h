@@ -69,4 +69,13 @@ struct elfsym_needed {
 int elfsym_read_needed(const char *path, struct elfsym_needed *out);
 void elfsym_needed_free(struct elfsym_needed *nd);
 
+/*
+ * Where the writable segment of the ELF file open at fd ends in memory
+ * (its .bss included, rounded up to a page), given one of its mappings:
+ * mapped at map_start from file offset map_offset. 0; -ENOENT when no
+ * writable segment holds that offset; -ENOEXEC when fd is not ELF.
+ */
+#define ELFSYM_PAGE	4096ULL
+int elfsym_writable_end(int fd, uint64_t map_start, uint64_t map_offset, uint64_t *end);
+
 #endif
