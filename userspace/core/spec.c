@@ -222,6 +222,26 @@ static bool valid_variable(const char *name)
 	return true;
 }
 
+/* "WORD variable NAME": where a process's rank is, best kind first (spec.h). */
+static const struct {
+	const char *word;
+	enum spec_kind kind;
+} variables[] = {
+	{ "rank",	SPEC_RANK_VARIABLE },
+	{ "pmi",	SPEC_PMI_VARIABLE },
+	{ "task",	SPEC_TASK_VARIABLE },
+};
+
+#define NVARIABLES	(sizeof(variables) / sizeof(variables[0]))
+
+static int variable_kind(const char *word)
+{
+	for (size_t i = 0; i < NVARIABLES; i++)
+		if (!strcmp(word, variables[i].word))
+			return (int)i;
+	return -1;
+}
+
 /*
  * "rank variable NAME" / "pmi variable NAME" / "task variable NAME" /
  * "launcher COMM": who a process is. Like forward lines, they name no
@@ -247,8 +267,7 @@ static int parse_identity(struct spec_set *set, char **tok, int n, const char *p
 				path, lineno, tok[0]);
 			return -1;
 		}
-		kind = !strcmp(tok[0], "rank") ? SPEC_RANK_VARIABLE :
-		       !strcmp(tok[0], "pmi") ? SPEC_PMI_VARIABLE : SPEC_TASK_VARIABLE;
+		kind = variables[variable_kind(tok[0])].kind;
 		name = tok[2];
 	}
 	if (add_rule(set, kind, name, "", path, lineno)) {
@@ -270,8 +289,7 @@ static int parse_line(struct spec_set *set, char *line, const char *path, int li
 		return 0;
 	if (!strcmp(tok[0], "forward"))
 		return parse_forward(set, tok, n, path, lineno, err, errlen);
-	if (!strcmp(tok[0], "rank") || !strcmp(tok[0], "pmi") || !strcmp(tok[0], "task") ||
-	    !strcmp(tok[0], "launcher"))
+	if (variable_kind(tok[0]) >= 0 || !strcmp(tok[0], "launcher"))
 		return parse_identity(set, tok, n, path, lineno, err, errlen);
 	is_component = !strcmp(tok[0], "component");
 	for (k = 0; k < sizeof(keywords) / sizeof(keywords[0]); k++)
@@ -524,16 +542,15 @@ static bool listed(const char **names, size_t n, const char *name)
 
 size_t spec_rank_variables(const struct spec_set *set, const char **names, size_t max)
 {
-	static const enum spec_kind order[] = {
-		SPEC_RANK_VARIABLE, SPEC_PMI_VARIABLE, SPEC_TASK_VARIABLE,
-	};
 	size_t n = 0;
 
 	if (!set)
 		return 0;
-	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+	/* variables[] is in the order they count. */
+	for (size_t k = 0; k < NVARIABLES; k++)
 		for (size_t i = 0; i < set->n && n < max; i++)
-			if (set->rules[i].kind == order[k] && !listed(names, n, set->rules[i].pattern))
+			if (set->rules[i].kind == variables[k].kind &&
+			    !listed(names, n, set->rules[i].pattern))
 				names[n++] = set->rules[i].pattern;
 	return n;
 }
