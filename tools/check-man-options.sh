@@ -70,22 +70,30 @@ check() {
 }
 
 # Statements of a spec file: keywords[] ({ "library", SPEC_LIBRARY }),
-# "component", and "forward KIND" as parse_forward compares tok[1].
+# "component", "forward KIND" as parse_forward compares tok[1], "WORD
+# variable" for variables[] ({ "rank", SPEC_RANK_VARIABLE }), "launcher".
 spec_statements() {
 	awk '/keywords\[\] = \{/ { on = 1; next }
 		on && /};/ { exit }
 		on && match($0, /\{ *"[a-z]+"/) {
 			s = substr($0, RSTART, RLENGTH); gsub(/[{ "]/, "", s); print s }' "$1"
+	awk '/variables\[\] = \{/ { on = 1; next }
+		on && /};/ { exit }
+		on && match($0, /\{ *"[a-z]+"/) {
+			s = substr($0, RSTART, RLENGTH); gsub(/[{ "]/, "", s); print s "-variable" }' "$1"
 	grep -q 'strcmp(tok\[0\], "component")' "$1" && echo component
+	grep -q 'strcmp(tok\[0\], "launcher")' "$1" && echo launcher
 	sed -n '/^static int parse_forward/,/^}/p' "$1" |
 		grep -o 'strcmp(tok\[1\], "[a-z]*")' | sed 's/.*"\([a-z]*\)")/forward-\1/'
 }
 
-# .TP entries of STATEMENTS: the keyword, "forward-KIND" for forward's.
+# .TP entries of STATEMENTS: the keyword, "forward-KIND" for forward's,
+# "WORD-variable" for the variable lines.
 listed_statements() {
 	awk '/^\.SH / { on = ($2 == "STATEMENTS"); next }
 		on && /^\.TP/ { tp = 1; next }
-		on && tp { gsub(/"/, ""); print ($2 == "forward" ? "forward-" $3 : $2); tp = 0 }' "$1" | sort -u
+		on && tp { gsub(/"/, "");
+			print ($2 == "forward" ? "forward-" $3 : $3 == "variable" ? $2 "-variable" : $2); tp = 0 }' "$1" | sort -u
 }
 
 cli=$(getopt_names "$top/userspace/cmd/cli.c" long_opts | sort -u)

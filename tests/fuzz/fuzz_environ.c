@@ -10,6 +10,12 @@
 
 #include "procfs.h"
 
+/* The shipped specs' rank and task variables (uprobe_specs/), as a run reads them. */
+static const char *const keys[] = {
+	"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
+	"SLURM_PROCID", "PALS_RANKID", "FLUX_TASK_RANK",
+};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct environ_buf env;
@@ -20,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(env.data, data, size);
 	env.data[size] = '\0';
 	env.len = size;
-	environ_rank(&env);
+	environ_rank(&env, keys, sizeof(keys) / sizeof(keys[0]));
 	environ_matches_job(&env, "1234");
 	environ_matches_job(&env, "ompi.node1.4242");
 	environ_get(&env, "PMIX_RANK");

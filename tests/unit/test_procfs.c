@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "procfs.h"
+#include "spec.h"
 
 #define KB(x)	((uint64_t)(x) * 1024)
 
@@ -93,6 +94,51 @@ static struct collect *parse_text(const char *text, bool smaps, int *ret)
 }
 
 /* An environ_buf as procfs_read_environ builds it: data[len] == '\0'. */
+/*
+ * The rank a run reads with the shipped specs (uprobe_specs/): which
+ * variables, in which order, are the specs' rank, pmi and task variable
+ * lines; procfs only reads them.
+ */
+static int specs_rank(const char *dir, const char *extra, const struct environ_buf *env)
+{
+	const char *keys[SPEC_RANK_VARS_MAX];
+	struct spec_set s;
+	char err[256];
+	size_t n;
+	int rank;
+
+	spec_init(&s);
+	if (dir && spec_load_dir(&s, dir, err, sizeof(err)))
+		fail_msg("%s", err);
+	if (extra && spec_load_file(&s, extra, err, sizeof(err)))
+		fail_msg("%s", err);
+	n = spec_rank_variables(&s, keys, SPEC_RANK_VARS_MAX);
+	rank = environ_rank(env, keys, n);
+	spec_free(&s);
+	return rank;
+}
+
+static int shipped_rank(const struct environ_buf *env)
+{
+	return specs_rank("../../uprobe_specs", NULL, env);
+}
+
+/* A block built by hand, as procfs_read_environ leaves one (data[len] == '\0'). */
+static void make_environ(struct environ_buf *env, const char *const *vars)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; vars[i]; i++)
+		len += strlen(vars[i]) + 1;
+	env->data = calloc(1, len + 1);
+	assert_non_null(env->data);
+	env->len = 0;
+	for (size_t i = 0; vars[i]; i++) {
+		memcpy(env->data + env->len, vars[i], strlen(vars[i]) + 1);
+		env->len += strlen(vars[i]) + 1;
+	}
+}
+
 static void load_environ(const char *path, struct environ_buf *env)
 {
 	FILE *f = fopen(path, "r");
@@ -612,7 +658,7 @@ static void test_environ_real_rank(void **state)
 	(void)state;
 	load_environ("fixtures/ompi_rank.environ", &env);
 	assert_int_equal(env.len, 1941);
-	assert_int_equal(environ_rank(&env), 0);
+	assert_int_equal(shipped_rank(&env), 0);
 	assert_string_equal(environ_get(&env, "OMPI_COMM_WORLD_SIZE"), "2");
 	assert_string_equal(environ_get(&env, "PMIX_NAMESPACE"), "2121531393");
 	assert_string_equal(environ_get(&env, "OMPI_FILE_LOCATION"), "/tmp/ompi.vm.0/pid.4746/0/0");
@@ -641,22 +687,86 @@ static void test_environ_rank_priority(void **state)
 	/* SLURM_PROCID=9 comes first in the block but last in priority;
 	 * OMPI_COMM_WORLD_RANK is empty and PMIX_RANK is "oops": PMI_RANK wins. */
 	load_environ("fixtures/priority.environ", &env);
-	assert_int_equal(environ_rank(&env), 4);
+	assert_int_equal(shipped_rank(&env), 4);
 	environ_free(&env);
 
 	/* -1, 3x, " 2", 11 digits, +1: none is a non-negative decimal int. */
 	load_environ("fixtures/nonnumeric.environ", &env);
-	assert_int_equal(environ_rank(&env), -1);
+	assert_int_equal(shipped_rank(&env), -1);
 	assert_string_equal(environ_get(&env, "PMI_RANK"), " 2");
 	environ_free(&env);
 
 	/* Keys that merely contain or prefix a rank key do not count. */
 	load_environ("fixtures/prefix.environ", &env);
-	assert_int_equal(environ_rank(&env), -1);
+	assert_int_equal(shipped_rank(&env), -1);
 	assert_null(environ_get(&env, "PMIX_RANK"));
 	assert_null(environ_get(&env, ""));
 	assert_null(environ_get(&env, NULL));
 	assert_true(environ_matches_job(&env, "12345"));
+	environ_free(&env);
+}
+
+/*
+ * The rank variables are the specs' data: the order they give, and a
+ * variable a spec adds is read, one a spec does not name is not.
+ */
+static void test_environ_rank_from_specs(void **state)
+{
+	static const char *const expect[] = {
+		"MV2_COMM_WORLD_RANK", "OMPI_COMM_WORLD_RANK",	/* rank variable: file order */
+		"PMIX_RANK", "PMI_RANK",				/* pmi variable: batch.spec first */
+		"SLURM_PROCID", "PALS_RANKID", "FLUX_TASK_RANK",	/* task variable */
+	};
+	static const char *const mv2[] = { "MV2_COMM_WORLD_RANK=7", NULL };
+	static const char *const fresh[] = { "HOME=/x", "MEMATTR_TEST_RANK=5", NULL };
+	/* An mpirun inside a task of srun --mpi=pmi2: the task's PMI_RANK and
+	 * SLURM_PROCID are inherited, the MPI's own variable is the rank. */
+	static const char *const nested[] = {
+		"SLURM_PROCID=0", "PMI_RANK=0", "PMIX_RANK=0", "OMPI_COMM_WORLD_RANK=3", NULL,
+	};
+	static const char *const task_only[] = { "SLURM_PROCID=2", "FLUX_TASK_RANK=9", NULL };
+	const char *keys[SPEC_RANK_VARS_MAX];
+	struct environ_buf env;
+	struct spec_set s;
+	char err[256];
+	size_t n;
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(spec_load_dir(&s, "../../uprobe_specs", err, sizeof(err)), 0);
+	n = spec_rank_variables(&s, keys, SPEC_RANK_VARS_MAX);
+	assert_int_equal(n, sizeof(expect) / sizeof(expect[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(keys[i], expect[i]);
+	/* A short buffer keeps the best ones. */
+	assert_int_equal(spec_rank_variables(&s, keys, 2), 2);
+	assert_string_equal(keys[1], "OMPI_COMM_WORLD_RANK");
+	assert_int_equal(spec_rank_variables(NULL, keys, 2), 0);
+	spec_free(&s);
+
+	/* MVAPICH's variable comes from mvapich.spec, nowhere else. */
+	make_environ(&env, mv2);
+	assert_int_equal(shipped_rank(&env), 7);
+	assert_int_equal(specs_rank(NULL, "../../uprobe_specs/openmpi.spec", &env), -1);
+	assert_int_equal(specs_rank(NULL, "../../uprobe_specs/mvapich.spec", &env), 7);
+	environ_free(&env);
+
+	/* No spec, no rank: nothing is built in. */
+	make_environ(&env, nested);
+	assert_int_equal(specs_rank(NULL, NULL, &env), -1);
+	assert_int_equal(shipped_rank(&env), 3);
+	/* Without the MPI's spec, the PMI's variable is the next best. */
+	assert_int_equal(specs_rank(NULL, "../../uprobe_specs/batch.spec", &env), 0);
+	environ_free(&env);
+
+	make_environ(&env, task_only);
+	assert_int_equal(shipped_rank(&env), 2);
+	environ_free(&env);
+
+	/* A new MPI is a spec line: its variable is read once a spec names it. */
+	make_environ(&env, fresh);
+	assert_int_equal(shipped_rank(&env), -1);
+	assert_int_equal(specs_rank("../../uprobe_specs", "fixtures/specs/rankvar.spec", &env), 5);
 	environ_free(&env);
 }
 
@@ -673,7 +783,7 @@ static void test_environ_pbs(void **state)
 	assert_false(environ_matches_job(&env, "1234.serv"));
 	assert_false(environ_matches_job(&env, "server"));
 	assert_false(environ_matches_job(&env, "7"));
-	assert_int_equal(environ_rank(&env), -1);
+	assert_int_equal(shipped_rank(&env), -1);
 	environ_free(&env);
 }
 
@@ -685,7 +795,7 @@ static void test_environ_no_trailing_nul(void **state)
 	load_environ("fixtures/no_trailing_nul.environ", &env);
 	assert_int_equal(env.len, 33);
 	assert_int_equal(env.data[env.len - 1], '5');
-	assert_int_equal(environ_rank(&env), 12);
+	assert_int_equal(shipped_rank(&env), 12);
 	assert_string_equal(environ_get(&env, "SLURM_JOB_ID"), "555");
 	assert_true(environ_matches_job(&env, "555"));
 	assert_false(environ_matches_job(&env, "55"));
@@ -700,10 +810,10 @@ static void test_environ_empty(void **state)
 
 	(void)state;
 	assert_null(environ_get(&none, "PATH"));
-	assert_int_equal(environ_rank(&none), -1);
+	assert_int_equal(shipped_rank(&none), -1);
 	assert_false(environ_matches_job(&none, "1"));
 	assert_null(environ_get(&empty, "PATH"));
-	assert_int_equal(environ_rank(&empty), -1);
+	assert_int_equal(shipped_rank(&empty), -1);
 	environ_free(&none);
 }
 
@@ -909,7 +1019,7 @@ static void test_read_environ_child(void **state)
 	assert_int_equal(procfs_read_environ(pid, &env, 4096), 0);
 	assert_int_equal(env.len, 48);
 	assert_int_equal(env.data[env.len], '\0');
-	assert_int_equal(environ_rank(&env), 31);
+	assert_int_equal(shipped_rank(&env), 31);
 	assert_true(environ_matches_job(&env, "99"));
 	assert_false(environ_matches_job(&env, "31"));
 	environ_free(&env);
@@ -923,14 +1033,14 @@ static void test_read_environ_child(void **state)
 	/* Cut after "...RANK=3": the partial entry goes, or 31 would read as 3. */
 	assert_int_equal(procfs_read_environ(pid, &env, 29), 0);
 	assert_int_equal(env.len, 7);
-	assert_int_equal(environ_rank(&env), -1);
+	assert_int_equal(shipped_rank(&env), -1);
 	assert_string_equal(environ_get(&env, "MARK"), "1");
 	environ_free(&env);
 
 	/* Cut right after a NUL: nothing partial to drop. */
 	assert_int_equal(procfs_read_environ(pid, &env, 31), 0);
 	assert_int_equal(env.len, 31);
-	assert_int_equal(environ_rank(&env), 31);
+	assert_int_equal(shipped_rank(&env), 31);
 	assert_false(environ_matches_job(&env, "99"));
 	environ_free(&env);
 
@@ -1126,6 +1236,7 @@ int main(void)
 		cmocka_unit_test(test_parse_statm),
 		cmocka_unit_test(test_environ_real_rank),
 		cmocka_unit_test(test_environ_rank_priority),
+		cmocka_unit_test(test_environ_rank_from_specs),
 		cmocka_unit_test(test_environ_pbs),
 		cmocka_unit_test(test_environ_no_trailing_nul),
 		cmocka_unit_test(test_environ_empty),

@@ -164,6 +164,18 @@ static void test_errors(void **state)
 		     FIX "bad/forward_path.spec:1: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'");
 	expect_error(FIX "bad/forward_allocator_short.spec",
 		     FIX "bad/forward_allocator_short.spec:2: want 'forward library GLOB', 'forward function GLOB' or 'forward allocator LIBRARY-GLOB FUNCTION-GLOB'");
+	expect_error(FIX "bad/rank_missing.spec",
+		     FIX "bad/rank_missing.spec:2: want 'rank variable NAME' (NAME: letters, digits and '_', not a digit first)");
+	expect_error(FIX "bad/rank_name.spec",
+		     FIX "bad/rank_name.spec:2: want 'task variable NAME' (NAME: letters, digits and '_', not a digit first)");
+	expect_error(FIX "bad/rank_word.spec",
+		     FIX "bad/rank_word.spec:1: want 'pmi variable NAME' (NAME: letters, digits and '_', not a digit first)");
+	expect_error(FIX "bad/launcher_long.spec",
+		     FIX "bad/launcher_long.spec:1: want 'launcher NAME' (a process name: at most 15 characters, no '/')");
+	expect_error(FIX "bad/launcher_path.spec",
+		     FIX "bad/launcher_path.spec:1: want 'launcher NAME' (a process name: at most 15 characters, no '/')");
+	expect_error(FIX "bad/launcher_extra.spec",
+		     FIX "bad/launcher_extra.spec:1: want 'launcher NAME' (a process name: at most 15 characters, no '/')");
 	expect_error(FIX "nope.spec", FIX "nope.spec: No such file or directory");
 	expect_error(FIX "good", FIX "good: Is a directory");
 }
@@ -412,6 +424,82 @@ static void test_shipped_specs_on_real_rank(void **state)
 	spec_free(&s);
 }
 
+/*
+ * Launchers are the specs' data: every name discovery followed before the
+ * specs held them, Intel MPI's and MVAPICH's from their files alone, and a
+ * site's from its own spec.
+ */
+static void test_launchers(void **state)
+{
+	static const char *const shipped[] = {
+		"mpirun", "mpiexec", "orterun", "prterun", "prte", "orted", "prted",
+		"srun", "slurmstepd", "hydra_pmi_proxy", "mpiexec.hydra", "flux-shell",
+		"mpirun.mpich", "mpiexec.mpich", "mpirun.openmpi", "mpiexec.openmpi",
+		"mpirun_rsh", "mpispawn", "hydra_bstrap_pr", "hydra_nameserve",
+	};
+	struct spec_set s;
+
+	(void)state;
+	spec_init(&s);
+	assert_false(spec_is_launcher(&s, "mpirun"));		/* nothing built in */
+	assert_false(spec_is_launcher(NULL, "mpirun"));
+	assert_int_equal(spec_load_dir(&s, "../../uprobe_specs", err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(shipped) / sizeof(shipped[0]); i++)
+		if (!spec_is_launcher(&s, shipped[i]))
+			fail_msg("%s is not a launcher", shipped[i]);
+	/* Exact names, not globs or prefixes; a rank's program is none. */
+	assert_false(spec_is_launcher(&s, "mpirun_rs"));
+	assert_false(spec_is_launcher(&s, "mpi*"));
+	assert_false(spec_is_launcher(&s, "a.out"));
+	assert_false(spec_is_launcher(&s, "bash"));
+	assert_false(spec_is_launcher(&s, NULL));
+	assert_false(spec_is_launcher(&s, "memattr-launch"));
+	assert_int_equal(spec_load_file(&s, FIX "rankvar.spec", err, sizeof(err)), 0);
+	assert_true(spec_is_launcher(&s, "memattr-launch"));
+	/* Identity lines name no component and match no file. */
+	for (size_t i = 0; i < s.n; i++)
+		if (s.rules[i].kind == SPEC_LAUNCHER || s.rules[i].kind == SPEC_RANK_VARIABLE ||
+		    s.rules[i].kind == SPEC_PMI_VARIABLE || s.rules[i].kind == SPEC_TASK_VARIABLE) {
+			assert_string_equal(s.rules[i].component, "");
+			assert_false(spec_rule_matches(&s.rules[i], s.rules[i].pattern));
+		}
+	spec_free(&s);
+
+	/* MVAPICH's launcher comes from mvapich.spec alone. */
+	spec_init(&s);
+	assert_int_equal(spec_load_file(&s, "../../uprobe_specs/openmpi.spec", err, sizeof(err)), 0);
+	assert_false(spec_is_launcher(&s, "mpirun_rsh"));
+	assert_int_equal(spec_load_file(&s, "../../uprobe_specs/mvapich.spec", err, sizeof(err)), 0);
+	assert_true(spec_is_launcher(&s, "mpirun_rsh"));
+	spec_free(&s);
+}
+
+/* Intel MPI's and MVAPICH's libraries are mpi by their specs. */
+static void test_new_mpis(void **state)
+{
+	struct spec_set s;
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(spec_load_file(&s, "../../uprobe_specs/intelmpi.spec", err, sizeof(err)), 0);
+	assert_string_equal(spec_component_for_path(&s,
+		"/opt/intel/oneapi/mpi/2021.10.0/lib/release/libmpi.so.12.0.0"), "mpi");
+	assert_string_equal(spec_component_for_path(&s,
+		"/opt/intel/oneapi/mpi/2021.10.0/opt/mpi/libfabric/lib/prov/libtcp-fi.so"), "mpi");
+	assert_string_equal(spec_component_for_path(&s,
+		"/opt/intel/oneapi/mpi/2021.13/lib/libmpifort.so.12"), "mpi");
+	assert_null(spec_component_for_path(&s, "/usr/lib/x86_64-linux-gnu/libm.so.6"));
+	spec_free(&s);
+
+	spec_init(&s);
+	assert_int_equal(spec_load_file(&s, "../../uprobe_specs/mvapich.spec", err, sizeof(err)), 0);
+	assert_string_equal(spec_component_for_path(&s,
+		"/opt/mvapich2/2.3.7/lib/libmpi.so.12.1.1"), "mpi");
+	assert_string_equal(spec_component_for_path(&s, "/usr/lib64/libibumad.so.3"), "mpi");
+	assert_null(spec_component_for_path(&s, "/usr/lib64/libz.so.1"));
+	spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +514,8 @@ int main(void)
 		cmocka_unit_test(test_crlf),
 		cmocka_unit_test(test_dir_stops_at_first_error),
 		cmocka_unit_test(test_shipped_specs_on_real_rank),
+		cmocka_unit_test(test_launchers),
+		cmocka_unit_test(test_new_mpis),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

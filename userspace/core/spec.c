@@ -210,6 +210,73 @@ nomem:
 	return -1;
 }
 
+/* An environment variable's name as shells write them: [A-Za-z_][A-Za-z0-9_]*. */
+static bool valid_variable(const char *name)
+{
+	if (!((*name >= 'A' && *name <= 'Z') || (*name >= 'a' && *name <= 'z') || *name == '_'))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
+/* "WORD variable NAME": where a process's rank is, best kind first (spec.h). */
+static const struct {
+	const char *word;
+	enum spec_kind kind;
+} variables[] = {
+	{ "rank",	SPEC_RANK_VARIABLE },
+	{ "pmi",	SPEC_PMI_VARIABLE },
+	{ "task",	SPEC_TASK_VARIABLE },
+};
+
+#define NVARIABLES	(sizeof(variables) / sizeof(variables[0]))
+
+static int variable_kind(const char *word)
+{
+	for (size_t i = 0; i < NVARIABLES; i++)
+		if (!strcmp(word, variables[i].word))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * "rank variable NAME" / "pmi variable NAME" / "task variable NAME" /
+ * "launcher COMM": who a process is. Like forward lines, they name no
+ * component.
+ */
+static int parse_identity(struct spec_set *set, char **tok, int n, const char *path,
+			  int lineno, char *err, size_t errlen)
+{
+	enum spec_kind kind;
+	const char *name;
+
+	if (!strcmp(tok[0], "launcher")) {
+		if (n != 2 || strlen(tok[1]) > SPEC_COMM_MAX || strchr(tok[1], '/')) {
+			set_err(err, errlen, "%s:%d: want 'launcher NAME' (a process name: at most %d characters, no '/')",
+				path, lineno, SPEC_COMM_MAX);
+			return -1;
+		}
+		kind = SPEC_LAUNCHER;
+		name = tok[1];
+	} else {
+		if (n != 3 || strcmp(tok[1], "variable") || !valid_variable(tok[2])) {
+			set_err(err, errlen, "%s:%d: want '%s variable NAME' (NAME: letters, digits and '_', not a digit first)",
+				path, lineno, tok[0]);
+			return -1;
+		}
+		kind = variables[variable_kind(tok[0])].kind;
+		name = tok[2];
+	}
+	if (add_rule(set, kind, name, "", path, lineno)) {
+		set_err(err, errlen, "%s:%d: %s", path, lineno, strerror(ENOMEM));
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_line(struct spec_set *set, char *line, const char *path, int lineno,
 		      char *component, char *err, size_t errlen)
 {
@@ -222,6 +289,8 @@ static int parse_line(struct spec_set *set, char *line, const char *path, int li
 		return 0;
 	if (!strcmp(tok[0], "forward"))
 		return parse_forward(set, tok, n, path, lineno, err, errlen);
+	if (variable_kind(tok[0]) >= 0 || !strcmp(tok[0], "launcher"))
+		return parse_identity(set, tok, n, path, lineno, err, errlen);
 	is_component = !strcmp(tok[0], "component");
 	for (k = 0; k < sizeof(keywords) / sizeof(keywords[0]); k++)
 		if (!strcmp(tok[0], keywords[k].word))
@@ -459,6 +528,39 @@ bool spec_has_forward_functions(const struct spec_set *set)
 {
 	for (size_t i = 0; i < set->n; i++)
 		if (forwards_functions(&set->rules[i]))
+			return true;
+	return false;
+}
+
+static bool listed(const char **names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+size_t spec_rank_variables(const struct spec_set *set, const char **names, size_t max)
+{
+	size_t n = 0;
+
+	if (!set)
+		return 0;
+	/* variables[] is in the order they count. */
+	for (size_t k = 0; k < NVARIABLES; k++)
+		for (size_t i = 0; i < set->n && n < max; i++)
+			if (set->rules[i].kind == variables[k].kind &&
+			    !listed(names, n, set->rules[i].pattern))
+				names[n++] = set->rules[i].pattern;
+	return n;
+}
+
+bool spec_is_launcher(const struct spec_set *set, const char *comm)
+{
+	if (!set || !comm)
+		return false;
+	for (size_t i = 0; i < set->n; i++)
+		if (set->rules[i].kind == SPEC_LAUNCHER && !strcmp(set->rules[i].pattern, comm))
 			return true;
 	return false;
 }

@@ -27,7 +27,35 @@
  *                         and --heap probes them, so their blocks are
  *                         counted at their callers (C++ operator new)
  *
- * forward lines name no component: they may stand anywhere in a file.
+ *
+ * Who a process is, from outside it (what the engine's discovery reads):
+ *
+ *   rank variable NAME    an environment variable one MPI's own launcher
+ *                         sets to the process's rank in MPI_COMM_WORLD
+ *                         (OMPI_COMM_WORLD_RANK, MV2_COMM_WORLD_RANK)
+ *   pmi variable NAME     a process-management interface's rank (PMIX_RANK,
+ *                         PMI_RANK): set by whichever launcher speaks it, an
+ *                         MPI's (Hydra) or the batch system's (srun
+ *                         --mpi=pmix), so a rank may also inherit an outer
+ *                         launcher's: it counts after every rank variable
+ *   task variable NAME    a batch system's task number (SLURM_PROCID): the
+ *                         rank when the batch system started the ranks
+ *                         itself, but inherited unchanged by every rank of
+ *                         an mpirun run inside one task, so it counts only
+ *                         when no rank or pmi variable holds a rank
+ *   launcher COMM         a process whose name (comm, at most 15
+ *                         characters, matched exactly) launches or relays
+ *                         (mpirun, orted, hydra_pmi_proxy, srun): followed to
+ *                         its children, never accounted
+ *
+ * A process's rank is the first of these variables holding a non-negative
+ * decimal integer: every rank variable in the order the specs were loaded
+ * (file name order, then --spec files), then every pmi variable, then
+ * every task variable, each in that order; a name given twice keeps its
+ * first place.
+ *
+ * forward, variable and launcher lines name no component: they may stand
+ * anywhere in a file.
  *
  * Component names: [a-z0-9_:.-]+, at most SPEC_NAME_MAX-1 characters.
  */
@@ -48,7 +76,14 @@ enum spec_kind {
 	SPEC_FORWARD_LIBRARY,	/* component "" */
 	SPEC_FORWARD_FUNCTION,	/* component "" */
 	SPEC_FORWARD_ALLOCATOR,	/* component ""; pattern: the functions, library: their file */
+	SPEC_RANK_VARIABLE,	/* component ""; pattern: the variable's name */
+	SPEC_PMI_VARIABLE,	/* component ""; pattern: the variable's name */
+	SPEC_TASK_VARIABLE,	/* component ""; pattern: the variable's name */
+	SPEC_LAUNCHER,		/* component ""; pattern: the process name */
 };
+
+#define SPEC_COMM_MAX	15	/* a process name's length (TASK_COMM_LEN - 1) */
+#define SPEC_RANK_VARS_MAX 32	/* rank and task variables a run reads, at most */
 
 struct spec_rule {
 	enum spec_kind kind;
@@ -98,5 +133,15 @@ bool spec_allocator_in(const struct spec_rule *r, const char *path);
 /* Whether function name (an ELF symbol) only forwards (a forward function or allocator rule). */
 bool spec_forwards_function(const struct spec_set *set, const char *name);
 bool spec_has_forward_functions(const struct spec_set *set);
+
+/*
+ * The environment variables that name a process's rank, best first (the
+ * order above): up to max names into names[], pointers into the set.
+ * Returns how many.
+ */
+size_t spec_rank_variables(const struct spec_set *set, const char **names, size_t max);
+
+/* Whether a process named comm is a launcher (a launcher rule). NULL set: none is. */
+bool spec_is_launcher(const struct spec_set *set, const char *comm);
 
 #endif

@@ -11,6 +11,7 @@
 #include "proc_at.h"
 #include "proc_owner.h"
 #include "procfs.h"
+#include "spec.h"
 
 #define ENVIRON_MAX	(1 << 20)
 
@@ -45,29 +46,22 @@ bool pid_list_has(const struct pid_list *l, pid_t pid)
 	return false;
 }
 
-/* Launchers and daemons: followed to their children, never accounted. One a line. */
-static const char *const launchers[] = {
-	"mpirun", "mpiexec", "orterun", "prterun", "prte", "orted", "prted",
-	"srun", "slurmstepd", "hydra_pmi_proxy", "mpiexec.hydra", "flux-shell",
-	"mpirun.mpich", "mpiexec.mpich", "mpirun.openmpi", "mpiexec.openmpi", /* Debian: comm is the symlink run */
-};
-
-bool job_is_launcher(const char *comm)
+bool job_is_launcher(const struct spec_set *specs, const char *comm)
 {
-	for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
-		if (!strcmp(comm, launchers[i]))
-			return true;
-	return false;
+	return spec_is_launcher(specs, comm);
 }
 
-int job_rank_of(pid_t pid, int *rank)
+int job_rank_of(const struct spec_set *specs, pid_t pid, int *rank)
 {
+	const char *keys[SPEC_RANK_VARS_MAX];
+	size_t nkeys = spec_rank_variables(specs, keys, SPEC_RANK_VARS_MAX);
 	struct environ_buf env = {0};
-	int ret = procfs_read_environ(pid, &env, ENVIRON_MAX);
+	int ret;
 
+	ret = procfs_read_environ(pid, &env, ENVIRON_MAX);
 	if (ret)
 		return ret;
-	*rank = environ_rank(&env);
+	*rank = environ_rank(&env, keys, nkeys);
 	environ_free(&env);
 	return 0;
 }

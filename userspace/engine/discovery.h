@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct spec_set;
+
 #define JOB_ANY_UID	((uid_t)-1)	/* whose claim counts: not named yet */
 #define JOB_MAX_CLAIMANTS 8
 
@@ -76,11 +78,18 @@ int job_scan_env(const char *id, uid_t uid, pid_t self, bool (*known)(void *ctx,
 /* pid and every live descendant of it, pid first. */
 int job_descendants(pid_t pid, struct pid_list *out);
 
-/* Launchers and daemons (mpirun, srun, orted, ...) are followed, not accounted. */
-bool job_is_launcher(const char *comm);
+/*
+ * Launchers and daemons (mpirun, srun, orted, ...) are followed, not
+ * accounted: the specs' launcher lines name them (NULL specs: none).
+ */
+bool job_is_launcher(const struct spec_set *specs, const char *comm);
 
-/* *rank: the MPI rank pid's environment gives (OMPI_COMM_WORLD_RANK, ...), -1: none. 0 or -errno (unreadable). */
-int job_rank_of(pid_t pid, int *rank);
+/*
+ * *rank: the MPI rank pid's environment gives by the specs' rank and task
+ * variables (OMPI_COMM_WORLD_RANK, ..., SLURM_PROCID), -1: none. 0 or
+ * -errno (unreadable).
+ */
+int job_rank_of(const struct spec_set *specs, pid_t pid, int *rank);
 
 /*
  * slurm_listpids.c: add the pids `scontrol listpids` gives for job (and

@@ -266,12 +266,12 @@ static void identify(struct session *s, struct proc *p)
 	p->unidentified = false;
 	if (procfs_read_stat(p->pid, &st) == 0)
 		memcpy(p->comm, st.comm, sizeof(p->comm));
-	p->account = !job_is_launcher(p->comm);
+	p->account = !job_is_launcher(s->cls.specs, p->comm);
 	/*
 	 * Once its figures went out, the identity stays. A rank's command is
 	 * never a rank (its step is its rank's, from on_fork).
 	 */
-	if (p->named || p->under_rank || job_rank_of(p->pid, &rank))
+	if (p->named || p->under_rank || job_rank_of(s->cls.specs, p->pid, &rank))
 		return;
 	job_step_of(p->pid, p->step, sizeof(p->step));
 	p->rank = rank >= 0 && !rank_taken(s, p, rank) ? rank : -1;
@@ -640,7 +640,7 @@ static void on_fork(struct tracker *t, struct session *s, const struct ev_task *
 		return;
 	}
 	memcpy(p->comm, e->comm, sizeof(e->comm));
-	p->account = !job_is_launcher(p->comm);
+	p->account = !job_is_launcher(t->specs, p->comm);
 	/* A copy of the parent's address space: its requests resolve from the first one. */
 	parent = session_find(s, e->parent_tgid);
 	if (parent)
@@ -681,7 +681,7 @@ static void on_exec(struct tracker *t, struct session *s, const struct ev_task *
 	 * of what they cost.
 	 */
 	memcpy(p->comm, e->comm, sizeof(e->comm));
-	p->account = !job_is_launcher(p->comm);
+	p->account = !job_is_launcher(t->specs, p->comm);
 	p->unidentified = true;
 	if (t->probing) {
 		identify(s, p);

@@ -206,11 +206,6 @@ const char *environ_get(const struct environ_buf *env, const char *key)
 	return NULL;
 }
 
-static const char *const rank_keys[] = {
-	"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
-	"SLURM_PROCID", "PALS_RANKID", "FLUX_TASK_RANK",
-};
-
 static int parse_rank(const char *s)
 {
 	uint64_t v;
@@ -220,10 +215,10 @@ static int parse_rank(const char *s)
 	return (int)v;
 }
 
-int environ_rank(const struct environ_buf *env)
+int environ_rank(const struct environ_buf *env, const char *const *keys, size_t nkeys)
 {
-	for (size_t i = 0; i < sizeof(rank_keys) / sizeof(rank_keys[0]); i++) {
-		int rank = parse_rank(environ_get(env, rank_keys[i]));
+	for (size_t i = 0; keys && i < nkeys; i++) {
+		int rank = parse_rank(environ_get(env, keys[i]));
 
 		if (rank >= 0)
 			return rank;

@@ -33,11 +33,11 @@ const char *environ_get(const struct environ_buf *env, const char *key);
 const char *environ_job_id(const struct environ_buf *env);
 
 /*
- * MPI rank from the first of OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
- * MV2_COMM_WORLD_RANK, SLURM_PROCID, PALS_RANKID, FLUX_TASK_RANK that holds a
- * non-negative decimal integer; -1 when none does.
+ * MPI rank from the first of keys[0..nkeys) that holds a non-negative
+ * decimal integer; -1 when none does. Which variables, in which order, is
+ * the specs' knowledge (rank and task variable lines: spec_rank_variables).
  */
-int environ_rank(const struct environ_buf *env);
+int environ_rank(const struct environ_buf *env, const char *const *keys, size_t nkeys);
 
 /*
  * True when one of SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID,
