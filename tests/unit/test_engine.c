@@ -7,7 +7,8 @@
  * above the kernel's PID_MAX_LIMIT, so that no read of /proc finds them.
  *
  * What each test catches (each mutation made, the test seen failing, the
- * mutation reverted):
+ * mutation reverted; `make engine-mutants` does it again, from the same
+ * list in tools/engine-mutants.py):
  *
  *   tracker.c route(): ignore h->job (route by pid only)
  *       -> test_fork_routed_by_job_slot fails
@@ -23,7 +24,7 @@
  *       -> test_exec_into_launcher fails
  *   tracker.c on_exec(): drop its update_kernel_flags()
  *       -> test_exec_into_launcher fails (the kernel still accounts it)
- *   tracker.c identify_late(): drop `p->unidentified = false` / identify()
+ *   tracker.c identify_late(): drop `p->unidentified = false` and identify()
  *       -> test_exec_into_launcher fails
  *   tracker.c on_event(): drop the hooks->untraced_exec call
  *       -> test_untraced_exec_goes_to_hook fails
@@ -45,7 +46,7 @@
  *       -> test_exec_drops_old_image_held fails
  *   tracker.c on_fork(): drop inherit_held()
  *       -> test_fork_inherits_parent_requests fails
- *   tracker.c inherit_held(): keep every record, not only requests (is_request -> NULL)
+ *   tracker.c is_request(): every record is a request (a child inherits faults too)
  *       -> test_fork_inherits_parent_requests fails
  *   tracker.c tracker_run(): drop end_session() of a session with no process left
  *       -> test_session_ends_with_its_last_process fails
