@@ -41,9 +41,15 @@ USES_engine := engine core output sys
 USES_core   := core sys
 USES_output := output sys
 USES_sys    := sys
-layer_inc = $(patsubst %,-Iuserspace/%,$(USES_$(1))) $(if $(filter sys,$(1)),-I$(BUILD)) -Ibpf
+# A folder's internal/ (engine/internal: the tracker's and sessions'
+# structures) is on its own path only: the layers above see its public
+# headers (engine.h), not its insides.
+INTERNAL  = $(wildcard userspace/$(1)/internal)
+layer_inc = $(patsubst %,-I%,$(call INTERNAL,$(1))) $(patsubst %,-Iuserspace/%,$(USES_$(1))) \
+	    $(if $(filter sys,$(1)),-I$(BUILD)) -Ibpf
 # Tests and fuzzers stand above every layer.
-ALL_INC  := -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -Ibpf
+ALL_INC  := -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) \
+	    $(patsubst %,-I%,$(foreach d,$(SRC_DIRS),$(call INTERNAL,$(d)))) -Ibpf
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror \
 	    -D_GNU_SOURCE -DMEMATTR_SPEC_DIR='"$(PREFIX)/share/memattr-bpf/uprobe_specs"'
 LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread
@@ -60,7 +66,7 @@ PURE_MODULES := components spec procfs regions csv_out cli num_arg classify call
 		model model_app model_fit model_read model_print
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
-ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h))
+ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h userspace/$(d)/internal/*.h))
 ALL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(ALL_SRCS)))
 vpath %.c $(patsubst %,userspace/%,$(SRC_DIRS))
 # Each object gets its folder's include paths (a target-specific variable).
@@ -169,6 +175,23 @@ $(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(B
 
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
+
+# The engine fed synthetic records (tests/unit/test_engine.c): every object
+# of engine/ and the layers below it but the BPF loader, whose fake
+# (tests/unit/fake_tracer.c) keeps the event entry: no BPF, no root.
+ENGINE_TEST_OBJS := $(filter-out $(BUILD)/bpf_loader.o,$(foreach d,engine core output sys,\
+		    $(patsubst %.c,$(BUILD)/%.o,$(notdir $(wildcard userspace/$(d)/*.c)))))
+$(BUILD)/tests/test_engine: tests/unit/test_engine.c tests/unit/fake_tracer.c tests/unit/fake_tracer.h \
+			    $(ENGINE_TEST_OBJS) | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< tests/unit/fake_tracer.c $(ENGINE_TEST_OBJS) -o $@ \
+		-lcmocka $(LDLIBS)
+
+# Each mutation of tracker.c named in test_engine.c makes its test fail
+# (tools/engine-mutants.py edits tracker.c and restores it: not while
+# another build of this tree runs).
+.PHONY: engine-mutants
+engine-mutants: $(BUILD)/tests/test_engine
+	tools/engine-mutants.py $(BUILD)
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; (cd tests/unit && $(RUN) ../../$$t); done

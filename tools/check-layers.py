@@ -13,6 +13,9 @@ Usage: check-layers.py MAKE BUILD OBJECTS... -- LAYER=USES...
    that header. The same probe including every header of its own folder
    must build (the control: a failure above is the include's, not the
    probe's; a header of the folder reaching above it fails here).
+   A folder's internal/ headers (engine/internal: the tracker's and the
+   sessions' structures) are its own: the control includes them too, and a
+   probe in each folder that may use it, including any of them, must fail.
 2. No include outside the paths: no "../" or "dir/x.h" in a quoted include.
 3. No #include cycle between files, and none between modules once linked:
    module A uses module B when A's object calls or reads what B's defines
@@ -42,6 +45,11 @@ def headers(layer):
     return sorted(os.path.basename(h) for h in glob.glob(os.path.join(ROOT, "userspace", layer, "*.h")))
 
 
+def internal_headers(layer):
+    return sorted(os.path.basename(h) for h in
+                  glob.glob(os.path.join(ROOT, "userspace", layer, "internal", "*.h")))
+
+
 def build_probe(make, build, low, includes):
     """Build a probe in userspace/LOW/ including these headers: (ok, compiler output)."""
     name = "layers_probe_%s" % low
@@ -64,7 +72,7 @@ def build_probe(make, build, low, includes):
 
 def check_probes(make, build, uses):
     for low in uses:
-        own = headers(low)
+        own = headers(low) + internal_headers(low)
         ok, out = build_probe(make, build, low, own)
         if not ok:
             fail("%s: a probe including its own headers does not build:\n%s" % (low, out))
@@ -82,6 +90,19 @@ def check_probes(make, build, uses):
                 fail("%s including %s's %s failed, but not on the include:\n%s" % (low, up, hdr, out))
             else:
                 print("layers-check: %s may not use %s: including %s fails, as it should" % (low, up, hdr))
+        for user in uses:
+            if user == low or low not in uses[user] or not internal_headers(low):
+                continue
+            for hdr in internal_headers(low):
+                ok, out = build_probe(make, build, user, [hdr])
+                if ok:
+                    fail("%s includes %s's internal %s, and it compiled" % (user, low, hdr))
+                elif not re.search(r"%s: No such file or directory" % re.escape(hdr), out):
+                    fail("%s including %s's internal %s failed, but not on the include:\n%s" %
+                         (user, low, hdr, out))
+                else:
+                    print("layers-check: %s may use %s, not its insides: including %s fails, as it should" %
+                          (user, low, hdr))
 
 
 def scc(graph):
@@ -119,6 +140,7 @@ def scc(graph):
 
 def check_include_graph():
     files = sorted(glob.glob(os.path.join(ROOT, "userspace", "*", "*.[ch]")) +
+                   glob.glob(os.path.join(ROOT, "userspace", "*", "internal", "*.h")) +
                    glob.glob(os.path.join(ROOT, "bpf", "*.[ch]")))
     by_name = collections.defaultdict(list)
     for f in files:
@@ -146,7 +168,8 @@ def check_include_graph():
 
 def check_link_graph(objects):
     hdr_text = {}
-    for h in glob.glob(os.path.join(ROOT, "userspace", "*", "*.h")):
+    for h in (glob.glob(os.path.join(ROOT, "userspace", "*", "*.h")) +
+              glob.glob(os.path.join(ROOT, "userspace", "*", "internal", "*.h"))):
         hdr_text[os.path.basename(h)[:-2]] = open(h, errors="replace").read()
     defines, uses = {}, {}
     for o in objects:

@@ -39,8 +39,8 @@
 #include "proc_at.h"
 #include "proc_owner.h"
 #include "procfs.h"
+#include "engine.h"
 #include "spool.h"
-#include "tracker.h"
 
 #define ENVIRON_MAX		(1 << 20)
 #define RENDER_PERIOD_S		0.5	/* metrics snapshot and textfile: at most this stale */
@@ -84,7 +84,7 @@ struct daemon {
 	struct daemon_cfg cfg;
 	struct options opt;
 	struct spec_set specs;
-	struct tracker t;
+	struct tracker *t;
 	struct metrics m;
 	struct http_listen *http;
 	struct daemon_socket *sock;	/* NULL: --socket none */
@@ -132,8 +132,8 @@ static size_t count_procs(const struct tracker *t, size_t *njobs)
 {
 	size_t n = 0, j = 0;
 
-	for (const struct session *s = t->sessions; s; s = s->next, j++)
-		n += s->procs.n;
+	for (const struct session *s = tracker_first_session(t); s; s = session_next(s), j++)
+		n += session_nprocs(s);
 	if (njobs)
 		*njobs = j;
 	return n;
@@ -154,14 +154,14 @@ static struct session *session_of_key(struct tracker *t, const struct job_key *k
 {
 	struct session *own = NULL;
 
-	for (struct session *s = t->sessions; s; s = s->next) {
-		if (!s->job || strcmp(s->job, k->id))
+	for (struct session *s = tracker_first_session(t); s; s = session_next(s)) {
+		if (!session_job(s) || strcmp(session_job(s), k->id))
 			continue;
-		if (k->trusted && s->trusted)
+		if (k->trusted && session_trusted(s))
 			return s;
-		if (s->owner != k->owner)
+		if (session_owner(s) != k->owner)
 			continue;
-		if (s->trusted)
+		if (session_trusted(s))
 			return s;
 		own = s;
 	}
@@ -171,16 +171,8 @@ static struct session *session_of_key(struct tracker *t, const struct job_key *k
 	 * one job, now vouched for (two would expose the same series twice).
 	 */
 	if (own && k->trusted)
-		own->trusted = true;
+		session_set_owner(own, session_owner(own), true);
 	return own;
-}
-
-static bool known(struct tracker *t, pid_t pid)
-{
-	for (struct session *s = t->sessions; s; s = s->next)
-		if (session_find(s, pid))
-			return true;
-	return false;
 }
 
 static bool was_refused(struct daemon *d, const struct job_key *k)
@@ -207,8 +199,8 @@ static unsigned int jobs_of(const struct tracker *t, uid_t owner)
 {
 	unsigned int n = 0;
 
-	for (const struct session *s = t->sessions; s; s = s->next)
-		n += s->owner == owner;
+	for (const struct session *s = tracker_first_session(t); s; s = session_next(s))
+		n += session_owner(s) == owner;
 	return n;
 }
 
@@ -296,10 +288,10 @@ static int open_spool(struct daemon *d, struct session *s, const struct job_key 
 		snprintf(err, errlen, "no free directory name");
 		return -1;
 	}
-	if (tracker_open_output_as(&d->t, s, dir, (uid_t)-1, gid, err, errlen))
+	if (tracker_open_output_as(d->t, s, dir, (uid_t)-1, gid, err, errlen))
 		return -1;
 	/* Counted across restarts where the filesystem keeps trusted attributes; in memory anyway. */
-	spool_mark_owner(s->out.dirfd, k->owner);
+	spool_mark_owner(session_output_fd(s), k->owner);
 	count_one(d, k->owner);
 	return 0;
 }
@@ -309,14 +301,14 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 	char user[256], dir[4096], err[512] = "";
 	struct session *s;
 	gid_t gid;
-	size_t njobs, nprocs = count_procs(&d->t, &njobs);
+	size_t njobs, nprocs = count_procs(d->t, &njobs);
 
 	if (njobs >= d->cfg.max_jobs) {
 		refuse(d, k, MX_REFUSED_MAX_JOBS);
 		return NULL;
 	}
 	/* Root's own processes aside: one user cannot take every slot. */
-	if (k->owner != 0 && jobs_of(&d->t, k->owner) >= d->cfg.max_user_jobs) {
+	if (k->owner != 0 && jobs_of(d->t, k->owner) >= d->cfg.max_user_jobs) {
 		refuse(d, k, MX_REFUSED_MAX_USER_JOBS);
 		return NULL;
 	}
@@ -325,16 +317,15 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 		return NULL;
 	}
 	owner_names(k, pid, user, sizeof(user), &gid);
-	s = tracker_new_session(&d->t, k->id, JOB_MATCH_NONE);
+	s = tracker_new_session(d->t, k->id, JOB_MATCH_NONE);
 	if (!s)
 		return NULL;
-	s->owner = k->owner;
-	s->trusted = k->trusted;
+	session_set_owner(s, k->owner, k->trusted);
 	/* Its time_s, duration_s and start_time_unix_s count from now, not from the daemon's start. */
-	s->t0 = tracker_now(&d->t);
+	session_set_t0(s, tracker_now(d->t));
 	if (session_add_sink(s, metrics_sink_new(&d->m, k->id, user)))
 		fprintf(stderr, "memattr-bpf: job %s: no metrics (out of memory)\n", k->id);
-	if (tracker_add_pid(&d->t, s, pid, false))
+	if (tracker_add_pid(d->t, s, pid, false))
 		return s;	/* gone already: the session ends at the next round */
 	/* Root's files, readable by the owner's group: the owner reads, cannot alter. */
 	if (open_spool(d, s, k, gid, dir, sizeof(dir), err, sizeof(err)))
@@ -389,7 +380,7 @@ static void admit(struct daemon *d, pid_t pid)
 
 	if (pid == d->self)
 		return;
-	if (known(&d->t, pid)) {
+	if (tracker_traces(d->t, pid)) {
 		if (d->cfg.verbose)
 			fprintf(stderr, "memattr-bpf: exec of %d: traced already\n", pid);
 		return;
@@ -411,9 +402,9 @@ static void admit(struct daemon *d, pid_t pid)
 	keyed = key_of(pfd, &who, &env, &k) && proc_at_still(pfd, &who);
 	close(pfd);
 	if (keyed && !was_refused(d, &k)) {
-		s = session_of_key(&d->t, &k);
+		s = session_of_key(d->t, &k);
 		if (s)
-			tracker_add_pid(&d->t, s, pid, false);
+			tracker_add_pid(d->t, s, pid, false);
 		else if (k.owner != JOB_ANY_UID)	/* a user's process starts it, not slurmstepd */
 			start_job(d, &k, pid);
 	}
@@ -453,41 +444,43 @@ static void on_session_ended(void *ctx, struct tracker *t, struct session *s)
 	session_counters(s, &c);
 	d->ended_unwind_failures += c.unwind_failures;
 	/* Its sinks have finished: the files a client is told are final are. */
-	if (s->out_open)
-		daemon_socket_job_ended(d->sock, s->out.path);
-	if (s->job)
-		fprintf(stderr, "memattr-bpf: job %s ended (%llu processes traced)\n", s->job,
+	if (session_output_dir(s))
+		daemon_socket_job_ended(d->sock, session_output_dir(s));
+	if (session_job(s))
+		fprintf(stderr, "memattr-bpf: job %s ended (%llu processes traced)\n", session_job(s),
 			(unsigned long long)c.procs_traced);
 }
 
 static void fill_self(struct daemon *d, struct mx_self *x)
 {
 	static const char *const maps[] = { "traced", "mm_anchors" };
+	struct tracker_counters tc;
 	struct rusage ru;
 	size_t njobs;
 	long pages = 0;
 	FILE *f;
 
 	memset(x, 0, sizeof(*x));
-	x->events = d->t.events;
+	tracker_counters(d->t, &tc);
+	x->events = tc.events;
 	x->execs_examined = d->execs_examined;
-	x->dropped = d->t.kstats[STAT_RINGBUF_DROPS];
+	x->dropped = tc.dropped;
 	x->unwind_failures = d->ended_unwind_failures;
-	for (struct session *s = d->t.sessions; s; s = s->next) {
+	for (struct session *s = tracker_first_session(d->t); s; s = session_next(s)) {
 		struct sink_counters c;
 
 		session_counters(s, &c);
 		x->unwind_failures += c.unwind_failures;
 		x->refused[MX_REFUSED_MAX_PROCS] += c.procs_refused;
 	}
-	x->processes = count_procs(&d->t, &njobs);
+	x->processes = count_procs(d->t, &njobs);
 	x->jobs = njobs;
 	for (int i = 0; i < MX_REFUSED_NR; i++)
 		x->refused[i] += d->refused[i];
-	x->refused[MX_REFUSED_MAP_FULL] += d->t.kstats[STAT_TRACED_FULL] + d->t.map_full;
+	x->refused[MX_REFUSED_MAP_FULL] += tc.traced_map_full;
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && x->nmaps < MX_MAPS; i++) {
 		x->maps[x->nmaps].name = maps[i];
-		if (!tracer_map_fill(&d->t.bpf, maps[i], &x->maps[x->nmaps].entries,
+		if (!tracker_map_fill(d->t, maps[i], &x->maps[x->nmaps].entries,
 				     &x->maps[x->nmaps].max))
 			x->nmaps++;
 	}
@@ -574,8 +567,8 @@ static bool dir_in_use(void *ctx, const char *path)
 {
 	struct daemon *d = ctx;
 
-	for (struct session *s = d->t.sessions; s; s = s->next)
-		if (s->out_open && !strcmp(s->out.path, path))
+	for (struct session *s = tracker_first_session(d->t); s; s = session_next(s))
+		if (session_output_dir(s) && !strcmp(session_output_dir(s), path))
 			return true;
 	return false;
 }
@@ -641,7 +634,9 @@ static void reload(struct daemon *d)
 static void on_tick(void *ctx, struct tracker *t, double now)
 {
 	struct daemon *d = ctx;
+	struct tracker_counters c;
 
+	tracker_counters(t, &c);
 	if (reload_requested) {
 		reload_requested = 0;
 		reload(d);
@@ -651,8 +646,8 @@ static void on_tick(void *ctx, struct tracker *t, double now)
 	 * job whose first exec was lost is picked up in a second, not thirty.
 	 */
 	if (now - d->last_scan >= SCAN_PERIOD_S ||
-	    (t->kstats[STAT_RINGBUF_DROPS] != d->drops_seen && now - d->last_scan >= DROP_SCAN_PERIOD_S)) {
-		d->drops_seen = t->kstats[STAT_RINGBUF_DROPS];
+	    (c.dropped != d->drops_seen && now - d->last_scan >= DROP_SCAN_PERIOD_S)) {
+		d->drops_seen = c.dropped;
 		scan_proc(d);
 		d->last_scan = now;
 	}
@@ -743,21 +738,24 @@ int daemon_main(int argc, char **argv)
 	if (load_specs(&d.opt, &d.specs, err, sizeof(err)) || start_listener(&d, err, sizeof(err)) ||
 	    start_socket(&d, err, sizeof(err)))
 		goto fail;
-	if (tracker_init(&d.t, &d.opt, &d.specs, "memattr-bpf daemon", err, sizeof(err)))
+	d.t = tracker_new(&d.opt, &d.specs, "memattr-bpf daemon", err, sizeof(err));
+	if (!d.t)
 		goto fail;
-	d.t.hooks = &hooks;
+	tracker_set_hooks(d.t, &hooks);
 	/* Execs first, then the walk: a job starting in between is seen by one or the other. */
-	tracer_watch_exec(&d.t.bpf, true);
+	tracker_watch_exec(d.t, true);
 	scan_proc(&d);
-	d.last_scan = tracker_now(&d.t);
+	d.last_scan = tracker_now(d.t);
 	d.last_retain = -RETAIN_PERIOD_S;
 	publish(&d);
 	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s\n",
 		d.cfg.spool, strcmp(d.cfg.listen, "none") ? "http://" : "", d.cfg.listen,
 		strcmp(d.cfg.listen, "none") ? "/metrics" : "", d.cfg.socket);
 
-	ret = tracker_run(&d.t, &stop_requested);
-	tracker_finish(&d.t);
+	ret = tracker_run(d.t, &stop_requested);
+	tracker_finish(d.t);
+	tracker_free(d.t);
+	d.t = NULL;
 	cleanup(&d);
 	fprintf(stderr, "memattr-bpf: daemon: stopped\n");
 	return ret ? EXIT_FAILURE : 0;

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "daemon_cfg.h"
 #include "discovery.h"
+#include "engine.h"
 #include "job_client.h"
 #include "launch.h"
 #include "output_dir.h"
@@ -31,7 +32,6 @@
 #include "run_specs.h"
 #include "spec.h"
 #include "trace.h"
-#include "tracker.h"
 
 #define EXIT_USAGE	2
 #define WAIT_POLL_US	250000
@@ -291,7 +291,8 @@ int trace_main(int argc, char **argv)
 	struct launch child = { .pid = -1, .gate_fd = -1 };
 	enum job_match match = JOB_MATCH_NONE;
 	struct job_owner who = { .uid = JOB_ANY_UID };
-	struct tracker t;
+	struct tracker *t;
+	struct tracker_counters tc;
 	struct session *s;
 	char *cmdline = NULL;
 	int ret, status, exit_code, child_fd = -1, outfd = -1;
@@ -333,28 +334,29 @@ int trace_main(int argc, char **argv)
 		goto refuse;
 
 	cmdline = join_args(argc, argv);
-	if (tracker_init(&t, &opt, &specs, cmdline ? cmdline : "", err, sizeof(err)))
+	t = tracker_new(&opt, &specs, cmdline ? cmdline : "", err, sizeof(err));
+	if (!t)
 		goto refuse;
 	/* Under sudo the directory is the user's to make: made as them, written through its descriptor. */
 	if (output_under_sudo() &&
 	    output_open_as_user(outdir, &outfd, outfd_path, sizeof(outfd_path), err, sizeof(err))) {
 		fprintf(stderr, "memattr-bpf: %s\n", err);
 		launch_abort(&child);
-		tracker_finish(&t);
+		tracker_finish(t);
+		tracker_free(t);
 		return EXIT_FAILURE;
 	}
-	s = tracker_new_session(&t, opt.job, match);
-	if (s) {
-		/* Later processes of the job join only as the owner's (discovery.h). */
-		s->owner = who.uid;
-		s->trusted = who.trusted;
-	}
-	if (!s || start_tracing(&t, s, &pids, match) ||
-	    tracker_open_output(&t, s, outfd >= 0 ? outfd_path : outdir, err, sizeof(err))) {
+	s = tracker_new_session(t, opt.job, match);
+	/* Later processes of the job join only as the owner's (discovery.h). */
+	if (s)
+		session_set_owner(s, who.uid, who.trusted);
+	if (!s || start_tracing(t, s, &pids, match) ||
+	    tracker_open_output(t, s, outfd >= 0 ? outfd_path : outdir, err, sizeof(err))) {
 		if (err[0])
 			fprintf(stderr, "memattr-bpf: %s\n", err);
 		launch_abort(&child);
-		tracker_finish(&t);
+		tracker_finish(t);
+		tracker_free(t);
 		return EXIT_FAILURE;
 	}
 	fprintf(stderr, "memattr-bpf: tracing %zu process%s%s%s; writing %s\n", pids.n,
@@ -364,16 +366,18 @@ int trace_main(int argc, char **argv)
 
 	/* Its exit ends the job: the last sample comes then, not up to an interval later. */
 	child_fd = child.pid > 0 ? (int)syscall(SYS_pidfd_open, child.pid, 0) : -1;
-	if (child_fd >= 0 && tracker_sample_on(&t, child_fd)) {
+	if (child_fd >= 0 && tracker_sample_on(t, child_fd)) {
 		close(child_fd);
 		child_fd = -1;
 	}
-	ret = tracker_run(&t, &stop_requested);
-	tracker_finish(&t);
+	ret = tracker_run(t, &stop_requested);
+	tracker_finish(t);
+	tracker_counters(t, &tc);
+	tracker_free(t);
 	/* A result that could not be written is an error, never a quiet exit 0. */
-	if (t.output_errors) {
+	if (tc.output_errors) {
 		fprintf(stderr, "memattr-bpf: %llu file%s in %s could not be written whole (above): the results are incomplete\n",
-			(unsigned long long)t.output_errors, t.output_errors == 1 ? "" : "s", outdir);
+			(unsigned long long)tc.output_errors, tc.output_errors == 1 ? "" : "s", outdir);
 		ret = -1;
 	}
 	exit_code = ret ? EXIT_FAILURE : 0;

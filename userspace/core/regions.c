@@ -307,7 +307,9 @@ int regions_copy(struct region_table *dst, const struct region_table *src)
 	dst->n = 0;
 	if (ensure_room(dst, src->n))
 		return -1;
-	memcpy(dst->r, src->r, src->n * sizeof(*src->r));
+	/* A parent not read yet has no table: memcpy of NULL is undefined, even for 0 bytes. */
+	if (src->n)
+		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
 	dst->n = src->n;
 	return 0;
 }

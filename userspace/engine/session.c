@@ -247,3 +247,49 @@ void session_end(struct session *s, const struct sink_job *j)
 		if (s->sinks[i]->ops->job_end)
 			s->sinks[i]->ops->job_end(s->sinks[i], j);
 }
+
+struct session *session_next(const struct session *s)
+{
+	return s->next;
+}
+
+const char *session_job(const struct session *s)
+{
+	return s->job;
+}
+
+uid_t session_owner(const struct session *s)
+{
+	return s->owner;
+}
+
+bool session_trusted(const struct session *s)
+{
+	return s->trusted;
+}
+
+void session_set_owner(struct session *s, uid_t owner, bool trusted)
+{
+	s->owner = owner;
+	s->trusted = trusted;
+}
+
+void session_set_t0(struct session *s, double t0)
+{
+	s->t0 = t0;
+}
+
+size_t session_nprocs(const struct session *s)
+{
+	return s->procs.n;
+}
+
+const char *session_output_dir(const struct session *s)
+{
+	return s->out_open ? s->out.path : NULL;
+}
+
+int session_output_fd(const struct session *s)
+{
+	return s->out_open ? s->out.dirfd : -1;
+}

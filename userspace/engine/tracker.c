@@ -590,6 +590,11 @@ static void drain(struct tracker *t)
 	release_all_held(t);
 }
 
+void tracker_end_drain(struct tracker *t)
+{
+	release_all_held(t);
+}
+
 /* pid was retired lately (its records may still be on their way); no /proc read. */
 static bool ended_lately(const struct tracker *t, pid_t pid)
 {
@@ -748,7 +753,7 @@ static void count_orphan(struct tracker *t, pid_t tgid)
 		t->unknown_pid_events++;
 }
 
-static int on_event(void *ctx, void *data, size_t size)
+int tracker_on_event(void *ctx, void *data, size_t size)
 {
 	struct tracker *t = ctx;
 	const struct ev_header *h = data;
@@ -803,10 +808,9 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int tracker_init(struct tracker *t, const struct options *opt,
-		 const struct spec_set *specs, const char *cmdline, char *err, size_t errlen)
+static int tracker_init(struct tracker *t, const struct options *opt,
+			const struct spec_set *specs, const char *cmdline, char *err, size_t errlen)
 {
-	memset(t, 0, sizeof(*t));
 	t->opt = opt;
 	t->specs = specs;
 	t->cmdline = cmdline;
@@ -828,7 +832,7 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	t->own_job = getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "";
 	t->start_boot_ns = boot_clock_ns();
 	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->mpi_calls, opt->heap,
-			!opt->no_fault_frame, on_event, t,
+			!opt->no_fault_frame, tracker_on_event, t,
 			opt->verbose, err, errlen)) {
 		if (t->probing)
 			probes_free(&t->probes);
@@ -838,6 +842,69 @@ int tracker_init(struct tracker *t, const struct options *opt,
 	if (t->probing)
 		probes_prewarm(&t->probes, &t->bpf, specs);
 	return 0;
+}
+
+struct tracker *tracker_new(const struct options *opt, const struct spec_set *specs,
+			    const char *cmdline, char *err, size_t errlen)
+{
+	struct tracker *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (tracker_init(t, opt, specs, cmdline, err, errlen)) {
+		free(t->spec_mapped);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void tracker_free(struct tracker *t)
+{
+	free(t);
+}
+
+void tracker_set_hooks(struct tracker *t, const struct tracker_hooks *hooks)
+{
+	t->hooks = hooks;
+}
+
+void tracker_watch_exec(struct tracker *t, bool on)
+{
+	tracer_watch_exec(&t->bpf, on);
+}
+
+void tracker_counters(const struct tracker *t, struct tracker_counters *c)
+{
+	*c = (struct tracker_counters){
+		.events = t->events,
+		.unknown_pid_events = t->unknown_pid_events,
+		.ended_events = t->ended_events,
+		.dropped = t->kstats[STAT_RINGBUF_DROPS],
+		/* At fork in the kernel, or when user space adds a process found in /proc. */
+		.traced_map_full = t->kstats[STAT_TRACED_FULL] + t->map_full,
+		.output_errors = t->output_errors,
+	};
+}
+
+int tracker_map_fill(struct tracker *t, const char *map, uint64_t *entries, uint64_t *max)
+{
+	return tracer_map_fill(&t->bpf, map, entries, max);
+}
+
+bool tracker_traces(const struct tracker *t, pid_t pid)
+{
+	for (const struct session *s = t->sessions; s; s = s->next)
+		if (session_find(s, pid))
+			return true;
+	return false;
+}
+
+struct session *tracker_first_session(const struct tracker *t)
+{
+	return t->sessions;
 }
 
 struct session *tracker_new_session(struct tracker *t, const char *job, enum job_match match)

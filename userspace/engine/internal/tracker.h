@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The tracing engine: one BPF object, the sessions (one per job) it feeds,
- * the event stream routed to them, and the sampling loop.
+ * The tracing engine's insides: one BPF object, the sessions (one per job)
+ * it feeds, the event stream routed to them, and the sampling loop. The
+ * engine's own files include this (it is on engine/'s include path only);
+ * the commands see engine.h.
  */
 #ifndef MEMATTR_TRACKER_H
 #define MEMATTR_TRACKER_H
@@ -13,6 +15,7 @@
 
 #include "bpf_loader.h"
 #include "discovery.h"
+#include "engine.h"
 #include "node_name.h"
 #include "options.h"
 #include "probes.h"
@@ -23,23 +26,6 @@
 #define TRACKER_ENDED_RING	256
 /* Records held back in all, the tool's memory for them (held.h): a quarter of the default ring. */
 #define TRACKER_HELD_BYTES	(4u << 20)
-
-struct tracker;
-
-/*
- * The node service's say in the engine (NULL for the per-job command):
- * execs of untraced processes, a call each sample round, and a run that
- * goes on when no job is left.
- */
-struct tracker_hooks {
-	void *ctx;
-	/* An untraced process exec'd (the kernel reports it with slot 0). */
-	void (*untraced_exec)(void *ctx, struct tracker *t, pid_t pid);
-	/* Each sample round, after the sessions were sampled and ended ones freed. */
-	void (*tick)(void *ctx, struct tracker *t, double now);
-	/* A session's last process ended: called before the session is freed. */
-	void (*session_ended)(void *ctx, struct tracker *t, struct session *s);
-};
 
 struct tracker {
 	const struct options *opt;
@@ -93,38 +79,12 @@ struct tracker {
 	uint64_t kstats[STAT_NR];	/* kernel-side counters, refreshed each sample */
 };
 
-int tracker_init(struct tracker *t, const struct options *opt,
-		 const struct spec_set *specs, const char *cmdline, char *err, size_t errlen);
-
-/* A new session for job (NULL: processes given by pid), with no process yet. */
-struct session *tracker_new_session(struct tracker *t, const char *job, enum job_match match);
-
 /*
- * Start tracing pid in session s. follow_only: its children are traced, it
- * is not accounted (a launcher).
+ * The test seam (tests/unit/test_engine.c): the engine's event entry, as
+ * the ring buffer calls it for each record, and the end of a drain (held
+ * records released, exec'd processes identified).
  */
-int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only);
-
-/* Open s's output directory and its sinks; figures are written as processes are sampled. */
-int tracker_open_output(struct tracker *t, struct session *s, const char *dir,
-			char *err, size_t errlen);
-/* The same with the files' owner and group given ((uid_t)-1 / (gid_t)-1: keep). */
-int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir,
-			   uid_t uid, gid_t gid, char *err, size_t errlen);
-
-/* Run until every session ended, --duration, or *stop becomes true. */
-int tracker_run(struct tracker *t, volatile sig_atomic_t *stop);
-
-/*
- * Sample at once when fd becomes readable (the launched command's pidfd:
- * its exit ends the job, and the tool need not wait for the next sample).
- */
-int tracker_sample_on(struct tracker *t, int fd);
-
-/* End every session (final samples, summary.csv, the terminal summary); detach BPF. */
-void tracker_finish(struct tracker *t);
-
-/* Monotonic seconds since attach. */
-double tracker_now(const struct tracker *t);
+int tracker_on_event(void *ctx, void *data, size_t size);
+void tracker_end_drain(struct tracker *t);
 
 #endif

@@ -18,6 +18,7 @@
 #include "components.h"
 #include "csv_out.h"
 #include "discovery.h"
+#include "engine.h"
 #include "proc_table.h"
 #include "sink.h"
 
@@ -56,8 +57,6 @@ struct session *session_new(uint32_t id, const char *job, const struct spec_set 
 /* Frees the session, its processes and its sinks (call session_end first). */
 void session_free(struct session *s);
 
-int session_add_sink(struct session *s, struct sink *k);
-
 static inline struct proc *session_find(const struct session *s, pid_t pid)
 {
 	return proc_table_find(&s->procs, pid);
@@ -65,9 +64,6 @@ static inline struct proc *session_find(const struct session *s, pid_t pid)
 
 /* A new live process; NULL when refused (the cap) or out of memory. */
 struct proc *session_add_proc(struct session *s, pid_t pid, double now);
-
-/* Requests and unwind failures of every process so far, ended ones included. */
-void session_counters(const struct session *s, struct sink_counters *c);
 
 /* The job begins: every sink is told once. 0, or the first sink's error. */
 int session_begin(struct session *s, const struct sink_job *j);

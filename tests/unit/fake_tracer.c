@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The fake BPF side of the engine's unit tests (fake_tracer.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "fake_tracer.h"
+
+struct fake_tracer fake_tracer;
+
+void fake_tracer_reset(void)
+{
+	memset(&fake_tracer, 0, sizeof(fake_tracer));
+}
+
+static int slot_of(pid_t pid)
+{
+	for (unsigned int i = 0; i < fake_tracer.ntraced; i++)
+		if (fake_tracer.traced[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+int64_t fake_tracer_flags(pid_t pid)
+{
+	int i = slot_of(pid);
+
+	return i < 0 ? -1 : (int64_t)fake_tracer.traced[i].flags;
+}
+
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
+		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
+{
+	(void)ringbuf_bytes, (void)mpi_calls, (void)heap, (void)fault_frame, (void)verbose;
+	(void)err, (void)errlen;
+	memset(t, 0, sizeof(*t));
+	fake_tracer.fn = fn;
+	fake_tracer.ctx = ctx;
+	fake_tracer.open = true;
+	return 0;
+}
+
+void tracer_close(struct bpf_tracer *t)
+{
+	(void)t;
+	fake_tracer.open = false;
+}
+
+int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags)
+{
+	int i = slot_of(tgid);
+
+	(void)t;
+	if (i < 0) {
+		if (fake_tracer.ntraced >= FAKE_TRACER_PIDS)
+			return -E2BIG;
+		i = (int)fake_tracer.ntraced++;
+	}
+	fake_tracer.traced[i].pid = tgid;
+	fake_tracer.traced[i].job = job;
+	fake_tracer.traced[i].flags = flags;
+	return 0;
+}
+
+int tracer_remove_process(struct bpf_tracer *t, pid_t tgid)
+{
+	int i = slot_of(tgid);
+
+	(void)t;
+	fake_tracer.removes++;
+	if (i < 0)
+		return -ENOENT;
+	fake_tracer.traced[i] = fake_tracer.traced[--fake_tracer.ntraced];
+	return 0;
+}
+
+void tracer_follow_changes(struct bpf_tracer *t, pid_t tgid)
+{
+	(void)t, (void)tgid;
+}
+
+void tracer_watch_exec(struct bpf_tracer *t, bool on)
+{
+	(void)t, (void)on;
+}
+
+int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, uint64_t *max)
+{
+	(void)t, (void)name;
+	*entries = fake_tracer.ntraced;
+	*max = FAKE_TRACER_PIDS;
+	return 0;
+}
+
+/* The tests feed the engine's entry themselves: the ring is always empty. */
+int tracer_poll(struct bpf_tracer *t, int timeout_ms)
+{
+	(void)t, (void)timeout_ms;
+	return 0;
+}
+
+int tracer_watch_fd(struct bpf_tracer *t, int fd)
+{
+	(void)t, (void)fd;
+	return 0;
+}
+
+bool tracer_watch_fired(struct bpf_tracer *t)
+{
+	(void)t;
+	return false;
+}
+
+int tracer_drain(struct bpf_tracer *t)
+{
+	(void)t;
+	return 0;
+}
+
+int tracer_flush_runs(struct bpf_tracer *t)
+{
+	(void)t;
+	return 0;
+}
+
+uint16_t tracer_step_epoch(struct bpf_tracer *t, pid_t tgid)
+{
+	(void)t, (void)tgid;
+	return 0;
+}
+
+void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR])
+{
+	(void)t;
+	memcpy(out, fake_tracer.stats, sizeof(fake_tracer.stats));
+}
+
+int tracer_attach_uprobes(struct bpf_tracer *t, enum uprobe_prog which, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t cnt)
+{
+	(void)t, (void)which, (void)pid, (void)path, (void)offsets, (void)cookies, (void)cnt;
+	return -EOPNOTSUPP;
+}
+
+uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn)
+{
+	(void)t, (void)tgid, (void)fn;
+	return 0;
+}
+
+void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx)
+{
+	(void)t, (void)tgid, (void)fn, (void)ctx;
+}
+
+void tracer_forget_process(struct bpf_tracer *t, pid_t tgid)
+{
+	(void)t, (void)tgid;
+}
+
+uint64_t tracer_map_bytes(struct bpf_tracer *t)
+{
+	(void)t;
+	return 0;
+}

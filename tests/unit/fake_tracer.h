@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A fake of sys/bpf_loader.c for the engine's unit tests: no BPF object, no
+ * root. tracer_open keeps the engine's event entry; the tests feed records
+ * to it themselves (tracker_on_event, engine/internal/tracker.h). What the
+ * engine asked of the kernel side is kept here for the tests to look at.
+ */
+#ifndef MEMATTR_FAKE_TRACER_H
+#define MEMATTR_FAKE_TRACER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf_loader.h"
+
+#define FAKE_TRACER_PIDS	64
+
+struct fake_tracer {
+	event_fn fn;
+	void *ctx;
+	bool open;
+	/* The traced set as the engine left it: pid, job slot, flags. */
+	struct {
+		pid_t pid;
+		uint32_t job, flags;
+	} traced[FAKE_TRACER_PIDS];
+	unsigned int ntraced;
+	unsigned int removes;		/* tracer_remove_process calls */
+	uint64_t stats[STAT_NR];	/* what tracer_stats reports */
+};
+
+extern struct fake_tracer fake_tracer;
+
+void fake_tracer_reset(void);
+/* The flags the engine gave pid in the kernel's traced set; -1: not there. */
+int64_t fake_tracer_flags(pid_t pid);
+
+#endif

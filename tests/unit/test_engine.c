@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The engine (engine/tracker.c, session.c) fed synthetic records of
+ * bpf/memattr.h at its event entry (tracker_on_event), with a fake BPF
+ * side (fake_tracer.c): no BPF object, no root. The processes are made by
+ * fork records (a traced process's fork carries its job slot), with pids
+ * above the kernel's PID_MAX_LIMIT, so that no read of /proc finds them.
+ *
+ * What each test catches (each mutation made, the test seen failing, the
+ * mutation reverted; `make engine-mutants` does it again, from the same
+ * list in tools/engine-mutants.py):
+ *
+ *   tracker.c route(): ignore h->job (route by pid only)
+ *       -> test_fork_routed_by_job_slot fails
+ *   tracker.c route(): ignore the pid lookup (route by slot only)
+ *       -> test_fork_routed_by_parent_without_slot fails
+ *   tracker.c on_event(): drop the EV_FORK case
+ *       -> test_fork_adds_child (and every fork-based test) fails
+ *   tracker.c on_fork(): drop `p->account = !job_is_launcher(p->comm)`
+ *       -> test_fork_of_launcher_followed_not_accounted fails
+ *   tracker.c on_fork(): drop the under_rank inheritance (`p->under_rank = ...`)
+ *       -> test_fork_child_of_rank_is_under_rank fails
+ *   tracker.c on_exec(): drop `p->account = !job_is_launcher(p->comm)`
+ *       -> test_exec_into_launcher fails
+ *   tracker.c on_exec(): drop its update_kernel_flags()
+ *       -> test_exec_into_launcher fails (the kernel still accounts it)
+ *   tracker.c identify_late(): drop `p->unidentified = false` and identify()
+ *       -> test_exec_into_launcher fails
+ *   tracker.c on_event(): drop the hooks->untraced_exec call
+ *       -> test_untraced_exec_goes_to_hook fails
+ *   tracker.c on_event(): drop the EV_EXIT case (retire)
+ *       -> test_exit_retires fails
+ *   tracker.c retire(): drop the ended ring entry (t->ended[...] = ...)
+ *       -> test_records_after_exit_are_ended_not_unknown fails
+ *   tracker.c retire(): drop drop_held()
+ *       -> test_exit_drops_held_unread fails
+ *   tracker.c hold(): return false at once (never hold)
+ *       -> test_unnamed_records_held_until_drain_end fails
+ *   tracker.c hold(): hold a named process's records too (drop `p->named ||`)
+ *       -> test_named_process_records_applied_at_once fails
+ *   tracker.c release_all_held(): drop release_held()
+ *       -> test_unnamed_records_held_until_drain_end fails
+ *   tracker.c hold(): drop release_held() before refusing (past the bound)
+ *       -> test_held_past_bound_applied_in_order fails
+ *   tracker.c on_exec(): drop drop_held()
+ *       -> test_exec_drops_old_image_held fails
+ *   tracker.c on_fork(): drop inherit_held()
+ *       -> test_fork_inherits_parent_requests fails
+ *   tracker.c is_request(): every record is a request (a child inherits faults too)
+ *       -> test_fork_inherits_parent_requests fails
+ *   tracker.c tracker_run(): drop end_session() of a session with no process left
+ *       -> test_session_ends_with_its_last_process fails
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "engine.h"
+#include "fake_tracer.h"
+#include "spec.h"
+#include "tracker.h"
+
+/* Above PID_MAX_LIMIT (4 Mi): never a live process. */
+#define PID_LAUNCHER	5000001
+#define PID_RANK	5000002
+#define PID_CHILD	5000003
+#define PID_OTHER	5000004
+
+struct env {
+	struct options opt;
+	struct spec_set specs;
+	struct tracker *t;
+	struct session *s;	/* the first session, job "1" */
+};
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	char err[256] = "";
+
+	assert_non_null(e);
+	fake_tracer_reset();
+	e->opt.target = TARGET_JOB;
+	e->opt.job = "1";
+	e->opt.interval_ms = 100;
+	e->opt.pss_interval_ms = 1000;
+	e->opt.ringbuf_mb = 1;
+	e->opt.quiet = true;		/* no terminal summary */
+	e->opt.no_infer = true;
+	spec_init(&e->specs);
+	e->t = tracker_new(&e->opt, &e->specs, "test_engine", err, sizeof(err));
+	assert_non_null(e->t);
+	assert_true(fake_tracer.open);
+	e->s = tracker_new_session(e->t, "1", JOB_MATCH_NONE);
+	assert_non_null(e->s);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	tracker_finish(e->t);
+	assert_null(tracker_first_session(e->t));
+	tracker_free(e->t);
+	spec_free(&e->specs);
+	free(e);
+	return 0;
+}
+
+static uint64_t next_ts = 1000;
+
+static void header(struct ev_header *h, uint32_t type, uint32_t job, pid_t tgid)
+{
+	h->type = type;
+	h->tgid = (uint32_t)tgid;
+	h->tid = (uint32_t)tgid;
+	h->job = job;
+	h->ts_ns = next_ts++;
+}
+
+static void feed(struct env *e, void *rec, size_t size)
+{
+	assert_int_equal(tracker_on_event(e->t, rec, size), 0);
+}
+
+/* parent forks child; the kernel stamps the parent's job slot (0: none). */
+static void fork_rec(struct env *e, uint32_t job, pid_t parent, pid_t child, const char *comm)
+{
+	struct ev_task r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_FORK, job, parent);
+	r.child_tgid = (uint32_t)child;
+	r.parent_tgid = (uint32_t)parent;
+	snprintf(r.comm, sizeof(r.comm), "%s", comm);
+	feed(e, &r, sizeof(r));
+}
+
+static void exec_rec(struct env *e, uint32_t job, pid_t pid, const char *comm)
+{
+	struct ev_task r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_EXEC, job, pid);
+	snprintf(r.comm, sizeof(r.comm), "%s", comm);
+	feed(e, &r, sizeof(r));
+}
+
+static void exit_rec(struct env *e, uint32_t job, pid_t pid)
+{
+	struct ev_task r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_EXIT, job, pid);
+	feed(e, &r, sizeof(r));
+}
+
+/* A page fault at an address no region holds: applied, it counts as unplaced. */
+static void fault_rec(struct env *e, uint32_t job, pid_t pid)
+{
+	struct ev_rss r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_RSS, job, pid);
+	r.addr = 0x10000;
+	r.delta = 4096;
+	r.member = 1;
+	r.ctx = CTX_FAULT;
+	feed(e, &r, sizeof(r));
+}
+
+/* A memory request (an munmap of nothing): what a forked child inherits. */
+static void request_rec(struct env *e, uint32_t job, pid_t pid)
+{
+	static struct ev_syscall r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_SYSCALL, job, pid);
+	r.nr = NR_MUNMAP;
+	r.args[0] = 0x20000;
+	r.args[1] = 4096;
+	feed(e, &r, sizeof(r));
+}
+
+static uint32_t slot(const struct session *s)
+{
+	return s->id;
+}
+
+static struct proc *find(struct env *e, pid_t pid)
+{
+	return session_find(e->s, pid);
+}
+
+static uint64_t unplaced(const struct session *s)
+{
+	struct sink_counters c;
+
+	memset(&c, 0, sizeof(c));
+	session_counters(s, &c);
+	return c.unplaced_events;
+}
+
+static struct tracker_counters counters(struct env *e)
+{
+	struct tracker_counters c;
+
+	tracker_counters(e->t, &c);
+	return c;
+}
+
+/* A process of the job, forked by an untraced parent (the job slot says whose). */
+static struct proc *spawn(struct env *e, pid_t pid, const char *comm)
+{
+	fork_rec(e, slot(e->s), PID_OTHER + 100, pid, comm);
+	assert_non_null(find(e, pid));
+	return find(e, pid);
+}
+
+/* ---- fork ---- */
+
+static void test_fork_adds_child(void **state)
+{
+	struct env *e = *state;
+	struct proc *p;
+
+	fork_rec(e, slot(e->s), PID_OTHER + 100, PID_CHILD, "a.out");
+	p = find(e, PID_CHILD);
+	assert_non_null(p);
+	assert_string_equal(p->comm, "a.out");
+	assert_true(p->account);
+	assert_true(tracker_traces(e->t, PID_CHILD));
+	assert_int_equal(session_nprocs(e->s), 1);
+	assert_int_equal(counters(e).events, 1);
+	assert_int_equal(counters(e).unknown_pid_events, 0);
+}
+
+static void test_fork_routed_by_job_slot(void **state)
+{
+	struct env *e = *state;
+	struct session *s2 = tracker_new_session(e->t, "2", JOB_MATCH_NONE);
+
+	assert_non_null(s2);
+	/* The parent is the first session's; the slot, stamped by the kernel, says the second's. */
+	spawn(e, PID_RANK, "a.out");
+	fork_rec(e, slot(s2), PID_RANK, PID_CHILD, "a.out");
+	assert_non_null(session_find(s2, PID_CHILD));
+	assert_null(session_find(e->s, PID_CHILD));
+	assert_int_equal(session_nprocs(s2), 1);
+	assert_int_equal(counters(e).unknown_pid_events, 0);
+}
+
+static void test_fork_routed_by_parent_without_slot(void **state)
+{
+	struct env *e = *state;
+	struct session *s2 = tracker_new_session(e->t, "2", JOB_MATCH_NONE);
+
+	assert_non_null(s2);
+	fork_rec(e, slot(s2), PID_OTHER + 100, PID_RANK, "a.out");
+	/* No slot (a process user space added): its parent's session. */
+	fork_rec(e, 0, PID_RANK, PID_CHILD, "a.out");
+	assert_non_null(session_find(s2, PID_CHILD));
+	assert_null(session_find(e->s, PID_CHILD));
+	/* Neither slot nor traced parent: counted, not traced. */
+	fork_rec(e, 0, PID_OTHER, PID_OTHER + 1, "a.out");
+	assert_false(tracker_traces(e->t, PID_OTHER + 1));
+	assert_int_equal(counters(e).unknown_pid_events, 1);
+}
+
+static void test_fork_of_launcher_followed_not_accounted(void **state)
+{
+	struct env *e = *state;
+	struct proc *l = spawn(e, PID_LAUNCHER, "mpirun");
+	struct proc *r;
+
+	assert_false(l->account);
+	fork_rec(e, slot(e->s), PID_LAUNCHER, PID_RANK, "a.out");
+	r = find(e, PID_RANK);
+	assert_non_null(r);
+	assert_true(r->account);
+	/* A launcher's child is no command of a rank. */
+	assert_false(r->under_rank);
+}
+
+static void test_fork_child_of_rank_is_under_rank(void **state)
+{
+	struct env *e = *state;
+	struct proc *r = spawn(e, PID_RANK, "a.out"), *c;
+
+	r->rank = 3;
+	snprintf(r->step, sizeof(r->step), "0");
+	r->kernel_flags = TRACED_FOLLOW | TRACED_ACCOUNT | TRACED_RANK;
+	fork_rec(e, slot(e->s), PID_RANK, PID_CHILD, "sh");
+	c = find(e, PID_CHILD);
+	assert_non_null(c);
+	assert_true(c->under_rank);
+	assert_int_equal(c->rank, -1);
+	assert_string_equal(c->step, "0");
+	assert_true(c->kernel_flags & TRACED_UNDER_RANK);
+	/* A copy of an accounted parent: its identity is final (no exec awaited). */
+	assert_true(c->exec_seen);
+}
+
+/* ---- exec ---- */
+
+static void test_exec_into_launcher(void **state)
+{
+	struct env *e = *state;
+	struct proc *p = spawn(e, PID_CHILD, "bash");
+
+	assert_true(p->account);
+	exec_rec(e, slot(e->s), PID_CHILD, "mpirun");
+	assert_string_equal(p->comm, "mpirun");
+	assert_true(p->exec_seen);
+	assert_false(p->account);
+	/* The kernel stops sending its memory events at once: followed, not accounted. */
+	assert_int_equal(fake_tracer_flags(PID_CHILD), TRACED_FOLLOW);
+	/* Its rank and step are read at the end of the drain. */
+	assert_true(p->unidentified);
+	tracker_end_drain(e->t);
+	assert_false(p->unidentified);
+	assert_int_equal(fake_tracer_flags(PID_CHILD), TRACED_FOLLOW);
+}
+
+static int hook_calls;
+static pid_t hook_pid;
+
+static void on_untraced_exec(void *ctx, struct tracker *t, pid_t pid)
+{
+	(void)ctx, (void)t;
+	hook_calls++;
+	hook_pid = pid;
+}
+
+static void test_untraced_exec_goes_to_hook(void **state)
+{
+	struct env *e = *state;
+	const struct tracker_hooks hooks = { .untraced_exec = on_untraced_exec };
+
+	/* Without hooks (the per-job command): a record of nobody's. */
+	exec_rec(e, 0, PID_OTHER, "a.out");
+	assert_int_equal(counters(e).unknown_pid_events, 1);
+	hook_calls = 0;
+	tracker_set_hooks(e->t, &hooks);
+	exec_rec(e, 0, PID_OTHER, "a.out");
+	assert_int_equal(hook_calls, 1);
+	assert_int_equal(hook_pid, PID_OTHER);
+	assert_int_equal(counters(e).unknown_pid_events, 1);
+	assert_false(tracker_traces(e->t, PID_OTHER));
+	tracker_set_hooks(e->t, NULL);
+}
+
+/* ---- exit ---- */
+
+static void test_exit_retires(void **state)
+{
+	struct env *e = *state;
+
+	spawn(e, PID_RANK, "a.out");
+	spawn(e, PID_CHILD, "a.out");
+	exit_rec(e, slot(e->s), PID_CHILD);
+	assert_null(find(e, PID_CHILD));
+	assert_false(tracker_traces(e->t, PID_CHILD));
+	assert_non_null(find(e, PID_RANK));
+	assert_int_equal(session_nprocs(e->s), 1);
+}
+
+static void test_records_after_exit_are_ended_not_unknown(void **state)
+{
+	struct env *e = *state;
+
+	spawn(e, PID_CHILD, "a.out");
+	exit_rec(e, slot(e->s), PID_CHILD);
+	/* Its last records, still on their way (another CPU's ring). */
+	fault_rec(e, slot(e->s), PID_CHILD);
+	fault_rec(e, 0, PID_CHILD);
+	assert_int_equal(counters(e).ended_events, 2);
+	assert_int_equal(counters(e).unknown_pid_events, 0);
+	/* A pid never traced is unknown. */
+	fault_rec(e, slot(e->s), PID_OTHER);
+	assert_int_equal(counters(e).unknown_pid_events, 1);
+}
+
+/* ---- held records ---- */
+
+static void test_unnamed_records_held_until_drain_end(void **state)
+{
+	struct env *e = *state;
+	struct proc *p = spawn(e, PID_CHILD, "a.out");
+
+	assert_false(p->named);
+	fault_rec(e, slot(e->s), PID_CHILD);
+	fault_rec(e, slot(e->s), PID_CHILD);
+	assert_int_equal(p->held.count, 2);
+	assert_int_equal(unplaced(e->s), 0);
+	/* Still alive at the end of the drain: applied, in their order. */
+	tracker_end_drain(e->t);
+	assert_int_equal(p->held.count, 0);
+	assert_int_equal(unplaced(e->s), 2);
+	assert_int_equal(e->t->held_bytes, 0);
+	assert_int_equal(counters(e).ended_events, 0);
+}
+
+static void test_named_process_records_applied_at_once(void **state)
+{
+	struct env *e = *state;
+	struct proc *p = spawn(e, PID_CHILD, "a.out");
+
+	p->named = true;	/* a row showed it */
+	fault_rec(e, slot(e->s), PID_CHILD);
+	assert_int_equal(p->held.count, 0);
+	assert_int_equal(unplaced(e->s), 1);
+}
+
+static void test_exit_drops_held_unread(void **state)
+{
+	struct env *e = *state;
+
+	spawn(e, PID_CHILD, "a.out");
+	fault_rec(e, slot(e->s), PID_CHILD);
+	fault_rec(e, slot(e->s), PID_CHILD);
+	fault_rec(e, slot(e->s), PID_CHILD);
+	assert_true(e->t->held_bytes > 0);
+	exit_rec(e, slot(e->s), PID_CHILD);
+	/* Gone within the drain: its records go with it, unread, and are counted. */
+	assert_int_equal(counters(e).ended_events, 3);
+	assert_int_equal(e->t->held_bytes, 0);
+	tracker_end_drain(e->t);
+	assert_int_equal(unplaced(e->s), 0);
+}
+
+static void test_exec_drops_old_image_held(void **state)
+{
+	struct env *e = *state;
+	struct proc *p = spawn(e, PID_CHILD, "bash");
+
+	fault_rec(e, slot(e->s), PID_CHILD);
+	fault_rec(e, slot(e->s), PID_CHILD);
+	exec_rec(e, slot(e->s), PID_CHILD, "a.out");
+	/* The old image's records could change no figure of the new one. */
+	assert_int_equal(p->held.count, 0);
+	assert_int_equal(counters(e).ended_events, 2);
+	assert_int_equal(e->t->held_bytes, 0);
+	tracker_end_drain(e->t);
+	assert_int_equal(unplaced(e->s), 0);
+}
+
+static void test_fork_inherits_parent_requests(void **state)
+{
+	struct env *e = *state;
+	struct proc *parent = spawn(e, PID_RANK, "a.out"), *child;
+
+	request_rec(e, slot(e->s), PID_RANK);
+	fault_rec(e, slot(e->s), PID_RANK);
+	assert_int_equal(parent->held.count, 2);
+	fork_rec(e, slot(e->s), PID_RANK, PID_CHILD, "a.out");
+	child = find(e, PID_CHILD);
+	assert_non_null(child);
+	/* The parent's pending request made the child's copy too; its faults did not. */
+	assert_int_equal(child->held.count, 1);
+	assert_int_equal(e->t->held_bytes, parent->held.len + child->held.len);
+}
+
+static void test_held_past_bound_applied_in_order(void **state)
+{
+	struct env *e = *state;
+	struct proc *p = spawn(e, PID_CHILD, "a.out");
+	const unsigned int n = HELD_PROC_BYTES / sizeof(struct ev_rss) + 100;
+
+	for (unsigned int i = 0; i < n; i++)
+		fault_rec(e, slot(e->s), PID_CHILD);
+	/* Past its bound: what it held came first, then each as it came. */
+	assert_true(p->held.refused);
+	assert_int_equal(p->held.count, 0);
+	assert_int_equal(unplaced(e->s), n);
+	assert_int_equal(e->t->held_bytes, 0);
+}
+
+/* ---- sessions ---- */
+
+static void test_session_accessors(void **state)
+{
+	struct env *e = *state;
+	struct session *s2 = tracker_new_session(e->t, NULL, JOB_MATCH_NONE);
+
+	assert_ptr_equal(tracker_first_session(e->t), e->s);
+	assert_ptr_equal(session_next(e->s), s2);
+	assert_null(session_next(s2));
+	assert_string_equal(session_job(e->s), "1");
+	assert_null(session_job(s2));
+	assert_int_equal(session_owner(e->s), JOB_ANY_UID);
+	session_set_owner(e->s, 1001, true);
+	assert_int_equal(session_owner(e->s), 1001);
+	assert_true(session_trusted(e->s));
+	assert_null(session_output_dir(e->s));
+	assert_int_equal(session_output_fd(e->s), -1);
+	assert_int_not_equal(slot(e->s), slot(s2));
+}
+
+static int ended_calls;
+static struct session *ended_session;
+static volatile sig_atomic_t stop_run;
+
+static void on_session_ended(void *ctx, struct tracker *t, struct session *s)
+{
+	(void)ctx, (void)t;
+	ended_calls++;
+	ended_session = s;
+}
+
+static void on_tick(void *ctx, struct tracker *t, double now)
+{
+	(void)ctx, (void)t, (void)now;
+	stop_run = 1;
+}
+
+static void test_session_ends_with_its_last_process(void **state)
+{
+	struct env *e = *state;
+	const struct tracker_hooks hooks = {
+		.session_ended = on_session_ended, .tick = on_tick,
+	};
+	struct session *s2 = tracker_new_session(e->t, "2", JOB_MATCH_NONE);
+
+	assert_non_null(s2);
+	spawn(e, PID_CHILD, "a.out");
+	exit_rec(e, slot(e->s), PID_CHILD);
+	tracker_set_hooks(e->t, &hooks);
+	ended_calls = 0;
+	stop_run = 0;
+	/* One round: both sessions are empty, both end (the node service's run goes on). */
+	assert_int_equal(tracker_run(e->t, &stop_run), 0);
+	assert_int_equal(ended_calls, 2);
+	assert_ptr_equal(ended_session, s2);
+	assert_null(tracker_first_session(e->t));
+	tracker_set_hooks(e->t, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fork_adds_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_routed_by_job_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_routed_by_parent_without_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_of_launcher_followed_not_accounted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child_of_rank_is_under_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_into_launcher, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untraced_exec_goes_to_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_retires, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_records_after_exit_are_ended_not_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unnamed_records_held_until_drain_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_named_process_records_applied_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_drops_held_unread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_drops_old_image_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_inherits_parent_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_past_bound_applied_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_accessors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_ends_with_its_last_process, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

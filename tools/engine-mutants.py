@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""`make engine-mutants`: each mutation named in tests/unit/test_engine.c
+makes its test fail.
+
+Usage: engine-mutants.py [BUILD]
+
+Each mutation is an exact edit of userspace/engine/tracker.c (it must match
+once); the file is edited, test_engine rebuilt in BUILD (default build) and
+run, the named test must fail (or crash), and the file is restored,
+whatever happens. Not for a tree someone else is building meanwhile.
+"""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+F = os.path.join(ROOT, "userspace", "engine", "tracker.c")
+
+# (what, the test that must fail, old text, new text)
+M=[
+ ('route: ignore h->job', 'test_fork_routed_by_job_slot',
+  '\tif (h->job)\n\t\tfor (s = t->sessions; s; s = s->next)\n\t\t\tif (s->id == h->job)\n\t\t\t\treturn s;\n', ''),
+ ('route: no pid lookup', 'test_fork_routed_by_parent_without_slot',
+  '\tfor (s = t->sessions; s; s = s->next)\n\t\tif (session_find(s, h->tgid))\n\t\t\treturn s;\n', ''),
+ ('on_event: no EV_FORK', 'test_fork_adds_child',
+  '\t\tif (size >= sizeof(struct ev_task))\n\t\t\ton_fork(t, s, data);\n', '\t\t(void)on_fork;\n'),
+ ('on_fork: no account', 'test_fork_of_launcher_followed_not_accounted',
+  '\tp->account = !job_is_launcher(p->comm);\n\t/* A copy of the parent', '\t/* A copy of the parent'),
+ ('on_fork: no under_rank', 'test_fork_child_of_rank_is_under_rank',
+  '\tp->under_rank = parent && (parent->rank >= 0 || parent->under_rank);\n', ''),
+ ('on_exec: no account', 'test_exec_into_launcher',
+  '\tp->account = !job_is_launcher(p->comm);\n\tp->unidentified = true;', '\tp->unidentified = true;'),
+ ('on_exec: no update_kernel_flags', 'test_exec_into_launcher',
+  '\t\treturn;\n\tupdate_kernel_flags(t, s, p);\n}', '\t\treturn;\n}'),
+ ('identify_late: never identifies', 'test_exec_into_launcher',
+  '\tif (p->under_rank)\n\t\tp->unidentified = false;\n\telse\n\t\tidentify(s, p);\n', ''),
+ ('on_event: no untraced_exec hook', 'test_untraced_exec_goes_to_hook',
+  '\t\tt->hooks->untraced_exec(t->hooks->ctx, t, h->tgid);\n', ''),
+ ('on_event: no EV_EXIT', 'test_exit_retires',
+  '\tif (h->type == EV_EXIT) {\n\t\tretire(t, s, p);\n\t\treturn 0;\n\t}\n', ''),
+ ('retire: no ended ring entry', 'test_records_after_exit_are_ended_not_unknown',
+  '\tt->ended[t->nended++ % TRACKER_ENDED_RING] = (struct ended_proc){\n\t\t.pid = p->pid, .start_ticks = p->start_ticks, .when = tracker_now(t),\n\t\t.fork_pending = p->from_scan,\n\t};\n', ''),
+ ('retire: no drop_held', 'test_exit_drops_held_unread',
+  '\tdrop_held(t, p);\n\tt->ended[', '\tt->ended['),
+ ('hold: never', 'test_unnamed_records_held_until_drain_end',
+  '\tsize_t before = p->held.len;\n\n', '\tsize_t before = p->held.len;\n\n\treturn false;\n'),
+ ('hold: named held too', 'test_named_process_records_applied_at_once',
+  'if (p->named || p->held.refused', 'if (p->held.refused'),
+ ('release_all_held: no release', 'test_unnamed_records_held_until_drain_end',
+  '\t\t\tif (p->held.count && !settling(t, p, now))\n\t\t\t\trelease_held(t, s, p);', '\t\t\tif (p->held.count && !settling(t, p, now))\n\t\t\t\t(void)0;'),
+ ('hold: no release before refusing', 'test_held_past_bound_applied_in_order',
+  '\trelease_held(t, s, p);\n\tp->held.refused = true;', '\t(void)s;\n\tp->held.refused = true;'),
+ ('on_exec: no drop_held', 'test_exec_drops_old_image_held',
+  '\tdrop_held(t, p);\n\tproc_reset_mm(p);', '\tproc_reset_mm(p);'),
+ ('on_fork: no inherit_held', 'test_fork_inherits_parent_requests',
+  '\t\tinherit_held(t, s, p, parent);\n', '\t\t(void)inherit_held;\n'),
+ ('is_request: every record', 'test_fork_inherits_parent_requests',
+  'return size >= sizeof(*h) && h->type == EV_SYSCALL;', 'return size >= sizeof(*h);'),
+ ('tracker_run: no end_session', 'test_session_ends_with_its_last_process',
+  '\t\t\t\tif (!s->procs.n && (t->hooks || s != t->sessions || sn))\n\t\t\t\t\tend_session(t, s);', '\t\t\t\tif (!s->procs.n && (t->hooks || s != t->sessions || sn))\n\t\t\t\t\t(void)0;'),
+]
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    target = build + "/tests/test_engine"	# as the Makefile names it
+    test_bin = os.path.join(ROOT, target)
+    orig = open(F).read()
+    missed = 0
+    try:
+        for name, test, old, new in M:
+            if orig.count(old) != 1:
+                print("engine-mutants: %s: the text to mutate is found %d times, not once" %
+                      (name, orig.count(old)))
+                missed += 1
+                continue
+            with open(F, "w") as f:
+                f.write(orig.replace(old, new))
+            r = subprocess.run(["make", "-s", "BUILD=" + build, target], cwd=ROOT,
+                               capture_output=True, text=True)
+            if r.returncode:
+                print("engine-mutants: %s: does not build:\n%s" % (name, r.stderr[-800:]))
+                missed += 1
+                continue
+            r = subprocess.run([test_bin], cwd=os.path.join(ROOT, "tests", "unit"),
+                               capture_output=True, text=True, timeout=300)
+            out = r.stdout + r.stderr
+            failed = set(re.findall(r"\[  (?:FAILED|ERROR) +\] (\w+)", out))
+            running = re.findall(r"\[ RUN      \] (\w+)", out)
+            caught = test in failed or (r.returncode < 0 and running and running[-1] == test)
+            print("engine-mutants: %-42s -> %s %s" % (name, test, "fails: caught" if caught else "PASSES: missed"))
+            missed += not caught
+    finally:
+        with open(F, "w") as f:
+            f.write(orig)
+        # The object again as the source is.
+        subprocess.run(["make", "-s", "BUILD=" + build, target], cwd=ROOT)
+    print("engine-mutants: %d of %d mutations caught" % (len(M) - missed, len(M)))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
