@@ -16,11 +16,11 @@
  *       -> test_fork_routed_by_parent_without_slot fails
  *   tracker.c on_event(): drop the EV_FORK case
  *       -> test_fork_adds_child (and every fork-based test) fails
- *   tracker.c on_fork(): drop `p->account = !job_is_launcher(p->comm)`
+ *   tracker.c on_fork(): drop `p->account = !job_is_launcher(t->specs, p->comm)`
  *       -> test_fork_of_launcher_followed_not_accounted fails
  *   tracker.c on_fork(): drop the under_rank inheritance (`p->under_rank = ...`)
  *       -> test_fork_child_of_rank_is_under_rank fails
- *   tracker.c on_exec(): drop `p->account = !job_is_launcher(p->comm)`
+ *   tracker.c on_exec(): drop `p->account = !job_is_launcher(t->specs, p->comm)`
  *       -> test_exec_into_launcher fails
  *   tracker.c on_exec(): drop its update_kernel_flags()
  *       -> test_exec_into_launcher fails (the kernel still accounts it)
@@ -93,6 +93,8 @@ static int setup(void **state)
 	e->opt.quiet = true;		/* no terminal summary */
 	e->opt.no_infer = true;
 	spec_init(&e->specs);
+	/* The shipped specs: which process names are launchers is theirs. */
+	assert_int_equal(spec_load_dir(&e->specs, "../../uprobe_specs", err, sizeof(err)), 0);
 	e->t = tracker_new(&e->opt, &e->specs, "test_engine", err, sizeof(err));
 	assert_non_null(e->t);
 	assert_true(fake_tracer.open);
