@@ -11,7 +11,7 @@ BUILD    := build
 
 # The architecture built for: this machine's, or ARCH=arm64 on x86-64 (a
 # cross-build into build-arm64/: the tool, its BPF object and its unit
-# tests, run with qemu-user; README, "arm64").
+# tests, run with qemu-user; docs/operations.md, "arm64").
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 ARCH     ?= $(HOST_ARCH)
 ifneq ($(ARCH),$(HOST_ARCH))
