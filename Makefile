@@ -115,6 +115,10 @@ $(BUILD)/memattr-bpf: $(ALL_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 	ln -sfn ../uprobe_specs $(BUILD)/uprobe_specs
 
+# The docs a package installs (the README links them; ARCHITECTURE.md and the
+# benchmark history are for the source tree).
+USER_DOCS := docs/user-guide.md docs/attribution.md docs/operations.md docs/reliability.md
+
 install: memattr-bpf $(SPANK_SO)
 	install -D -m 0755 memattr-bpf $(DESTDIR)$(PREFIX)/sbin/memattr-bpf
 	# srun --memattr: add "required $(SPANK_DIR)/memattr_spank.so" to Slurm's plugstack.conf.
@@ -122,6 +126,9 @@ install: memattr-bpf $(SPANK_SO)
 	install -d $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs
 	install -m 0644 uprobe_specs/*.spec $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs/
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/README.md
+	# The README's links: docs/ for users and admins, where they point.
+	install -d $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/docs
+	install -m 0644 $(USER_DOCS) $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/docs/
 	# The node service: a unit for systemd and its settings (an existing file is kept).
 	sed 's|/usr/local/|$(PREFIX)/|g' tools/systemd/memattr-bpf.service > memattr-bpf.service.tmp
 	install -D -m 0644 memattr-bpf.service.tmp $(DESTDIR)$(SYSTEMD_DIR)/memattr-bpf.service
