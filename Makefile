@@ -11,7 +11,7 @@ BUILD    := build
 
 # The architecture built for: this machine's, or ARCH=arm64 on x86-64 (a
 # cross-build into build-arm64/: the tool, its BPF object and its unit
-# tests, run with qemu-user; README, "arm64").
+# tests, run with qemu-user; docs/operations.md, "arm64").
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 ARCH     ?= $(HOST_ARCH)
 ifneq ($(ARCH),$(HOST_ARCH))
@@ -121,6 +121,10 @@ $(BUILD)/memattr-bpf: $(ALL_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 	ln -sfn ../uprobe_specs $(BUILD)/uprobe_specs
 
+# The docs a package installs (the README links them; ARCHITECTURE.md and the
+# benchmark history are for the source tree).
+USER_DOCS := docs/user-guide.md docs/attribution.md docs/operations.md docs/reliability.md
+
 install: memattr-bpf $(SPANK_SO)
 	install -D -m 0755 memattr-bpf $(DESTDIR)$(PREFIX)/sbin/memattr-bpf
 	# srun --memattr: add "required $(SPANK_DIR)/memattr_spank.so" to Slurm's plugstack.conf.
@@ -128,6 +132,9 @@ install: memattr-bpf $(SPANK_SO)
 	install -d $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs
 	install -m 0644 uprobe_specs/*.spec $(DESTDIR)$(PREFIX)/share/memattr-bpf/uprobe_specs/
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/README.md
+	# The README's links: docs/ for users and admins, where they point.
+	install -d $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/docs
+	install -m 0644 $(USER_DOCS) $(DESTDIR)$(PREFIX)/share/doc/memattr-bpf/docs/
 	# The node service: a unit for systemd and its settings (an existing file is kept).
 	sed 's|/usr/local/|$(PREFIX)/|g' tools/systemd/memattr-bpf.service > memattr-bpf.service.tmp
 	install -D -m 0644 memattr-bpf.service.tmp $(DESTDIR)$(SYSTEMD_DIR)/memattr-bpf.service

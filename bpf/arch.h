@@ -77,7 +77,7 @@ static __always_inline __u64 user_sp(const struct pt_regs *regs)
 /*
  * ev_regs is laid out for x86-64's unwinder: here the pc, sp and frame
  * pointer (x29); the link register (x30) goes in bx. User space's CFI
- * unwinder is x86-64 only (README, arm64).
+ * unwinder is x86-64 only (docs/operations.md, arm64).
  */
 static __always_inline void unwind_regs(struct ev_regs *r, const struct pt_regs *regs)
 {

@@ -43,6 +43,10 @@ for m in "$top"/docs/man/*.[1-8]; do
 	[ "$n" = memattr_spank.8 ] && pkg=$slurm || pkg=$main
 	has "$pkg" "usr/share/man/man${n##*.}/$n.gz"
 done
+for d in user-guide attribution operations reliability; do	# the README's docs/ (dh_compress: .gz past 4 KiB)
+	dpkg-deb -c "$main" | awk '{print $6}' | grep -qx "./usr/share/doc/memattr-bpf/docs/$d.md\(.gz\)\?" ||
+		bad "$(basename "$main") lacks /usr/share/doc/memattr-bpf/docs/$d.md"
+done
 has "$main" lib/systemd/system/memattr-bpf.service
 has "$main" etc/memattr-bpf/memattr-bpf.conf
 has "$slurm" usr/lib/memattr-bpf/memattr_spank.so

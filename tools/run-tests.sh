@@ -1,6 +1,6 @@
 #!/bin/bash
 # Everything CI runs: dependencies, build, man pages and alert rules, unit
-# tests, integration tests, the kernel matrix (README, "Kernels") and the arm64 build, then the
+# tests, integration tests, the kernel matrix (docs/operations.md, "Kernels") and the arm64 build, then the
 # hardening checks: the unit tests, fixture reports and one real
 # 4-rank trace + report under ASan+UBSan, and every fuzzer for FUZZ_SECONDS
 # (18 s each by default, 5 harnesses: under 2 minutes with their build).

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A rank's command is quiet in the kernel until the tool first reads it
-# (README, "Commands a rank runs"): its RSS changes are followed only from
+# (docs/attribution.md, "Commands a rank runs"): its RSS changes are followed only from
 # that read on. Here each rank's child grows its block a tenth at a time
 # over a second, long after that first read, and smaps is not read again
 # (--pss-interval 60 s): the child's `app` can reach its block only if its

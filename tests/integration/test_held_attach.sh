@@ -5,7 +5,7 @@
 # mmap, MPI_Alloc_mem's block, a thread arena's mallocs; libtruth.so's large
 # malloc, 1 KiB mallocs and mmap held in its statics -- then the tool
 # attaches by --job. Nothing recorded who asked for that memory: its owners
-# are inferred from who holds it (README, "Attaching to a running job").
+# are inferred from who holds it (docs/attribution.md, "Attaching to a running job").
 # app and lib:libtruth.so must each be within 5% of their whole known size
 # (check_truth.py --absolute) while everything is held and after the large
 # blocks are released (traced frees, exact: they show whether the inferred

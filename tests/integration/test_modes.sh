@@ -5,7 +5,7 @@
 # default attribution still right with the probes in place, and nothing
 # left attached afterwards. The ranks spend 300 ms before MPI_Init (as a
 # code reading its input does): the kernel takes 10-20 ms to place probes,
-# and an MPI_Init in a rank's first milliseconds can escape them (README).
+# and an MPI_Init in a rank's first milliseconds can escape them (docs/user-guide.md, "Opt-in modes").
 source "$(dirname "$0")/lib.sh"
 
 NP=2

@@ -4,7 +4,7 @@
 # (system("/bin/true"), a shell and the command, a few ms each) at the
 # default --interval of 100 ms, so about eight samples fall while they
 # run, each with a command of every rank alive. Each must be
-# gone unread (README: a rank's command is first read once it has lived an
+# gone unread (docs/attribution.md: a rank's command is first read once it has lived an
 # interval); the long-lived child, read once it has, keeps its own file
 # with its memory. Before that rule, each command alive at a sample got a
 # pid-<P>.csv of its own.

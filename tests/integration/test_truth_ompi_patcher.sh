@@ -11,8 +11,8 @@
 # the library as a whole is an owner, not a forwarder), and Debian strips
 # libopen-pal's .symtab (libc_hooks.py shows where libc's calls jump: to
 # libopen-pal+0x81ac0 for mmap in 4.1.4-3+b1). The tool finds them at run
-# time by decoding the jumps patched into libc (README, "How attribution
-# works"), and says how many in run_info.csv (interposer_hooks).
+# time by decoding the jumps patched into libc (docs/attribution.md, "Hooks
+# patched into libc"), and says how many in run_info.csv (interposer_hooks).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lang_truth.sh"
 

@@ -10,7 +10,7 @@
 ! (module arrays, SAVEd: their descriptors are the program's statics).
 ! The main program's arrays are SAVE: gfortran keeps the descriptors of
 ! unsaved ones of the main program in registers only, and a register of a
-! thread waiting in a syscall cannot be read without stopping it (README,
+! thread waiting in a syscall cannot be read without stopping it (docs/attribution.md,
 ! "Attaching to a running job": what the inference can get wrong).
 ! Plateaus "held" (4U) and "released" (one of each DEALLOCATEd: 2U),
 ! absolute truths for check_truth.py --absolute --prefix ftn.

@@ -3,7 +3,7 @@
 # cross-build links (dpkg --add-architecture arm64), then the tool, its
 # BPF object and its unit tests built for arm64 (make ARCH=arm64 cross,
 # build-arm64/), and the unit tests run under qemu-user. What this does not
-# test on arm64: README, "arm64". Then the tool on Debian's arm64 6.1
+# test on arm64: docs/operations.md, "arm64". Then the tool on Debian's arm64 6.1
 # kernel under qemu-system-aarch64 (tools/arm64/vm-load.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The node service's own cost (BENCHMARKS.md, "Node service"), as root:
+# The node service's own cost (docs/benchmark-history.md, "Node service"), as root:
 # daemon CPU and VmRSS idle and with JOBS jobs of RANKS ranks (mpi_hold,
 # an unprivileged user), scrape latency, and what watching every exec
 # costs processes it does not trace. Prints markdown rows on stdout.

@@ -4,7 +4,7 @@
 # workloads at several job sizes: each job is traced from its launch
 # (memattr-bpf -- mpirun...) and the `mpi` component's peak RSS and PSS per
 # rank are read from summary.csv. Prints a Markdown table on stdout (the
-# "MPI libraries compared" section of BENCHMARKS.md); progress on stderr.
+# "MPI libraries compared" section of docs/benchmark-history.md); progress on stderr.
 #
 #   sudo tools/bench/mpi_compare.sh
 #

@@ -11,7 +11,7 @@
  * kernel merges adjacent anonymous mappings, so one mapping can hold
  * several), and whatever else is anonymous as one block.
  *
- * Rules (README, "Attaching to a running job"):
+ * Rules (docs/attribution.md, "Attaching to a running job"):
  *  - Breadth first from every root at once: the nearest root wins.
  *  - Equal distance: the program first, then other libraries, then MPI
  *    (MPI keeps references to its users' buffers -- requests,

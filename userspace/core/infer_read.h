@@ -3,7 +3,7 @@
  * The inference of pre-attach owners (infer.h) on a live process: its
  * mappings and threads from /proc, its memory through /proc/PID/mem while
  * it runs (no ptrace stop: a word can change under the read; what that
- * can get wrong is in the README), the owners found written into its
+ * can get wrong is in docs/attribution.md), the owners found written into its
  * region table for the memory nobody owned.
  */
 #ifndef MEMATTR_INFER_READ_H

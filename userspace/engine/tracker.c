@@ -971,7 +971,7 @@ static bool ready(const struct proc *p, double now)
 
 /*
  * Keep smaps reading within budget: with many processes the period between
- * reads of each one stretches (documented in the README).
+ * reads of each one stretches (documented in docs/attribution.md, "PSS").
  */
 static double effective_pss_period(struct tracker *t, size_t nalive)
 {

@@ -763,7 +763,7 @@ static void run_notes(FILE *f, const struct page *pg)
 		fputs("No <code>mpi_calls.csv</code>: the per-MPI-function breakdown was not recorded "
 		      "in this run. ", f);
 	fputs("<code>unattributed</code> is memory the kernel counts whose owner is not known "
-	      "(see the README); it is never dropped, so the stacks always add up to the "
+	      "(see the documentation, docs/attribution.md); it is never dropped, so the stacks always add up to the "
 	      "kernel's resident set.</p>\n", f);
 }
 
