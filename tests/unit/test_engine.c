@@ -20,6 +20,12 @@
  *       -> test_fork_of_launcher_followed_not_accounted fails
  *   tracker.c on_fork(): drop the under_rank inheritance (`p->under_rank = ...`)
  *       -> test_fork_child_of_rank_is_under_rank fails
+ *   tracker.c on_fork(): a launcher's children under its rank (drop `parent->account &&`)
+ *       -> test_fork_of_rank_turned_launcher fails
+ *   tracker.c traced_flags(): TRACED_RANK for a launcher too (drop `&& p->account`)
+ *       -> test_fork_of_rank_turned_launcher fails
+ *   tracker.c on_fork(): drop the update_kernel_flags() of a launcher's child
+ *       -> test_fork_of_rank_turned_launcher fails
  *   tracker.c on_exec(): drop `p->account = !job_is_launcher(t->specs, p->comm)`
  *       -> test_exec_into_launcher fails
  *   tracker.c on_exec(): drop its update_kernel_flags()
@@ -310,6 +316,39 @@ static void test_fork_child_of_rank_is_under_rank(void **state)
 	assert_true(c->exec_seen);
 }
 
+/*
+ * A batch script, rank 0 of its step, sampled (its figures out: its rank
+ * stays), then exec'd into mpirun: the ranks mpirun starts are not its
+ * commands, they are identified as ranks of their own.
+ */
+static void test_fork_of_rank_turned_launcher(void **state)
+{
+	struct env *e = *state;
+	struct proc *r = spawn(e, PID_RANK, "bash"), *c;
+
+	r->rank = 0;
+	r->named = true;
+	r->kernel_flags = TRACED_FOLLOW | TRACED_ACCOUNT | TRACED_RANK;
+	exec_rec(e, slot(e->s), PID_RANK, "mpirun");
+	assert_false(r->account);
+	/* The kernel no longer takes it for a rank. */
+	assert_int_equal(fake_tracer_flags(PID_RANK), TRACED_FOLLOW);
+	fork_rec(e, slot(e->s), PID_RANK, PID_CHILD, "mpirun");
+	c = find(e, PID_CHILD);
+	assert_non_null(c);
+	assert_false(c->under_rank);
+	assert_int_equal(c->kernel_flags & TRACED_UNDER_RANK, 0);
+
+	/* Forked before the kernel heard of the exec: its flags are put right at once. */
+	r->kernel_flags |= TRACED_RANK;
+	fork_rec(e, slot(e->s), PID_RANK, PID_OTHER, "mpirun");
+	c = find(e, PID_OTHER);
+	assert_non_null(c);
+	assert_false(c->under_rank);
+	/* Still mpirun's copy (a launcher) until it execs: followed, and no rank's command. */
+	assert_int_equal(fake_tracer_flags(PID_OTHER), TRACED_FOLLOW);
+}
+
 /* ---- exec ---- */
 
 static void test_exec_into_launcher(void **state)
@@ -553,6 +592,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fork_routed_by_parent_without_slot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_of_launcher_followed_not_accounted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_child_of_rank_is_under_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_of_rank_turned_launcher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_into_launcher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untraced_exec_goes_to_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_retires, setup, teardown),

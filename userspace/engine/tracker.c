@@ -355,10 +355,11 @@ static bool is_own_image(pid_t pid)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* A launcher is no rank to the kernel, whatever rank it held before its exec: its children are not a rank's commands. */
 static uint32_t traced_flags(const struct proc *p)
 {
 	return TRACED_FOLLOW | (p->account ? TRACED_ACCOUNT : 0) |
-	       (p->rank >= 0 ? TRACED_RANK : 0) | (p->under_rank ? TRACED_UNDER_RANK : 0);
+	       (p->rank >= 0 && p->account ? TRACED_RANK : 0) | (p->under_rank ? TRACED_UNDER_RANK : 0);
 }
 
 /* The kernel's flags for p, where its identity changed them. */
@@ -651,12 +652,21 @@ static void on_fork(struct tracker *t, struct session *s, const struct ev_task *
 	if (parent)
 		identify_late(t, s, parent);
 	/* As ma_fork marked it: the kernel side's flags stay when it execs. */
-	p->under_rank = parent && (parent->rank >= 0 || parent->under_rank);
+	/*
+	 * A launcher's children are nobody's commands, even when the launcher
+	 * held a rank before it exec'd: a batch script, task 0 of its step
+	 * (SLURM_PROCID), that execs mpirun after its first sample keeps its
+	 * rank label, and the ranks mpirun starts are ranks of their own.
+	 */
+	p->under_rank = parent && parent->account && (parent->rank >= 0 || parent->under_rank);
 	if (p->under_rank)
 		memcpy(p->step, parent->step, sizeof(p->step));
 	p->kernel_flags = TRACED_FOLLOW | TRACED_ACCOUNT;
 	if (parent && (parent->kernel_flags & (TRACED_RANK | TRACED_UNDER_RANK)))
 		p->kernel_flags |= TRACED_UNDER_RANK;
+	/* The kernel forked it before it heard its parent is a launcher now. */
+	if (!p->under_rank && (p->kernel_flags & TRACED_UNDER_RANK))
+		update_kernel_flags(t, s, p);
 	if (t->probing)
 		probes_at_fork(&t->probes, &t->bpf, p, parent);
 	if (p->account && parent && parent->account) {
