@@ -91,7 +91,11 @@ PY
 # the submit directory, merged by the step itself at its end.
 if [ "$IT_MPI" = openmpi ]; then
 	log "sbatch --memattr: a batch script whose mpirun runs 2 ranks"
+	# Work before its mpirun, as a real script does (module loads, staging):
+	# the script is sampled first, and is no rank (its SLURM_PROCID is the
+	# batch step's one task), so its mpirun's ranks 0 and 1 are theirs.
 	printf '%s\n' '#!/bin/bash' '#SBATCH -n 2' '#SBATCH --memattr' "#SBATCH -o $WORK/batch.out" \
+		'sleep 0.5' \
 		"exec env -i PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np 2 $TMPD/bin/mpi_demo --app-mib $MIB --steps 3 --step-ms 300" \
 		>"$WORK/batch.sbatch"
 	chown "$TEST_USER" "$WORK/batch.sbatch"

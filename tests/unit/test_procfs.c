@@ -112,7 +112,7 @@ static int specs_rank(const char *dir, const char *extra, const struct environ_b
 		fail_msg("%s", err);
 	if (extra && spec_load_file(&s, extra, err, sizeof(err)))
 		fail_msg("%s", err);
-	n = spec_rank_variables(&s, keys, SPEC_RANK_VARS_MAX);
+	n = spec_rank_variables(&s, true, keys, SPEC_RANK_VARS_MAX);
 	rank = environ_rank(env, keys, n);
 	spec_free(&s);
 	return rank;
@@ -734,14 +734,18 @@ static void test_environ_rank_from_specs(void **state)
 	(void)state;
 	spec_init(&s);
 	assert_int_equal(spec_load_dir(&s, "../../uprobe_specs", err, sizeof(err)), 0);
-	n = spec_rank_variables(&s, keys, SPEC_RANK_VARS_MAX);
+	n = spec_rank_variables(&s, true, keys, SPEC_RANK_VARS_MAX);
 	assert_int_equal(n, sizeof(expect) / sizeof(expect[0]));
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(keys[i], expect[i]);
+	/* Without the task variables (a batch script: no MPI rank), the others in the same order. */
+	assert_int_equal(spec_rank_variables(&s, false, keys, SPEC_RANK_VARS_MAX), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(keys[i], expect[i]);
 	/* A short buffer keeps the best ones. */
-	assert_int_equal(spec_rank_variables(&s, keys, 2), 2);
+	assert_int_equal(spec_rank_variables(&s, true, keys, 2), 2);
 	assert_string_equal(keys[1], "OMPI_COMM_WORLD_RANK");
-	assert_int_equal(spec_rank_variables(NULL, keys, 2), 0);
+	assert_int_equal(spec_rank_variables(NULL, true, keys, 2), 0);
 	spec_free(&s);
 
 	/* MVAPICH's variable comes from mvapich.spec, nowhere else. */

@@ -540,18 +540,21 @@ static bool listed(const char **names, size_t n, const char *name)
 	return false;
 }
 
-size_t spec_rank_variables(const struct spec_set *set, const char **names, size_t max)
+size_t spec_rank_variables(const struct spec_set *set, bool tasks, const char **names, size_t max)
 {
 	size_t n = 0;
 
 	if (!set)
 		return 0;
 	/* variables[] is in the order they count. */
-	for (size_t k = 0; k < NVARIABLES; k++)
+	for (size_t k = 0; k < NVARIABLES; k++) {
+		if (!tasks && variables[k].kind == SPEC_TASK_VARIABLE)
+			continue;
 		for (size_t i = 0; i < set->n && n < max; i++)
 			if (set->rules[i].kind == variables[k].kind &&
 			    !listed(names, n, set->rules[i].pattern))
 				names[n++] = set->rules[i].pattern;
+	}
 	return n;
 }
 

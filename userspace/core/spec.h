@@ -136,10 +136,10 @@ bool spec_has_forward_functions(const struct spec_set *set);
 
 /*
  * The environment variables that name a process's rank, best first (the
- * order above): up to max names into names[], pointers into the set.
- * Returns how many.
+ * order above): up to max names into names[], pointers into the set;
+ * the task variables only when tasks. Returns how many.
  */
-size_t spec_rank_variables(const struct spec_set *set, const char **names, size_t max);
+size_t spec_rank_variables(const struct spec_set *set, bool tasks, const char **names, size_t max);
 
 /* Whether a process named comm is a launcher (a launcher rule). NULL set: none is. */
 bool spec_is_launcher(const struct spec_set *set, const char *comm);

@@ -51,10 +51,10 @@ bool job_is_launcher(const struct spec_set *specs, const char *comm)
 	return spec_is_launcher(specs, comm);
 }
 
-int job_rank_of(const struct spec_set *specs, pid_t pid, int *rank)
+int job_rank_of(const struct spec_set *specs, pid_t pid, bool tasks, int *rank)
 {
 	const char *keys[SPEC_RANK_VARS_MAX];
-	size_t nkeys = spec_rank_variables(specs, keys, SPEC_RANK_VARS_MAX);
+	size_t nkeys = spec_rank_variables(specs, tasks, keys, SPEC_RANK_VARS_MAX);
 	struct environ_buf env = {0};
 	int ret;
 

@@ -86,10 +86,10 @@ bool job_is_launcher(const struct spec_set *specs, const char *comm);
 
 /*
  * *rank: the MPI rank pid's environment gives by the specs' rank and task
- * variables (OMPI_COMM_WORLD_RANK, ..., SLURM_PROCID), -1: none. 0 or
- * -errno (unreadable).
+ * variables (OMPI_COMM_WORLD_RANK, ..., SLURM_PROCID; the task variables
+ * only when tasks), -1: none. 0 or -errno (unreadable).
  */
-int job_rank_of(const struct spec_set *specs, pid_t pid, int *rank);
+int job_rank_of(const struct spec_set *specs, pid_t pid, bool tasks, int *rank);
 
 /*
  * slurm_listpids.c: add the pids `scontrol listpids` gives for job (and

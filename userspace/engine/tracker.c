@@ -271,9 +271,17 @@ static void identify(struct session *s, struct proc *p)
 	 * Once its figures went out, the identity stays. A rank's command is
 	 * never a rank (its step is its rank's, from on_fork).
 	 */
-	if (p->named || p->under_rank || job_rank_of(s->cls.specs, p->pid, &rank))
+	if (p->named || p->under_rank)
 		return;
 	job_step_of(p->pid, p->step, sizeof(p->step));
+	/*
+	 * A batch script is its step's one task (SLURM_PROCID 0), no MPI rank:
+	 * taken for rank 0 it would hold that rank from the ranks its mpirun
+	 * starts, once sampled before it exec'd mpirun, as every script that
+	 * does anything first is.
+	 */
+	if (job_rank_of(s->cls.specs, p->pid, strcmp(p->step, "batch") != 0, &rank))
+		return;
 	p->rank = rank >= 0 && !rank_taken(s, p, rank) ? rank : -1;
 }
 
