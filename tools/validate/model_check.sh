@@ -88,7 +88,8 @@ build() {	# WORKLOAD MPI -> binary path
 run() {	# WORKLOAD MPI P BINARY: launched under the tool into RES/W/M/P
 	local w=$1 m=$2 p=$3 bin=$4 out=$RES/$1/$2/$3 work=$RES/$1/$2/work-$3 args=() mpirun=()
 	mkdir -p "$work" "$(dirname "$out")"
-	chown "$TEST_USER" "$work"
+	# The tool creates a sudo user's output as that user: in a directory of theirs.
+	chown "$TEST_USER" "$work" "$(dirname "$out")"
 	case $w in
 	alltoall) args=(--seconds 3) ;;
 	hpccg) read -ra args <<<"$HPCCG_DIMS" ;;
