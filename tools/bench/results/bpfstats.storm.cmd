@@ -1,1 +1,1 @@
-/tmp/memattr-bench.9b0AbH/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.9b0AbH/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.9b0AbH/runs/bpfstats.storm/go   ||   memattr-bpf --pid 31338,31345 --output /tmp/memattr-bench.9b0AbH/runs/bpfstats.storm/out
+/tmp/memattr-bench.8YiCsP/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.8YiCsP/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.8YiCsP/runs/bpfstats.storm/go   ||   memattr-bpf --pid 28391,28400 --output /tmp/memattr-bench.8YiCsP/runs/bpfstats.storm/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.9b0AbH/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.9b0AbH/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.9b0AbH/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 31743,31752 --output /tmp/memattr-bench.9b0AbH/runs/bpfstats.syscall/out
+/tmp/memattr-bench.8YiCsP/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.8YiCsP/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.8YiCsP/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 28620,28625 --output /tmp/memattr-bench.8YiCsP/runs/bpfstats.syscall/out

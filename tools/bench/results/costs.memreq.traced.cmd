@@ -1,1 +1,1 @@
-/tmp/memattr-bench.9b0AbH/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.9b0AbH/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.9b0AbH/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 26175 --output /tmp/memattr-bench.9b0AbH/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.8YiCsP/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.8YiCsP/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.8YiCsP/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 23722 --output /tmp/memattr-bench.8YiCsP/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.9b0AbH/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.9b0AbH/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.9b0AbH/runs/storm.2.0.0/go   ||   memattr-bpf --pid 20966,20968 --output /tmp/memattr-bench.9b0AbH/runs/storm.2.0.0/out
+/tmp/memattr-bench.8YiCsP/bin/storm --rate 0 --seconds 4 --mib 64 --n 2 --ready-dir /tmp/memattr-bench.8YiCsP/runs/storm.2.0.0/ready --go-file /tmp/memattr-bench.8YiCsP/runs/storm.2.0.0/go   ||   memattr-bpf --pid 27622,27625 --output /tmp/memattr-bench.8YiCsP/runs/storm.2.0.0/out
