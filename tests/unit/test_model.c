@@ -593,7 +593,11 @@ static void test_model_on_runs(void **state)
 			     strlen("mpi,max_rss,a + b*P,4,0,0.0000,5242880,P,4096,,,16,5308416,64,,5505024,5505024,5505024,t95,4.00,")));
 	l = csv_line(csv, "total");
 	assert_non_null(l);
-	assert_ptr_equal(l, csv + strlen("component,statistic,model,runs,loo_rmse_bytes,loo_relative_error,constant_bytes,term1,coefficient1,term2,coefficient2,largest_run_ranks,largest_run_bytes,predict_ranks,predict_size,predict_bytes,interval_low_bytes,interval_high_bytes,interval,extrapolation,weak\n"));
+	assert_ptr_equal(l, csv + strlen("component,statistic,model,runs,loo_rmse_bytes,loo_relative_error,constant_bytes,term1,coefficient1,term2,coefficient2,largest_run_ranks,largest_run_bytes,predict_ranks,predict_size,predict_bytes,interval_low_bytes,interval_high_bytes,interval,extrapolation,weak,prediction_from,fitted_alone_bytes\n"));
+	/* total: the components' predictions summed (20 MiB + 63000, 5 MiB + 4096 * 64, 2 MiB). */
+	assert_true(strstr(l, ",64,,28636696,28636696,28636696,t95_quadrature,") != NULL);
+	assert_non_null(strstr(l, ",sum_of_components,28636696\n"));
+	assert_non_null(strstr(out, "the sum of the components' predictions"));
 	/* No temporary left beside it. */
 	assert_int_equal(glob(path(fx, "model.csv.tmp.*"), 0, NULL, &g), GLOB_NOMATCH);
 	globfree(&g);
@@ -642,6 +646,43 @@ static void test_model_sizes(void **state)
 	assert_int_equal(run_model(out, sizeof(out), err, sizeof(err), path(fx, "s2"), path(fx, "s4"), b,
 				   NULL), 1);
 	assert_non_null(strstr(err, "has no problem size"));
+}
+
+/*
+ * Components that grow by different laws: app linear in P, mpi with log2 P,
+ * their sum fitted as one model extrapolates otherwise. The prediction of
+ * total is the sum of the components', and says how far apart its own
+ * model is.
+ */
+static void mixed_laws(double p, double n, int rank, double *app, double *mpi, double *libc)
+{
+	(void)n;
+	(void)rank;
+	*app = 4 * MIB * p;
+	*mpi = 8 * MIB * log2(p);
+	*libc = 2 * MIB;
+}
+
+static void test_model_total_is_the_sum(void **state)
+{
+	struct fixture *fx = *state;
+	char out[16384], err[4096], csv[8192], want[64];
+	const char *l;
+
+	make_run(path(fx, "p2"), 2, 0, "alltoall", mixed_laws, NULL, 0);
+	make_run(path(fx, "p4"), 4, 0, "alltoall", mixed_laws, NULL, 0);
+	make_run(path(fx, "p8"), 8, 0, "alltoall", mixed_laws, NULL, 0);
+	assert_int_equal(run_model(out, sizeof(out), err, sizeof(err), path(fx, "p2"), path(fx, "p4"),
+				   path(fx, "p8"), "--predict", "1024", "-o", path(fx, "model.csv"), NULL), 0);
+	slurp(path(fx, "model.csv"), csv, sizeof(csv));
+	l = csv_line(csv, "total");
+	assert_non_null(l);
+	/* 4 GiB + 80 MiB + 2 MiB per rank at 1024 ranks, exactly: every component is exact. */
+	snprintf(want, sizeof(want), ",%.0f,", 4096 * MIB + 80 * MIB + 2 * MIB);
+	assert_non_null(strstr(l, want));
+	assert_non_null(strstr(l, ",sum_of_components,"));
+	/* Three points fit by one model of two terms at most: not the sum's law. */
+	assert_non_null(strstr(out, "fitted on its own, the total predicts"));
 }
 
 static void test_model_refusals(void **state)
@@ -729,6 +770,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_run_formats, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_on_runs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_sizes, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_model_total_is_the_sum, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_refusals, fx_setup, fx_teardown),
 	};
 

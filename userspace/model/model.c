@@ -257,6 +257,42 @@ static int cmp_result(const void *a, const void *b)
 }
 
 /*
+ * A total fitted on its own can follow none of its parts: the components
+ * grow by different laws (the program's arrays with P, the MPI library's
+ * per-peer state with log P) and one two-term model of their sum picks the
+ * wrong one outside the runs. So the prediction of total is the sum of the
+ * components' predictions, each clamped at 0 as printed; its own fit stays
+ * beside it as a check.
+ */
+static void total_from_components(struct md_report *rep)
+{
+	struct md_result *t = NULL;
+	double sum = 0, var = 0;
+	bool interval = true;
+
+	for (size_t i = 0; i < rep->nres; i++) {
+		struct md_result *r = &rep->res[i];
+
+		if (!strcmp(r->name, "total")) {
+			t = r;
+			continue;
+		}
+		sum += fmax(r->pred, 0);
+		if (r->half < 0)
+			interval = false;
+		var += r->half * r->half;
+	}
+	if (!t || !t->predict || rep->nres < 2)
+		return;
+	t->summed = true;
+	t->alone_pred = t->pred;
+	t->alone_half = t->half;
+	t->pred = sum;
+	t->half = interval ? sqrt(var) : -1;
+	md_assess(t, rep->nruns, rep->pred_p, rep->pred_n);
+}
+
+/*
  * Every component of any run, fitted: a component a run lacks holds 0
  * bytes there, unless it is a sizeable share of the total elsewhere (then
  * the runs are of different configurations: refused).
@@ -320,6 +356,7 @@ static int fit_all(struct md_report *rep, const struct args *a, char *err, size_
 			}
 			md_assess(r, n, rep->pred_p, rep->pred_n);
 		}
+	total_from_components(rep);
 	qsort(rep->res, rep->nres, sizeof(*rep->res), cmp_result);
 	rep->small_below = a->all ? 0 : SMALL_SHARE * total_max;
 	return 0;

@@ -169,6 +169,12 @@ struct md_result {
 	bool predict;		/* a prediction was asked for */
 	double pred, half;	/* prediction and interval half-width (< 0: none), bytes */
 	double extrap;		/* predicted P / largest P fitted */
+	/*
+	 * total only: pred and half are the sum of the components' (halves in
+	 * quadrature); the total's own model predicted alone_pred +- alone_half.
+	 */
+	bool summed;
+	double alone_pred, alone_half;
 	char weak[512];		/* why the fit is weak, "" if not */
 };
 

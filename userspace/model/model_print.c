@@ -83,6 +83,12 @@ void md_assess(struct md_result *r, size_t nruns, double pred_p, double pred_n)
 		add_weak(r, "the model is negative there (%.0f B: shown as 0)", r->pred);
 	if (r->half >= 0 && r->pred > 0 && r->half > 0.5 * r->pred)
 		add_weak(r, "the interval is wider than half the prediction");
+	if (r->summed) {
+		if (fabs(r->alone_pred - r->pred) > WEAK_ALT * fmax(fabs(r->pred), 1))
+			add_weak(r, "fitted on its own, the total predicts %.1f MiB: the components grow by laws one model of their sum does not follow",
+				 r->alone_pred / MIB);
+		return;
+	}
 	if (r->runner_up.valid) {
 		double alt = md_eval(&r->runner_up, pred_p, pred_n);
 
@@ -163,6 +169,9 @@ static void print_result(FILE *f, const struct md_report *rep, const struct md_r
 			fputs(", no interval (no degree of freedom left)", f);
 		fputc('\n', f);
 	}
+	if (r->summed)
+		fprintf(f, "  (the sum of the components' predictions, each its largest rank's: a bound when they peak apart;\n"
+			"   the total's own model above predicts %.2f MiB)\n", fmax(r->alone_pred, 0) / MIB);
 	if (r->weak[0])
 		fprintf(f, "  weak: %s\n", r->weak);
 }
@@ -207,7 +216,7 @@ static void csv_str(FILE *f, const char *s)
 #define CSV_HEADER_MODEL "component,statistic,model,runs,loo_rmse_bytes,loo_relative_error," \
 	"constant_bytes,term1,coefficient1,term2,coefficient2,largest_run_ranks,largest_run_bytes," \
 	"predict_ranks,predict_size,predict_bytes,interval_low_bytes,interval_high_bytes," \
-	"interval,extrapolation,weak"
+	"interval,extrapolation,weak,prediction_from,fitted_alone_bytes"
 
 int md_print_csv(FILE *f, const struct md_report *rep)
 {
@@ -237,7 +246,8 @@ int md_print_csv(FILE *f, const struct md_report *rep)
 				fprintf(f, "%g", rep->pred_n);
 			fprintf(f, ",%.0f", r->pred);
 			if (r->half >= 0)
-				fprintf(f, ",%.0f,%.0f,t95", r->pred - r->half, r->pred + r->half);
+				fprintf(f, ",%.0f,%.0f,%s", r->pred - r->half, r->pred + r->half,
+					r->summed ? "t95_quadrature" : "t95");
 			else
 				fputs(",,,", f);
 			fprintf(f, ",%.2f,", r->extrap);
@@ -245,7 +255,10 @@ int md_print_csv(FILE *f, const struct md_report *rep)
 			fputs(",,,,,,,,", f);
 		}
 		csv_str(f, r->weak);
-		fputc('\n', f);
+		if (r->summed)
+			fprintf(f, ",sum_of_components,%.0f\n", r->alone_pred);
+		else
+			fputs(r->predict ? ",model,\n" : ",,\n", f);
 	}
 	return ferror(f) ? -1 : 0;
 }
