@@ -41,6 +41,18 @@ def read_expect(path):
     return out
 
 
+def sample_words(t, comps, series, origin):
+    """The whole sample a check failed at, and the kernel's VmRSS nearest it
+    (the sampler's): tells a tool that lost a change from memory the kernel
+    still held."""
+    at = origin + t
+    near = min(series, key=lambda s: abs(s[0] - at)) if series else None
+    parts = ", ".join(f"{k} {mib(v[0])}" for k, v in sorted(comps.items()) if v[0])
+    kern = (f"sampler VmRSS {mib(near[1])} at {near[0] - at:+.2f} s" if near
+            else "no sampler point")
+    return f"sample time_s {t:.3f}: {parts}; {kern}"
+
+
 def check_rank(ck, a, rank, sampler, rank_pid):
     name = f"rank-{rank}.csv"
     pid, samples = read_rank_file(ck, os.path.join(a.out_dir, name), rank)
@@ -66,6 +78,7 @@ def check_rank(ck, a, rank, sampler, rank_pid):
             continue
         lo, hi = ev[first] + margin, ev[last] - margin
         inwin = [c for t, c, _ in samples if lo <= origin + t <= hi]
+        times = [t for t, _, _ in samples if lo <= origin + t <= hi]
         if not inwin:
             ck.fail(where, f"no sample inside the plateau ({hi - lo:.2f} s after margins)")
             continue
@@ -75,7 +88,7 @@ def check_rank(ck, a, rank, sampler, rank_pid):
         for comp, grow in expect.items():
             truth = base[comp] + grow
             tol = a.tol * truth + a.floor_kib * 1024
-            for c in inwin:
+            for t, c in zip(times, inwin):
                 val = c.get(comp, (0, 0))[0]
                 err = val - truth
                 # Percentages mean something only for memory that is there.
@@ -86,7 +99,8 @@ def check_rank(ck, a, rank, sampler, rank_pid):
                 if abs(err) > tol:
                     ck.fail(where, f"{comp} rss {mib(val)}, truth {mib(truth)} "
                             f"(baseline {mib(base[comp])} + {mib(grow)}): off by "
-                            f"{mib(err)}, tolerance {mib(tol)}")
+                            f"{mib(err)}, tolerance {mib(tol)}; "
+                            + sample_words(t, c, sampler[rank_pid[rank]], origin))
                     break
     parts = []
     for comp, (err, pct) in sorted(worst.items()):
