@@ -86,7 +86,7 @@ struct rp_call_row {
 
 /* run_info.csv: key,value lines written by the tracer. */
 struct rp_kv {
-	char key[64];
+	char key[128];	/* oom_kill_<N>_job_rss_bytes:<component> is long */
 	char value[256];
 };
 

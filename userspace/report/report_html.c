@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_oom.h"
 
 #define PAGE_W		1320.0
 #define GRID_GAP	10.0	/* px between small multiples, as in the style */
@@ -775,6 +776,7 @@ int rp_html_write(FILE *f, struct rp_run *run)
 	if (!run->nprocs || page_init(&pg, run))
 		goto out;
 	head(f, &pg);
+	rp_oom_html(f, run);
 	warnings(f, &pg);
 	cards(f, &pg);
 	rp_svg_legend(f, &pg.g, PAGE_W);
