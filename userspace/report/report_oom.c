@@ -17,7 +17,7 @@
 
 static const char *kill_get(const struct rp_run *run, unsigned int k, const char *field)
 {
-	char key[sizeof(run->info->key)];
+	char key[2 * sizeof(run->info->key) + 32];
 
 	snprintf(key, sizeof(key), RUN_OOM_PREFIX "%u_%s", k, field);
 	for (size_t i = 0; i < run->ninfo; i++)
@@ -43,7 +43,7 @@ static void bytes(FILE *f, double b)
 static const char *comp_get(const struct rp_run *run, unsigned int k, const char *figure,
 			    const char *name)
 {
-	char key[sizeof(run->info->key)];
+	char key[sizeof(run->info->key) + 32];
 
 	snprintf(key, sizeof(key), "%s:%s", figure, name);
 	return kill_get(run, k, key);
