@@ -230,8 +230,8 @@ static void test_timeline(void **state)
 			    "2.700,3,77,total,300,150,cn7\n2.700,3,77,app,200,100,cn7\n"
 			    "2.800,3,77,total,300,120,cn7\n2.800,3,77,app,40,20,cn7\n");
 	/* The first time the peak was reached; final values from the last sample. */
-	assert_string_equal(sumbuf, "3,77,total,300,2.700,150,2.700,300,120,cn7\n"
-				    "3,77,app,200,2.700,100,2.700,40,20,cn7\n");
+	assert_string_equal(sumbuf, "3,77,total,300,2.700,150,2.700,300,120,,,cn7\n"
+				    "3,77,app,200,2.700,100,2.700,40,20,,,cn7\n");
 	assert_int_equal(o.cut_lines, 1);
 
 	/* A row of another rank in rank-3.csv: refused with its line. */
