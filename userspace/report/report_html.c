@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "report.h"
-#include "report_oom.h"
 
 #define PAGE_W		1320.0
 #define GRID_GAP	10.0	/* px between small multiples, as in the style */

@@ -10,7 +10,6 @@
 
 #include "columns.h"
 #include "report.h"
-#include "report_oom.h"
 
 #define OOM_SHOWN	8	/* as many as run_info.csv details */
 #define OOM_TOP		4	/* components shown per kill */
