@@ -24,6 +24,7 @@
 #include "memcg.h"
 #include "metrics.h"
 #include "oom.h"
+#include "report.h"
 #include "sink.h"
 #include "spool.h"
 #include "trend.h"
@@ -302,6 +303,58 @@ static void test_spool_keeps_killed(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* The report's box: who, when, which limit, the split and its growth; HTML escaped. */
+static void test_report_box(void **state)
+{
+	static const char *const kv[][2] = {
+		{ "oom_kills", "2" }, { "oom_kill_1_rank", "3" }, { "oom_kill_1_pid", "1234" },
+		{ "oom_kill_1_time_s", "4.817" }, { "oom_kill_1_kind", "cgroup" },
+		{ "oom_kill_1_limit_bytes", "67108864" }, { "oom_kill_1_cgroup", "/a<b>" },
+		{ "oom_kill_1_sample_time_s", "4.805" }, { "oom_kill_1_window_s", "4.000" },
+		{ "oom_kill_1_rss_bytes:total", "66162688" }, { "oom_kill_1_rss_bytes:app", "42991616" },
+		{ "oom_kill_1_growth_bytes:app", "27262976" },
+		{ "oom_kill_1_job_rss_bytes:total", "70000000" },
+		{ "oom_kill_2_rank", "" }, { "oom_kill_2_pid", "99" }, { "oom_kill_2_time_s", "5" },
+		{ "oom_kill_2_kind", "global" }, { "oom_kill_2_limit_bytes", "4096000000" },
+		{ "oom_kill_2_sample_time_s", "" },
+	};
+	struct rp_run *run = calloc(1, sizeof(*run));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(run);
+	run->ninfo = sizeof(kv) / sizeof(*kv);
+	run->info = calloc(run->ninfo, sizeof(*run->info));
+	assert_non_null(run->info);
+	for (size_t i = 0; i < run->ninfo; i++) {
+		snprintf(run->info[i].key, sizeof(run->info[i].key), "%s", kv[i][0]);
+		snprintf(run->info[i].value, sizeof(run->info[i].value), "%s", kv[i][1]);
+	}
+	f = open_memstream(&buf, &len);
+	rp_oom_html(f, run);
+	fclose(f);
+	assert_non_null(strstr(buf, "2 processes were killed by the OOM killer"));
+	assert_non_null(strstr(buf, "Rank 3 (pid 1234) at 4.817 s: its cgroup's limit "));
+	assert_non_null(strstr(buf, "/a&lt;b&gt;"));
+	assert_non_null(strstr(buf, "At its last sample (4.805 s): total "));
+	assert_non_null(strstr(buf, ", app "));
+	assert_non_null(strstr(buf, "(+"));
+	assert_non_null(strstr(buf, "Process (pid 99) at 5.000 s: the node's memory, a global OOM;"));
+	free(buf);
+	/* No kill: nothing at all. */
+	snprintf(run->info[0].value, sizeof(run->info[0].value), "0");
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	rp_oom_html(f, run);
+	fclose(f);
+	assert_int_equal(len, 0);
+	free(buf);
+	free(run->info);
+	free(run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_run_info_rows),
 		cmocka_unit_test(test_metric),
 		cmocka_unit_test(test_spool_keeps_killed),
+		cmocka_unit_test(test_report_box),
 	};
 
 	return cmocka_run_group_tests(tests, make_root, remove_root);

@@ -57,7 +57,7 @@ static void comps(FILE *f, const struct rp_run *run, unsigned int k, const char 
 	size_t plen;
 
 	plen = (size_t)snprintf(prefix, sizeof(prefix), RUN_OOM_PREFIX "%u_%s:", k, figure);
-	for (size_t i = 0; i < run->ninfo && shown <= OOM_TOP; i++) {
+	for (size_t i = 0; i < run->ninfo && shown < OOM_TOP; i++) {
 		const char *name = run->info[i].key + plen, *g;
 
 		if (strncmp(run->info[i].key, prefix, plen))
