@@ -136,6 +136,7 @@ struct proc {
 	/* For an OOM post-mortem: samples kept, and its memory cgroup once read (NULL: not yet). */
 	struct trend trend;
 	struct memcg_ref *memcg;
+	bool oom_marked;		/* chosen by the OOM killer: no sample after */
 
 	/*
 	 * A sample in two steps (proc_mark_sample, then proc_account once the

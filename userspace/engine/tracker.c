@@ -746,7 +746,8 @@ static uint32_t mpi_fn_at(void *ctx, const struct proc *p, const char *path, uin
 
 /*
  * The OOM killer chose p: recorded now, before its exit retires it. Its
- * figures are those of its last sample: the records still held for it
+ * figures are those of its last sample, and stay so (no sample of it is
+ * taken after: it is being torn down); the records still held for it
  * (faults since) change no figure before a sample.
  */
 static void on_oom(struct tracker *t, struct session *s, struct proc *p, const struct ev_header *h)
@@ -756,6 +757,7 @@ static void on_oom(struct tracker *t, struct session *s, struct proc *p, const s
 
 	job_view(t, s, &j);
 	oom_fill(s, p, event_time(t, h) - s->t0, "", &o);
+	p->oom_marked = true;
 	session_oom(s, &o, &j);
 }
 
@@ -1115,6 +1117,11 @@ static void account_session(struct tracker *t, struct session *s, double now)
 	for (struct proc *p = s->procs.first; p; p = p->next) {
 		if (!p->sample_mark_ns)
 			continue;
+		/* Chosen by the OOM killer: what is read now is its teardown, not the program. */
+		if (p->oom_marked) {
+			p->sample_mark_ns = 0;
+			continue;
+		}
 		if (!proc_account(p, &s->cls, p->sample_total, now))
 			session_sample(s, p, &j);
 	}
@@ -1313,7 +1320,7 @@ void tracker_finish(struct tracker *t)
 		job_view(t, s, &j);
 		j.now = now - s->t0;	/* the job's clock (session.h) */
 		for (p = s->procs.first; p; p = p->next)
-			if (p->account && p->named && proc_sample(p, &s->cls, now) == 0)
+			if (p->account && p->named && !p->oom_marked && proc_sample(p, &s->cls, now) == 0)
 				session_sample(s, p, &j);
 	}
 	tracer_stats(&t->bpf, t->kstats);
