@@ -25,7 +25,7 @@
 
 struct csv_sink {
 	struct sink base;
-	struct sink_oom ooms[CSV_OOM_KEEP];
+	struct sink_oom *ooms;	/* CSV_OOM_KEEP of them from the first kill (a daemon has many sinks) */
 	unsigned int nooms;	/* kills seen, kept or not */
 	struct output_dir *dir;
 	FILE *ended;		/* summary rows of the processes that ended */
@@ -147,7 +147,7 @@ static const struct sink_oom *oom_of(const struct csv_sink *cs, pid_t pid)
 {
 	unsigned int n = cs->nooms < CSV_OOM_KEEP ? cs->nooms : CSV_OOM_KEEP;
 
-	for (unsigned int i = n; i-- > 0;)
+	for (unsigned int i = cs->ooms ? n : 0; i-- > 0;)
 		if (cs->ooms[i].pid == pid)
 			return &cs->ooms[i];
 	return NULL;
@@ -256,7 +256,7 @@ void csv_write_oom_info(FILE *f, bool watched, const struct sink_oom *ooms, unsi
 {
 	fprintf(f, RUN_OOM_WATCHED ",%d\n", watched);
 	fprintf(f, RUN_OOM_KILLS ",%u\n", nooms);
-	for (unsigned int i = 0; i < nooms && i < CSV_OOM_KEEP; i++) {
+	for (unsigned int i = 0; ooms && i < nooms && i < CSV_OOM_KEEP; i++) {
 		const struct sink_oom *o = &ooms[i];
 		unsigned int k = i + 1;
 
@@ -404,7 +404,10 @@ static void csv_job_oom(struct sink *s, const struct sink_job *j, const struct s
 	struct csv_sink *cs = (struct csv_sink *)s;
 
 	(void)j;
-	if (cs->nooms < CSV_OOM_KEEP)
+	if (!cs->ooms)
+		cs->ooms = calloc(CSV_OOM_KEEP, sizeof(*cs->ooms));
+	/* Counted even when it cannot be kept: oom_kills is never short. */
+	if (cs->ooms && cs->nooms < CSV_OOM_KEEP)
 		cs->ooms[cs->nooms] = *o;
 	cs->nooms++;
 }
@@ -415,6 +418,7 @@ static void csv_destroy(struct sink *s)
 
 	if (cs->ended)
 		fclose(cs->ended);
+	free(cs->ooms);
 	free(cs);
 }
 

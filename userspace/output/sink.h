@@ -159,7 +159,7 @@ struct sink {
 struct output_dir;
 /* rank files (rank-<R>.csv, or .csv.gz when compress), summary.csv, run_info.csv */
 struct sink *csv_sink_new(struct output_dir *dir, bool compress);
-/* run_info.csv's OOM rows (the CSV sink's; for its tests): the first 8 kills in full. */
+/* run_info.csv's OOM rows (the CSV sink's; for its tests): the first 8 kills in full (ooms NULL: none kept). */
 void csv_write_oom_info(FILE *f, bool watched, const struct sink_oom *ooms, unsigned int nooms);
 struct metrics;
 /* The job's live processes into the node's metrics; its series vanish when it ends. */
