@@ -63,7 +63,7 @@ PURE_MODULES := components spec procfs regions csv_out cli num_arg classify call
 		report_csv report_stats report_svg report_html report_nodes safe_open hooks \
 		metrics daemon_cfg spool http_listen gz_read sock_proto \
 		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
-		model model_app model_fit model_read model_print
+		model model_app model_fit model_read model_print report_oom trend memcg
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h userspace/$(d)/internal/*.h))
@@ -179,6 +179,11 @@ $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/pro
 
 $(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o -o $@ -lcmocka -lm -lz
+
+# The OOM post-mortem's pure parts, with the CSV sink's run_info rows and the engine's fold.
+$(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o -o $@ \
+		-lcmocka -lelf -lm -lpthread -lz
 
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka

@@ -1750,6 +1750,36 @@ int BPF_PROG(ma_exit_task, struct task_struct *p)
 }
 
 /*
+ * The OOM killer chose a process. The classic tracepoint, not tp_btf: its
+ * record starts with the victim's pid on every kernel (6.1 has nothing
+ * else; 6.8 passes the task, which a raw program would have to be two
+ * programs for), and it fires once a kill, so the record the kernel builds
+ * costs nothing. It runs in the allocating task, often not the victim's.
+ */
+struct mark_victim_rec {
+	struct trace_entry ent;
+	int pid;
+};
+
+SEC("tracepoint")
+int ma_oom_victim(struct mark_victim_rec *ctx)
+{
+	__u32 pid = ctx->pid;
+	struct ev_oom *e;
+
+	if (!tgid_accounted(pid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(STAT_RINGBUF_DROPS);
+		return 0;
+	}
+	fill_header(&e->h, EV_OOM, pid);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/*
  * --mpi-calls: uprobe and uretprobe on the MPI entry points the spec lists,
  * per traced process; the cookie is the function's index + 1. Only the
  * outermost call counts (MPI functions may call each other). A uretprobe

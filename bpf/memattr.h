@@ -76,6 +76,7 @@ enum ev_type {
 	EV_EXEC,	/* a traced process called execve */
 	EV_EXIT,	/* the last thread of a traced process exited */
 	EV_RUN,		/* a thread's faults on consecutive pages, one page each */
+	EV_OOM,		/* the OOM killer chose a traced process (oom:mark_victim) */
 };
 
 /* What the thread was doing when the RSS counter moved. */
@@ -195,6 +196,15 @@ struct ev_task {
 	__u32 child_tgid;	/* EV_FORK */
 	__u32 parent_tgid;	/* EV_FORK */
 	char comm[16];
+};
+
+/*
+ * EV_OOM: the header alone. h.tgid is the victim (the thread the kernel
+ * names, its process's leader but for a leader gone before it), h.tid the
+ * thread whose allocation made the kernel choose it, h.ts_ns the choice.
+ */
+struct ev_oom {
+	struct ev_header h;
 };
 
 /* Per traced process, kept in the kernel. */

@@ -314,12 +314,18 @@ static void test_summary_text(void **state)
 	row.rank = -1;
 	row.component = "x\"y";
 	assert_int_equal(summary_write_row(f, &row), 0);
+	/* A process the OOM killer chose: when, and the component's growth before it. */
+	row.oom = true;
+	row.oom_time = 3.5;
+	row.oom_growth = -4096;
+	assert_int_equal(summary_write_row(f, &row), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_string_equal(buf,
 			    "rank,pid,component,peak_rss_bytes,peak_rss_time_s,peak_pss_bytes,"
-			    "peak_pss_time_s,final_rss_bytes,final_pss_bytes\n"
-			    "2,99,mpi,8192,1.250,4096,0.100,100,50\n"
-			    ",99,\"x\"\"y\",8192,1.250,4096,0.100,100,50\n");
+			    "peak_pss_time_s,final_rss_bytes,final_pss_bytes,oom_kill_time_s,oom_growth_bytes\n"
+			    "2,99,mpi,8192,1.250,4096,0.100,100,50,,\n"
+			    ",99,\"x\"\"y\",8192,1.250,4096,0.100,100,50,,\n"
+			    ",99,\"x\"\"y\",8192,1.250,4096,0.100,100,50,3.500,-4096\n");
 	free(buf);
 }
 

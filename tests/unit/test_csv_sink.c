@@ -140,12 +140,12 @@ static void test_rows_ended_and_live(void **state)
 	/* The ended process first (from the spool), then the live one. */
 	text = slurp(f, "summary.csv");
 	assert_string_equal(text, SUMMARY_HEADER "\n"
-			    ",200,total,1056768,0.200,1056768,0.200,1052672,1052672\n"
-			    ",200,unattributed,8192,0.200,8192,0.200,4096,4096\n"
-			    ",200,app,1048576,0.100,1048576,0.100,1048576,1048576\n"
-			    "0,100,total,1056768,0.200,1056768,0.200,1052672,1052672\n"
-			    "0,100,unattributed,8192,0.200,8192,0.200,4096,4096\n"
-			    "0,100,app,1048576,0.100,1048576,0.100,1048576,1048576\n");
+			    ",200,total,1056768,0.200,1056768,0.200,1052672,1052672,,\n"
+			    ",200,unattributed,8192,0.200,8192,0.200,4096,4096,,\n"
+			    ",200,app,1048576,0.100,1048576,0.100,1048576,1048576,,\n"
+			    "0,100,total,1056768,0.200,1056768,0.200,1052672,1052672,,\n"
+			    "0,100,unattributed,8192,0.200,8192,0.200,4096,4096,,\n"
+			    "0,100,app,1048576,0.100,1048576,0.100,1048576,1048576,,\n");
 	free(text);
 	ops->proc_end(f->s, &j, &a);
 }
@@ -166,9 +166,9 @@ static void test_summary_rewritten_whole(void **state)
 	ops->job_summary(f->s, &j, NULL, 0);
 	text = slurp(f, "summary.csv");
 	assert_string_equal(text, SUMMARY_HEADER "\n"
-			    "3,300,total,1056768,0.200,1056768,0.200,1052672,1052672\n"
-			    "3,300,unattributed,8192,0.200,8192,0.200,4096,4096\n"
-			    "3,300,app,1048576,0.100,1048576,0.100,1048576,1048576\n");
+			    "3,300,total,1056768,0.200,1056768,0.200,1052672,1052672,,\n"
+			    "3,300,unattributed,8192,0.200,8192,0.200,4096,4096,,\n"
+			    "3,300,app,1048576,0.100,1048576,0.100,1048576,1048576,,\n");
 	free(text);
 }
 
@@ -289,8 +289,11 @@ static void test_full_disk(void **state)
 	assert_non_null(strstr(text, "0.200,0,100,app,"));
 	assert_null(strstr(text, "0.300,"));
 	free(text);
-	/* rank-0.csv failed, and run_info.csv (longer than 300 bytes): each counted once. */
-	assert_int_equal(f->od.nfailed, 2);
+	/*
+	 * rank-0.csv failed, and run_info.csv and summary.csv (each longer
+	 * than 300 bytes): each counted once.
+	 */
+	assert_int_equal(f->od.nfailed, 3);
 	assert_false(temp_left(f));
 
 	a.time = 0.6;

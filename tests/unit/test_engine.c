@@ -56,6 +56,10 @@
  *       -> test_fork_inherits_parent_requests fails
  *   tracker.c tracker_run(): drop end_session() of a session with no process left
  *       -> test_session_ends_with_its_last_process fails
+ *   tracker.c on_event(): drop the EV_OOM case
+ *       -> test_oom_recorded_before_exit fails
+ *   tracker.c on_oom(): the time of the record's handling, not the kernel's
+ *       -> test_oom_recorded_before_exit fails
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -230,6 +234,41 @@ static struct proc *spawn(struct env *e, pid_t pid, const char *comm)
 	fork_rec(e, slot(e->s), PID_OTHER + 100, pid, comm);
 	assert_non_null(find(e, pid));
 	return find(e, pid);
+}
+
+/* A sink that keeps what the engine told it of OOM kills. */
+struct oom_capture {
+	struct sink base;
+	struct sink_oom last;
+	unsigned int ooms;
+};
+
+static void capture_oom(struct sink *s, const struct sink_job *j, const struct sink_oom *o)
+{
+	struct oom_capture *c = (struct oom_capture *)s;
+
+	(void)j;
+	c->last = *o;
+	c->ooms++;
+}
+
+static void capture_destroy(struct sink *s)
+{
+	free(s);	/* the session outlives the test's function */
+}
+
+static const struct sink_ops capture_ops = {
+	.job_oom = capture_oom, .destroy = capture_destroy,
+};
+
+static void oom_rec(struct env *e, uint32_t job, pid_t pid, uint64_t ts_ns)
+{
+	struct ev_oom r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_OOM, job, pid);
+	r.h.ts_ns = ts_ns;
+	feed(e, &r, sizeof(r));
 }
 
 /* ---- fork ---- */
@@ -411,6 +450,39 @@ static void test_exit_retires(void **state)
 	assert_false(tracker_traces(e->t, PID_CHILD));
 	assert_non_null(find(e, PID_RANK));
 	assert_int_equal(session_nprocs(e->s), 1);
+}
+
+/*
+ * The kernel chose a rank: the sinks hear of it (its rank, pid, the kill's
+ * time on the job's clock, a limit) before its exit retires it; a pid no
+ * session has is an unknown record, not a kill.
+ */
+static void test_oom_recorded_before_exit(void **state)
+{
+	struct oom_capture *cap = calloc(1, sizeof(*cap));
+	struct env *e = *state;
+	struct proc *p;
+
+	assert_non_null(cap);
+	cap->base.ops = &capture_ops;
+	assert_int_equal(session_add_sink(e->s, &cap->base), 0);
+	p = spawn(e, PID_RANK, "a.out");
+	p->rank = 7;
+	oom_rec(e, slot(e->s), PID_RANK, e->t->start_boot_ns + 2500000000ULL);
+	assert_int_equal(cap->ooms, 1);
+	assert_int_equal(cap->last.rank, 7);
+	assert_int_equal(cap->last.pid, PID_RANK);
+	assert_true(cap->last.time > 2.49 && cap->last.time < 2.51);
+	/* No /proc for it: the node's memory, a global OOM; no sample, no figures made up. */
+	assert_false(cap->last.cgroup);
+	assert_true(cap->last.limit_bytes > 0);
+	assert_true(cap->last.sample_time < 0);
+	assert_int_equal(cap->last.n, 0);
+	assert_int_equal(e->s->oom_kills, 1);
+	exit_rec(e, slot(e->s), PID_RANK);
+	assert_null(find(e, PID_RANK));
+	oom_rec(e, slot(e->s), PID_OTHER, e->t->start_boot_ns);
+	assert_int_equal(cap->ooms, 1);
 }
 
 static void test_records_after_exit_are_ended_not_unknown(void **state)
@@ -596,6 +668,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_into_launcher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untraced_exec_goes_to_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_retires, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oom_recorded_before_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records_after_exit_are_ended_not_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unnamed_records_held_until_drain_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_named_process_records_applied_at_once, setup, teardown),

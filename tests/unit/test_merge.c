@@ -175,6 +175,48 @@ static void test_write_info(void **state)
 	free(nodes[1].info);
 }
 
+/*
+ * OOM kills: oom_kills summed, each node's kills numbered anew with their
+ * node, their times on the merged clock; a kill's keys never summed.
+ */
+static void test_write_info_oom(void **state)
+{
+	struct mg_node nodes[2] = { node("a", "77.0", 100, 5), node("b", "77.0", 101.5, 5) };
+	char text[8192], v[64];
+	FILE *f = tmpfile();
+	size_t n;
+
+	(void)state;
+	assert_int_equal(mg_check_nodes(nodes, 2, text, sizeof(text)), 0);
+	add(&nodes[0], "oom_watched", "1");
+	add(&nodes[0], "oom_kills", "1");
+	add(&nodes[0], "oom_kill_1_rank", "3");
+	add(&nodes[0], "oom_kill_1_time_s", "1.000");
+	add(&nodes[0], "oom_kill_1_rss_bytes:app", "4096");
+	add(&nodes[1], "oom_watched", "1");
+	add(&nodes[1], "oom_kills", "1");
+	add(&nodes[1], "oom_kill_1_rank", "5");
+	add(&nodes[1], "oom_kill_1_time_s", "0.500");
+	add(&nodes[1], "oom_kill_1_sample_time_s", "");
+	assert_int_equal(mg_write_info(f, nodes, 2, "m", 0), 0);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	assert_string_equal(value_of(text, "oom_watched", v, sizeof(v)), "1");
+	assert_string_equal(value_of(text, "oom_kills", v, sizeof(v)), "2");
+	assert_string_equal(value_of(text, "oom_kill_1_node", v, sizeof(v)), "a");
+	assert_string_equal(value_of(text, "oom_kill_1_rank", v, sizeof(v)), "3");
+	assert_string_equal(value_of(text, "oom_kill_1_time_s", v, sizeof(v)), "1.000");
+	assert_string_equal(value_of(text, "oom_kill_1_rss_bytes:app", v, sizeof(v)), "4096");
+	assert_string_equal(value_of(text, "oom_kill_2_node", v, sizeof(v)), "b");
+	assert_string_equal(value_of(text, "oom_kill_2_rank", v, sizeof(v)), "5");
+	assert_string_equal(value_of(text, "oom_kill_2_time_s", v, sizeof(v)), "2.000");
+	assert_string_equal(value_of(text, "oom_kill_2_sample_time_s", v, sizeof(v)), "");
+	fclose(f);
+	free(nodes[0].info);
+	free(nodes[1].info);
+}
+
 static void write_text(int dirfd, const char *name, const char *text)
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0640);
@@ -230,8 +272,8 @@ static void test_timeline(void **state)
 			    "2.700,3,77,total,300,150,cn7\n2.700,3,77,app,200,100,cn7\n"
 			    "2.800,3,77,total,300,120,cn7\n2.800,3,77,app,40,20,cn7\n");
 	/* The first time the peak was reached; final values from the last sample. */
-	assert_string_equal(sumbuf, "3,77,total,300,2.700,150,2.700,300,120,cn7\n"
-				    "3,77,app,200,2.700,100,2.700,40,20,cn7\n");
+	assert_string_equal(sumbuf, "3,77,total,300,2.700,150,2.700,300,120,,,cn7\n"
+				    "3,77,app,200,2.700,100,2.700,40,20,,,cn7\n");
 	assert_int_equal(o.cut_lines, 1);
 
 	/* A row of another rank in rank-3.csv: refused with its line. */
@@ -254,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_rank),
 		cmocka_unit_test(test_check_nodes),
 		cmocka_unit_test(test_write_info),
+		cmocka_unit_test(test_write_info_oom),
 		cmocka_unit_test(test_timeline),
 	};
 

@@ -26,7 +26,7 @@ METRICS = {
     "memattr_jobs", "memattr_processes", "memattr_refused_total",
     "memattr_bpf_map_entries", "memattr_bpf_map_max_entries",
     "memattr_daemon_resident_bytes", "memattr_daemon_cpu_seconds_total",
-    "memattr_build_info", "up",
+    "memattr_build_info", "memattr_oom_kills_total", "up",
 }
 # Grafana's own variables, as a value PromQL accepts there.
 BUILTIN = {"__rate_interval": "5m", "__interval": "1m", "__range": "1h"}

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "columns.h"
+#include "safe_open.h"
 #include "spool.h"
 
 #define NAME_MAX_LEN	128
@@ -110,10 +112,33 @@ static int remove_job_dir(int spoolfd, const char *name)
 	return unlinkat(spoolfd, name, AT_REMOVEDIR) ? -errno : 0;
 }
 
+/*
+ * Whether the job in spoolfd/name had a process the OOM killer chose: its
+ * run_info.csv counts them (oom_kills). Read only for directories past
+ * --retain, through safe_fopenat (the directory is the job owner's group's).
+ */
+static bool had_oom_kill(int spoolfd, const char *name)
+{
+	char path[512], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" FILE_RUN_INFO, name);
+	f = safe_fopenat(spoolfd, path, 0, 1 << 20);
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, RUN_OOM_KILLS ",", strlen(RUN_OOM_KILLS) + 1) &&
+			strtoul(line + strlen(RUN_OOM_KILLS) + 1, NULL, 10) > 0;
+	fclose(f);
+	return found;
+}
+
 int spool_retain(const char *spool, unsigned int days, bool (*in_use)(void *ctx, const char *path),
 		 void *ctx)
 {
 	time_t cutoff = time(NULL) - (time_t)days * 86400;
+	time_t oom_cutoff = time(NULL) - (time_t)SPOOL_OOM_KEEP_DAYS * 86400;
 	struct dirent *de;
 	int fd, removed = 0;
 	DIR *d;
@@ -136,6 +161,8 @@ int spool_retain(const char *spool, unsigned int days, bool (*in_use)(void *ctx,
 			continue;
 		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
 		    st.st_mtime >= cutoff)
+			continue;
+		if (st.st_mtime >= oom_cutoff && had_oom_kill(fd, de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", spool, de->d_name);
 		if (in_use && in_use(ctx, path))

@@ -33,8 +33,11 @@ int spool_job_dir(const char *spool, const char *id, uid_t uid, bool trusted, ch
 
 /*
  * Remove job directories under spool last modified more than days ago,
- * except those in_use says are being written. Returns how many were removed.
+ * except those in_use says are being written and, for SPOOL_OOM_KEEP_DAYS
+ * whatever days says, those of a job the OOM killer hit (the post-mortem
+ * is read after the fact). Returns how many were removed.
  */
+#define SPOOL_OOM_KEEP_DAYS	7
 int spool_retain(const char *spool, unsigned int days, bool (*in_use)(void *ctx, const char *path),
 		 void *ctx);
 

@@ -40,6 +40,7 @@ struct proc *proc_new(pid_t pid, double now)
 	p->maps_stretch = 1;
 	regions_init(&p->regions, PROC_MAX_REGIONS);
 	code_reader_init(&p->code, pid);
+	trend_init(&p->trend);
 	return p;
 }
 
@@ -67,6 +68,8 @@ void proc_free(struct proc *p)
 	free(p->comps);
 	free(p->peak_comp_rss);
 	free(p->late_rss);
+	trend_free(&p->trend);
+	free(p->memcg);
 	held_drop(&p->held);
 	free(p);
 }

@@ -18,9 +18,11 @@
 #include "components.h"
 #include "held.h"
 #include "memattr.h"
+#include "memcg.h"
 #include "mpi_fn.h"
 #include "regions.h"
 #include "requester.h"
+#include "trend.h"
 
 #define PROC_MAX_REGIONS	65536	/* the kernel's default vm.max_map_count */
 #define PROC_MAX_PENDING	256
@@ -131,6 +133,10 @@ struct proc {
 	struct comp_stats *comps;	/* indexed by comp_id */
 	size_t ncomps;
 	int64_t *peak_comp_rss;		/* every component's rss at the total's peak */
+	/* For an OOM post-mortem: samples kept, and its memory cgroup once read (NULL: not yet). */
+	struct trend trend;
+	struct memcg_ref *memcg;
+	bool oom_marked;		/* chosen by the OOM killer: no sample after */
 
 	/*
 	 * A sample in two steps (proc_mark_sample, then proc_account once the

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oom.h"
 #include "session.h"
 
 _Static_assert(SINK_MAX <= PROC_OUT_SLOTS, "each sink needs a slot in struct proc");
@@ -173,6 +174,7 @@ void session_sample(struct session *s, struct proc *p, const struct sink_job *j)
 	view_of(s, p, &v, comps);
 	v.time = j->now;
 	p->named = true;
+	oom_note_sample(p, j->now);
 	for (size_t i = 0; i < s->nsinks; i++) {
 		v.state = &p->out_state[i];
 		if (s->sinks[i]->ops->proc_sample)
@@ -203,6 +205,14 @@ void session_end_proc(struct session *s, struct proc *p, const struct sink_job *
 	s->ended_unplaced += p->unplaced_events;
 	proc_table_remove(&s->procs, p);
 	proc_free(p);
+}
+
+void session_oom(struct session *s, const struct sink_oom *o, const struct sink_job *j)
+{
+	s->oom_kills++;
+	for (size_t i = 0; i < s->nsinks; i++)
+		if (s->sinks[i]->ops->job_oom)
+			s->sinks[i]->ops->job_oom(s->sinks[i], j, o);
 }
 
 void session_summary(struct session *s, const struct sink_job *j)

@@ -20,6 +20,7 @@
 #include "infer_attach.h"
 #include "procfs.h"
 #include "modes_out.h"
+#include "oom.h"
 #include "tracker.h"
 
 #define RESCAN_PERIOD_S		1.0	/* env-matched jobs: look for new processes */
@@ -100,6 +101,7 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->c.probing = o->mpi_calls || o->heap;
 	j->c.probes_attached = t->probes.attached;
 	j->c.probe_failures = t->probes.failed;
+	j->c.oom_watched = t->bpf.oom_watched;
 	infer_attach_counters(t, s, &j->c.inferred);
 }
 
@@ -742,6 +744,23 @@ static uint32_t mpi_fn_at(void *ctx, const struct proc *p, const char *path, uin
 	return name ? mpi_catalog_id(&t->mpi_names, name) : 0;
 }
 
+/*
+ * The OOM killer chose p: recorded now, before its exit retires it. Its
+ * figures are those of its last sample, and stay so (no sample of it is
+ * taken after: it is being torn down); the records still held for it
+ * (faults since) change no figure before a sample.
+ */
+static void on_oom(struct tracker *t, struct session *s, struct proc *p, const struct ev_header *h)
+{
+	struct sink_oom o;
+	struct sink_job j;
+
+	job_view(t, s, &j);
+	oom_fill(s, p, event_time(t, h) - s->t0, "", &o);
+	p->oom_marked = true;
+	session_oom(s, &o, &j);
+}
+
 /* The session an event belongs to: its job slot, else its process. */
 static struct session *route(struct tracker *t, const struct ev_header *h)
 {
@@ -808,6 +827,10 @@ int tracker_on_event(void *ctx, void *data, size_t size)
 	}
 	if (h->type == EV_EXIT) {
 		retire(t, s, p);
+		return 0;
+	}
+	if (h->type == EV_OOM) {
+		on_oom(t, s, p, h);
 		return 0;
 	}
 	switch (h->type) {
@@ -1094,6 +1117,11 @@ static void account_session(struct tracker *t, struct session *s, double now)
 	for (struct proc *p = s->procs.first; p; p = p->next) {
 		if (!p->sample_mark_ns)
 			continue;
+		/* Chosen by the OOM killer: what is read now is its teardown, not the program. */
+		if (p->oom_marked) {
+			p->sample_mark_ns = 0;
+			continue;
+		}
 		if (!proc_account(p, &s->cls, p->sample_total, now))
 			session_sample(s, p, &j);
 	}
@@ -1292,7 +1320,7 @@ void tracker_finish(struct tracker *t)
 		job_view(t, s, &j);
 		j.now = now - s->t0;	/* the job's clock (session.h) */
 		for (p = s->procs.first; p; p = p->next)
-			if (p->account && p->named && proc_sample(p, &s->cls, now) == 0)
+			if (p->account && p->named && !p->oom_marked && proc_sample(p, &s->cls, now) == 0)
 				session_sample(s, p, &j);
 	}
 	tracer_stats(&t->bpf, t->kstats);

@@ -30,7 +30,7 @@
 #define MG_MAX_FILE	(16ULL << 30)
 
 struct mg_kv {
-	char key[64];
+	char key[128];	/* oom_kill_<N>_job_rss_bytes:<component> is long */
 	char value[256];
 };
 

@@ -233,6 +233,66 @@ static int all_finished(const struct mg_node *nodes, size_t n)
 	return 1;
 }
 
+/* A kill's own keys and oom_watched: not counts to sum (oom_kills is one). */
+static bool oom_key(const char *key)
+{
+	return !strncmp(key, RUN_OOM_PREFIX, strlen(RUN_OOM_PREFIX)) || !strcmp(key, RUN_OOM_WATCHED);
+}
+
+/* One key,value row, each field quoted as it needs. */
+static void put_kv(FILE *f, const char *key, const char *value)
+{
+	csv_put_field(f, key);
+	fputc(',', f);
+	csv_put_field(f, value);
+	fputc('\n', f);
+}
+
+/*
+ * The nodes' OOM kills, numbered anew across nodes in node order, each
+ * with its node's name, and its times on the merged clock (the node's
+ * offset added, as to its timelines). Watched only if every node was.
+ */
+static void write_oom_kills(FILE *f, const struct mg_node *nodes, size_t n)
+{
+	unsigned int next = 0;
+	bool watched = true;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *v = mg_info(&nodes[i], RUN_OOM_WATCHED);
+
+		watched = watched && v && !strcmp(v, "1");
+	}
+	fprintf(f, RUN_OOM_WATCHED ",%d\n", watched);
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned int k = 1; k <= 4096; k++) {
+			char pre[32], key[sizeof(nodes->info->key) + 32], val[64];
+			size_t plen = (size_t)snprintf(pre, sizeof(pre), RUN_OOM_PREFIX "%u_", k);
+			bool any = false;
+
+			for (size_t j = 0; j < nodes[i].ninfo; j++) {
+				const char *field = nodes[i].info[j].key + plen, *value = nodes[i].info[j].value;
+
+				if (strncmp(nodes[i].info[j].key, pre, plen))
+					continue;
+				if (!any) {
+					any = true;
+					snprintf(key, sizeof(key), RUN_OOM_PREFIX "%u_node", ++next);
+					put_kv(f, key, nodes[i].name);
+				}
+				snprintf(key, sizeof(key), RUN_OOM_PREFIX "%u_%s", next, field);
+				if ((!strcmp(field, "time_s") || !strcmp(field, "sample_time_s")) && *value) {
+					snprintf(val, sizeof(val), "%.3f", strtod(value, NULL) + nodes[i].offset);
+					value = val;
+				}
+				put_kv(f, key, value);
+			}
+			if (!any)
+				break;
+		}
+	}
+}
+
 int mg_write_info(FILE *f, const struct mg_node *nodes, size_t n, const char *cmdline,
 		  size_t cut_lines)
 {
@@ -261,13 +321,14 @@ int mg_write_info(FILE *f, const struct mg_node *nodes, size_t n, const char *cm
 			const char *key = nodes[i].info[k].key;
 			long long sum;
 
-			if (not_a_count(key) || written_before(nodes, i, k, key))
+			if (not_a_count(key) || oom_key(key) || written_before(nodes, i, k, key))
 				continue;
 			sum = sum_count(nodes, n, key);
 			if (sum >= 0)
 				fprintf(f, "%s,%lld\n", key, sum);
 		}
 	}
+	write_oom_kills(f, nodes, n);
 	fprintf(f, "lines_still_written,%zu\n", cut_lines);
 	fprintf(f, "finished,%d\n", all_finished(nodes, n));
 	fprintf(f, "command_line,");

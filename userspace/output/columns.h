@@ -29,9 +29,12 @@
 #define COL_PEAK_PSS_TIME	"peak_pss_time_s"
 #define COL_FINAL_RSS		"final_rss_bytes"
 #define COL_FINAL_PSS		"final_pss_bytes"
+/* Empty but for a process the OOM killer chose: when, and each component's growth before it. */
+#define COL_OOM_TIME		"oom_kill_time_s"
+#define COL_OOM_GROWTH		"oom_growth_bytes"
 #define SUMMARY_HEADER	COL_RANK "," COL_PID "," COL_COMPONENT "," COL_PEAK_RSS "," \
 			COL_PEAK_RSS_TIME "," COL_PEAK_PSS "," COL_PEAK_PSS_TIME "," \
-			COL_FINAL_RSS "," COL_FINAL_PSS
+			COL_FINAL_RSS "," COL_FINAL_PSS "," COL_OOM_TIME "," COL_OOM_GROWTH
 
 /*
  * A merged dataset (`memattr-bpf merge`): every file above gains a trailing
@@ -45,6 +48,16 @@
 
 /* run_info.csv: key,value rows. */
 #define RUN_INFO_HEADER	"key,value"
+/*
+ * Its OOM post-mortem keys: RUN_OOM_KILLS (a count), RUN_OOM_WATCHED (0:
+ * the kernel could not report kills), then per kill N (from 1)
+ * "oom_kill_<N>_<field>" (rank, pid, time_s, kind, limit_bytes, cgroup,
+ * sample_time_s, window_s) and "oom_kill_<N>_<figure>:<component>"
+ * (rss_bytes, growth_bytes, job_rss_bytes).
+ */
+#define RUN_OOM_KILLS		"oom_kills"
+#define RUN_OOM_WATCHED		"oom_watched"
+#define RUN_OOM_PREFIX		"oom_kill_"
 
 /*
  * Files of the opt-in modes:

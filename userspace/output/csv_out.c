@@ -458,7 +458,11 @@ int summary_write_row(FILE *f, const struct summary_row *row)
 	if (put_rank_pid(f, row->rank, row->pid) || put_field(f, row->component) ||
 	    putf(f, ",%" PRId64 ",%.3f,%" PRId64 ",%.3f,%" PRId64 ",%" PRId64,
 		 row->peak_rss, row->peak_rss_time, row->peak_pss, row->peak_pss_time,
-		 row->final_rss, row->final_pss) || put_node_end(f, row->node))
+		 row->final_rss, row->final_pss))
+		return -1;
+	if (row->oom ? putf(f, ",%.3f,%" PRId64, row->oom_time, row->oom_growth) : put_str(f, ",,"))
+		return -1;
+	if (put_node_end(f, row->node))
 		return -1;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef MEMATTR_CSV_OUT_H
 #define MEMATTR_CSV_OUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -89,6 +90,9 @@ struct summary_row {
 	double peak_pss_time;
 	int64_t final_rss;
 	int64_t final_pss;
+	bool oom;		/* the OOM killer chose it: the two oom fields are written */
+	double oom_time;
+	int64_t oom_growth;
 	const char *node;	/* a merged dataset's node column, NULL: none */
 };
 

@@ -20,8 +20,13 @@
 #include "gz_file.h"
 #include "sink.h"
 
+/* OOM kills written out in full; past them run_info.csv counts them only. */
+#define CSV_OOM_KEEP	8
+
 struct csv_sink {
 	struct sink base;
+	struct sink_oom *ooms;	/* CSV_OOM_KEEP of them from the first kill (a daemon has many sinks) */
+	unsigned int nooms;	/* kills seen, kept or not */
 	struct output_dir *dir;
 	FILE *ended;		/* summary rows of the processes that ended */
 	int ended_err;		/* errno when a row could not be spooled, 0: all kept */
@@ -137,25 +142,48 @@ static void csv_proc_sample(struct sink *s, const struct sink_job *j, const stru
 	cp->closed = true;
 }
 
+/* The kill of process pid, the latest when its pid was reused; NULL: none kept. */
+static const struct sink_oom *oom_of(const struct csv_sink *cs, pid_t pid)
+{
+	unsigned int n = cs->nooms < CSV_OOM_KEEP ? cs->nooms : CSV_OOM_KEEP;
+
+	for (unsigned int i = cs->ooms ? n : 0; i-- > 0;)
+		if (cs->ooms[i].pid == pid)
+			return &cs->ooms[i];
+	return NULL;
+}
+
+/* A component's growth before the kill; one folded into "other" has that row's. */
+static int64_t oom_growth(const struct sink_oom *o, const char *name)
+{
+	if (!strcmp(name, "total"))
+		return o->total.growth;
+	for (unsigned int i = 0; i < o->n; i++)
+		if (!strcmp(o->by[i].name, name))
+			return o->by[i].growth;
+	return 0;
+}
+
 static int write_stats(FILE *f, const struct sink_proc *p, const struct sink_comp *c,
-		       const char *name)
+		       const char *name, const struct sink_oom *o)
 {
 	struct summary_row row = {
 		.rank = p->rank, .pid = p->pid, .component = name,
 		.peak_rss = c->peak_rss, .peak_rss_time = c->peak_rss_time,
 		.peak_pss = c->peak_pss, .peak_pss_time = c->peak_pss_time,
 		.final_rss = c->rss, .final_pss = c->pss,
+		.oom = o != NULL, .oom_time = o ? o->time : 0, .oom_growth = o ? oom_growth(o, name) : 0,
 	};
 
 	return summary_write_row(f, &row);
 }
 
-static int write_proc_summary(FILE *f, const struct sink_proc *p)
+static int write_proc_summary(FILE *f, const struct sink_proc *p, const struct sink_oom *o)
 {
-	if (write_stats(f, p, &p->total, "total"))
+	if (write_stats(f, p, &p->total, "total", o))
 		return -1;
 	for (size_t i = 0; i < p->ncomps; i++)
-		if (write_stats(f, p, &p->comps[i], p->comps[i].name))
+		if (write_stats(f, p, &p->comps[i], p->comps[i].name, o))
 			return -1;
 	return 0;
 }
@@ -179,7 +207,7 @@ static void csv_proc_end(struct sink *s, const struct sink_job *j, const struct 
 	if (!cs->ended)
 		cs->ended = tmpfile();
 	errno = 0;
-	if (!cs->ended || write_proc_summary(cs->ended, p) || fflush(cs->ended))
+	if (!cs->ended || write_proc_summary(cs->ended, p, oom_of(cs, p->pid)) || fflush(cs->ended))
 		cs->ended_err = errno ? errno : EIO;
 }
 
@@ -203,6 +231,54 @@ static void write_inferred(FILE *f, const struct sink_inferred *in)
 		fprintf(f, "inferred_bytes:");
 		csv_put_field(f, in->by[i].name);
 		fprintf(f, ",%llu\n", (unsigned long long)in->by[i].bytes);
+	}
+}
+
+static void write_oom_comps(FILE *f, unsigned int k, const char *what,
+			    const struct sink_oom_comp *total, const struct sink_oom_comp *c,
+			    unsigned int n, bool growth)
+{
+	fprintf(f, RUN_OOM_PREFIX "%u_%s:total,%lld\n", k, what,
+		(long long)(growth ? total->growth : total->rss));
+	for (unsigned int i = 0; i < n; i++) {
+		fprintf(f, RUN_OOM_PREFIX "%u_%s:", k, what);
+		csv_put_field(f, c[i].name);
+		fprintf(f, ",%lld\n", (long long)(growth ? c[i].growth : c[i].rss));
+	}
+}
+
+/*
+ * The OOM post-mortem: how many kills, and each kept one's figures (keys:
+ * columns.h). The victim's and the job's split at its last sample, and
+ * the victim's growth before it.
+ */
+void csv_write_oom_info(FILE *f, bool watched, const struct sink_oom *ooms, unsigned int nooms)
+{
+	fprintf(f, RUN_OOM_WATCHED ",%d\n", watched);
+	fprintf(f, RUN_OOM_KILLS ",%u\n", nooms);
+	for (unsigned int i = 0; ooms && i < nooms && i < CSV_OOM_KEEP; i++) {
+		const struct sink_oom *o = &ooms[i];
+		unsigned int k = i + 1;
+
+		if (o->rank >= 0)
+			fprintf(f, RUN_OOM_PREFIX "%u_rank,%d\n", k, o->rank);
+		else
+			fprintf(f, RUN_OOM_PREFIX "%u_rank,\n", k);
+		fprintf(f, RUN_OOM_PREFIX "%u_pid,%d\n", k, (int)o->pid);
+		fprintf(f, RUN_OOM_PREFIX "%u_time_s,%.3f\n", k, o->time);
+		fprintf(f, RUN_OOM_PREFIX "%u_kind,%s\n", k, o->cgroup ? "cgroup" : "global");
+		fprintf(f, RUN_OOM_PREFIX "%u_limit_bytes,%llu\n", k, (unsigned long long)o->limit_bytes);
+		fprintf(f, RUN_OOM_PREFIX "%u_cgroup,", k);
+		csv_put_field(f, o->cgroup_dir);
+		fputc('\n', f);
+		if (o->sample_time >= 0)
+			fprintf(f, RUN_OOM_PREFIX "%u_sample_time_s,%.3f\n", k, o->sample_time);
+		else
+			fprintf(f, RUN_OOM_PREFIX "%u_sample_time_s,\n", k);
+		fprintf(f, RUN_OOM_PREFIX "%u_window_s,%.3f\n", k, o->window_s);
+		write_oom_comps(f, k, "rss_bytes", &o->total, o->by, o->n, false);
+		write_oom_comps(f, k, "growth_bytes", &o->total, o->by, o->n, true);
+		write_oom_comps(f, k, "job_rss_bytes", &o->job_total, o->job, o->njob, false);
 	}
 }
 
@@ -246,6 +322,7 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "events_unplaced,%llu\n", (unsigned long long)c->unplaced_events);
 	fprintf(f, "events_of_ended_processes,%llu\n", (unsigned long long)c->ended_events);
 	write_inferred(f, &c->inferred);
+	csv_write_oom_info(f, c->oom_watched, cs->ooms, cs->nooms);
 	if (c->probing)
 		fprintf(f, "probes_attached,%llu\nprobe_failures,%llu\n",
 			(unsigned long long)c->probes_attached, (unsigned long long)c->probe_failures);
@@ -299,7 +376,7 @@ static int write_summary(struct csv_sink *cs, const struct sink_proc *const *liv
 	if (summary_write_header(f) || copy_ended(cs, f))
 		goto fail;
 	for (size_t i = 0; i < nlive; i++)
-		if (write_proc_summary(f, live[i]))
+		if (write_proc_summary(f, live[i], oom_of(cs, live[i]->pid)))
 			goto fail;
 	return outdir_commit(cs->dir, f, tmp, FILE_SUMMARY);
 fail:
@@ -322,12 +399,26 @@ static void csv_job_summary(struct sink *s, const struct sink_job *j,
 				    cs->ended_err ? "ended processes' rows are lost" : NULL);
 }
 
+static void csv_job_oom(struct sink *s, const struct sink_job *j, const struct sink_oom *o)
+{
+	struct csv_sink *cs = (struct csv_sink *)s;
+
+	(void)j;
+	if (!cs->ooms)
+		cs->ooms = calloc(CSV_OOM_KEEP, sizeof(*cs->ooms));
+	/* Counted even when it cannot be kept: oom_kills is never short. */
+	if (cs->ooms && cs->nooms < CSV_OOM_KEEP)
+		cs->ooms[cs->nooms] = *o;
+	cs->nooms++;
+}
+
 static void csv_destroy(struct sink *s)
 {
 	struct csv_sink *cs = (struct csv_sink *)s;
 
 	if (cs->ended)
 		fclose(cs->ended);
+	free(cs->ooms);
 	free(cs);
 }
 
@@ -335,6 +426,7 @@ static const struct sink_ops csv_ops = {
 	.proc_sample = csv_proc_sample,
 	.proc_end = csv_proc_end,
 	.job_summary = csv_job_summary,
+	.job_oom = csv_job_oom,
 	.destroy = csv_destroy,
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,28 @@ struct mx_job *metrics_job_add(struct metrics *m, const char *id, const char *us
 	j->next = m->jobs;
 	m->jobs = j;
 	return j;
+}
+
+void metrics_oom_count(struct metrics *m, const char *job, int rank)
+{
+	struct mx_oom *o;
+
+	if (rank < 0)
+		rank = -1;
+	for (unsigned int i = 0; i < m->noom; i++)
+		if (m->oom[i].rank == rank && !strncmp(m->oom[i].job, job ? job : "", sizeof(o->job) - 1)) {
+			m->oom[i].kills++;
+			return;
+		}
+	if (m->noom < METRICS_OOM_KEEP) {
+		o = &m->oom[m->noom++];
+	} else {
+		o = &m->oom[m->oom_next];
+		m->oom_next = (m->oom_next + 1) % METRICS_OOM_KEEP;
+	}
+	snprintf(o->job, sizeof(o->job), "%s", job ? job : "");
+	o->rank = rank;
+	o->kills = 1;
 }
 
 static void proc_free(struct mx_proc *p)
@@ -423,6 +446,21 @@ static void job_family(FILE *f, bool om, const struct metrics *m, const struct f
 	}
 }
 
+static void oom_family(FILE *f, bool om, const struct metrics *m)
+{
+	family(f, om, "memattr_oom_kills", MX_COUNTER, NULL,
+	       "Processes of a job the OOM killer chose, by rank.");
+	for (unsigned int i = 0; i < m->noom; i++) {
+		fputs("memattr_oom_kills_total{job=\"", f);
+		metrics_put_label(f, m->oom[i].job);
+		if (m->oom[i].rank < 0)
+			fputs("\",rank=\"other", f);
+		else
+			fprintf(f, "\",rank=\"%d", m->oom[i].rank);
+		fprintf(f, "\"} %" PRIu64 "\n", m->oom[i].kills);
+	}
+}
+
 static void scalar(FILE *f, bool om, const char *base, enum mx_type type, const char *unit,
 		   const char *help, uint64_t v)
 {
@@ -496,6 +534,7 @@ int metrics_render(FILE *f, const struct metrics *m, const struct mx_self *self,
 	rank_family(f, om, m, fos, "memattr_rank_peak_resident_bytes", V_PEAK,
 		    "Largest resident bytes of a rank so far, by component.");
 	job_family(f, om, m, fos);
+	oom_family(f, om, m);
 	if (self)
 		self_metrics(f, om, self);
 	if (om)

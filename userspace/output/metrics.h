@@ -44,8 +44,22 @@ struct mx_job {
 	struct mx_job *next;
 };
 
+/*
+ * OOM kills by job and rank. Kept after their job ends (a killed job
+ * often ends at once, before any scrape), the oldest replaced past
+ * METRICS_OOM_KEEP: a counter restarting from 1 is one Prometheus reads.
+ */
+#define METRICS_OOM_KEEP	64
+struct mx_oom {
+	char job[128];
+	int rank;			/* < 0: rank="other" */
+	uint64_t kills;
+};
+
 struct metrics {
 	struct mx_job *jobs;
+	struct mx_oom oom[METRICS_OOM_KEEP];
+	unsigned int noom, oom_next;	/* entries used; the one replaced next when full */
 };
 
 enum mx_refusal {
@@ -79,6 +93,9 @@ void metrics_job_remove(struct metrics *m, struct mx_job *j);
 int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank, const char *step,
 			const struct mx_comp *total, const struct mx_comp *comps, size_t n);
 void metrics_proc_remove(struct mx_proc **slot);
+
+/* The OOM killer chose a process of job (its rank, < 0: none): memattr_oom_kills_total. */
+void metrics_oom_count(struct metrics *m, const char *job, int rank);
 
 /* The exposition: Prometheus text 0.0.4, or OpenMetrics 1.0 (ends in "# EOF"). */
 int metrics_render(FILE *f, const struct metrics *m, const struct mx_self *self, bool openmetrics);

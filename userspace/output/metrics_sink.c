@@ -54,6 +54,15 @@ static void mx_proc_end(struct sink *s, const struct sink_job *j, const struct s
 	metrics_proc_remove((struct mx_proc **)p->state);
 }
 
+static void mx_job_oom(struct sink *s, const struct sink_job *j, const struct sink_oom *o)
+{
+	struct metrics_sink *ms = (struct metrics_sink *)s;
+
+	(void)j;
+	if (ms->job)
+		metrics_oom_count(ms->m, ms->job->id, o->rank);
+}
+
 static void mx_job_end(struct sink *s, const struct sink_job *j)
 {
 	struct metrics_sink *ms = (struct metrics_sink *)s;
@@ -74,6 +83,7 @@ static const struct sink_ops metrics_ops = {
 	.proc_sample = mx_proc_sample,
 	.proc_end = mx_proc_end,
 	.job_end = mx_job_end,
+	.job_oom = mx_job_oom,
 	.destroy = mx_destroy,
 };
 

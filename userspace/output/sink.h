@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* One component's figures: latest sample and peaks. */
@@ -64,6 +65,38 @@ struct sink_inferred {
 	} by[SINK_INFERRED_COMPS];
 };
 
+/*
+ * The OOM killer chose one of the job's processes (an OOM post-mortem):
+ * when, under which limit, its figures at its last sample and how they
+ * grew before it, and the job's (its live processes') at that sample.
+ * Components past the largest SINK_OOM_COMPS fold into "other". A plain
+ * value: a sink may keep a copy.
+ */
+#define SINK_OOM_COMPS		16
+#define SINK_OOM_NAME_LEN	64
+struct sink_oom_comp {
+	char name[SINK_OOM_NAME_LEN];
+	int64_t rss;			/* bytes at the last sample */
+	int64_t growth;			/* bytes gained over window_s before it (the job's: 0) */
+};
+
+struct sink_oom {
+	int rank;			/* -1: not an MPI rank */
+	pid_t pid;
+	double time;			/* time_s when the kernel chose it */
+	double sample_time;		/* time_s of its last sample, < 0: it had none */
+	double window_s;		/* what growth spans, 0: no earlier sample */
+	uint64_t limit_bytes;		/* the cgroup's limit, or the node's memory (global) */
+	bool cgroup;			/* a cgroup's limit was reached, not the node's memory */
+	char cgroup_dir[256];		/* that cgroup, in its hierarchy; "" when global */
+	struct sink_oom_comp total;	/* the victim's, growth included */
+	unsigned int n;
+	struct sink_oom_comp by[SINK_OOM_COMPS];	/* the victim's components, largest first */
+	struct sink_oom_comp job_total;
+	unsigned int njob;
+	struct sink_oom_comp job[SINK_OOM_COMPS];	/* the job's, largest first */
+};
+
 /* How the job's tracing went: what run_info.csv and the summaries report. */
 struct sink_counters {
 	uint64_t events, rss_events, syscall_events;
@@ -84,6 +117,7 @@ struct sink_counters {
 	bool probing;
 	uint64_t probes_attached, probe_failures;
 	uint64_t output_errors;		/* files of the run that could not be written whole */
+	bool oom_watched;		/* the kernel reports OOM kills (oom:mark_victim attached) */
 	struct sink_inferred inferred;	/* at attach (processes == 0: none) */
 };
 
@@ -112,6 +146,8 @@ struct sink_ops {
 	void (*job_summary)(struct sink *s, const struct sink_job *j,
 			    const struct sink_proc *const *live, size_t nlive);
 	void (*job_end)(struct sink *s, const struct sink_job *j);
+	/* The OOM killer chose a process of the job (before its proc_end). */
+	void (*job_oom)(struct sink *s, const struct sink_job *j, const struct sink_oom *o);
 	void (*destroy)(struct sink *s);	/* frees s */
 };
 
@@ -123,6 +159,8 @@ struct sink {
 struct output_dir;
 /* rank files (rank-<R>.csv, or .csv.gz when compress), summary.csv, run_info.csv */
 struct sink *csv_sink_new(struct output_dir *dir, bool compress);
+/* run_info.csv's OOM rows (the CSV sink's; for its tests): the first 8 kills in full (ooms NULL: none kept). */
+void csv_write_oom_info(FILE *f, bool watched, const struct sink_oom *ooms, unsigned int nooms);
 struct metrics;
 /* The job's live processes into the node's metrics; its series vanish when it ends. */
 struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user);

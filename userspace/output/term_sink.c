@@ -24,11 +24,39 @@ struct term_row {
 	int64_t top_rss[TOP_COMPONENTS];
 };
 
+#define TERM_OOM_LINES	8
+
 struct term_sink {
 	struct sink base;
 	struct term_row *rows;
 	size_t n, cap;
+	char oom[TERM_OOM_LINES][320];	/* the first kills, as printed */
+	unsigned int nooms;
 };
+
+/* One kill in a line: who, when, which limit, the largest components and their growth. */
+static void term_job_oom(struct sink *s, const struct sink_job *j, const struct sink_oom *o)
+{
+	struct term_sink *ts = (struct term_sink *)s;
+	char *line;
+	size_t len, at;
+
+	(void)j;
+	if (ts->nooms++ >= TERM_OOM_LINES)
+		return;
+	line = ts->oom[ts->nooms - 1];
+	len = sizeof(ts->oom[0]);
+	if (o->rank >= 0)
+		at = snprintf(line, len, "OOM kill: rank %d (pid %d)", o->rank, (int)o->pid);
+	else
+		at = snprintf(line, len, "OOM kill: pid %d", (int)o->pid);
+	at += snprintf(line + at, len - at, " at %.3f s, %s limit %.1f MiB; at its last sample %.1f MiB",
+		       o->time, o->cgroup ? "cgroup" : "node (global)", o->limit_bytes / MIB,
+		       o->total.rss / MIB);
+	for (unsigned int k = 0; k < o->n && k < TOP_COMPONENTS && at < len; k++)
+		at += snprintf(line + at, len - at, "%s %s %.1f (%+.1f in %.1f s)", k ? "," : ":",
+			       o->by[k].name, o->by[k].rss / MIB, o->by[k].growth / MIB, o->window_s);
+}
 
 static void fill_row(struct term_row *r, const struct sink_proc *p)
 {
@@ -112,6 +140,10 @@ static void term_job_end(struct sink *s, const struct sink_job *j)
 	fprintf(f, "memattr-bpf: %zu process%s traced%s%s%s\n", ts->n, ts->n == 1 ? "" : "es",
 		j->dir ? "; CSVs in " : "", j->dir ? j->dir : "",
 		c->output_errors ? ", INCOMPLETE: files could not be written (see stderr)" : "");
+	for (unsigned int i = 0; i < ts->nooms && i < TERM_OOM_LINES; i++)
+		fprintf(f, "%s\n", ts->oom[i]);
+	if (ts->nooms > TERM_OOM_LINES)
+		fprintf(f, "OOM kills: %u in all (run_info.csv: oom_*)\n", ts->nooms);
 	fprintf(f, "%-10s %8s %12s %8s  %s\n", "process", "peak MiB", "at time_s",
 		"mpi %", "top components at the peak (MiB)");
 	for (size_t i = 0; i < ts->n; i++)
@@ -160,6 +192,7 @@ static void term_destroy(struct sink *s)
 static const struct sink_ops term_ops = {
 	.proc_end = term_proc_end,
 	.job_end = term_job_end,
+	.job_oom = term_job_oom,
 	.destroy = term_destroy,
 };
 

@@ -86,7 +86,7 @@ struct rp_call_row {
 
 /* run_info.csv: key,value lines written by the tracer. */
 struct rp_kv {
-	char key[64];
+	char key[128];	/* oom_kill_<N>_job_rss_bytes:<component> is long */
 	char value[256];
 };
 
@@ -299,6 +299,8 @@ int rp_svg_heat_rows(FILE *f, const char *const *labels, size_t nrow, const doub
 		     size_t ncol, const struct rp_heat_chart *c);
 
 /* s with & < > " ' escaped, for text and attribute values. */
+/* report_oom.c: a box for each OOM kill run_info.csv records (its oom_* keys); none: nothing. */
+void rp_oom_html(FILE *f, const struct rp_run *run);
 void rp_xml_escape(FILE *f, const char *s);
 
 /* One coloured square per group with its name, wrapped to width. */

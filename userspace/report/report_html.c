@@ -775,6 +775,7 @@ int rp_html_write(FILE *f, struct rp_run *run)
 	if (!run->nprocs || page_init(&pg, run))
 		goto out;
 	head(f, &pg);
+	rp_oom_html(f, run);
 	warnings(f, &pg);
 	cards(f, &pg);
 	rp_svg_legend(f, &pg.g, PAGE_W);

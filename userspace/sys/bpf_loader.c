@@ -241,6 +241,21 @@ static int attach_syscalls(struct bpf_tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * OOM kills of traced processes. Optional: a kernel built without the
+ * tracepoint (or a tracefs without it) traces everything else, and says
+ * once that kills will not be recorded.
+ */
+static void attach_oom(struct bpf_tracer *t)
+{
+	t->skel->links.ma_oom_victim =
+		bpf_program__attach_tracepoint(t->skel->progs.ma_oom_victim, "oom", "mark_victim");
+	t->oom_watched = t->skel->links.ma_oom_victim != NULL;
+	if (!t->oom_watched)
+		fprintf(stderr, "memattr-bpf: no tracepoint oom:mark_victim (%s): OOM kills will not be recorded\n",
+			strerror(errno));
+}
+
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
 		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
@@ -336,6 +351,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (attach_syscalls(t, err, errlen))
 		goto fail;
+	attach_oom(t);
 	return 0;
 fail:
 	tracer_close(t);

@@ -30,6 +30,7 @@ struct bpf_tracer {
 	bool watch_fired;
 	int epfd;
 	int watched_fd;		/* -1 once it fired */
+	bool oom_watched;	/* oom:mark_victim attached: OOM kills are recorded */
 };
 
 /*

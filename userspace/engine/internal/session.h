@@ -46,6 +46,7 @@ struct session {
 	uint64_t ended_walks, ended_walk_ns, ended_fallbacks, ended_hooks, ended_unplaced;
 	uint64_t procs_traced;		/* ever added */
 	uint64_t procs_refused;		/* past SESSION_MAX_PROCS */
+	uint64_t oom_kills;		/* its processes the OOM killer chose */
 
 	double last_summary, last_scan;
 	FILE *ended_calls, *ended_sites;	/* opt-in modes' rows of ended processes */
@@ -73,6 +74,9 @@ void session_sample(struct session *s, struct proc *p, const struct sink_job *j)
 
 /* p is gone: its figures to the sinks, then it is freed. */
 void session_end_proc(struct session *s, struct proc *p, const struct sink_job *j);
+
+/* The OOM killer chose one of its processes: to the sinks (before the process's end). */
+void session_oom(struct session *s, const struct sink_oom *o, const struct sink_job *j);
 
 /* Figures so far (summary.csv, ...). */
 void session_summary(struct session *s, const struct sink_job *j);

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The figures of an OOM post-mortem are those of the victim's last sample:
+ * the kill comes between samples, and a process being torn down has no
+ * figures worth reading. Its memory cgroup is read at the kill and, as a
+ * fallback for a victim already reaped, at its first sample.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "memcg.h"
+#include "oom.h"
+#include "session.h"
+
+void oom_note_sample(struct proc *p, double now)
+{
+	if (!p->memcg) {
+		p->memcg = calloc(1, sizeof(*p->memcg));
+		if (p->memcg && memcg_of("", p->pid, p->memcg))
+			p->memcg->path[0] = '\0';	/* not known: the kill's read decides */
+	}
+	if (trend_sampled(&p->trend, now)) {
+		int64_t *rss = calloc(p->ncomps ? p->ncomps : 1, sizeof(*rss));
+
+		if (!rss)
+			return;
+		for (size_t i = 0; i < p->ncomps; i++)
+			rss[i] = p->comps[i].rss;
+		trend_keep(&p->trend, now, p->total.rss, rss, p->ncomps);
+		free(rss);
+	}
+}
+
+static int by_rss_desc(const void *a, const void *b)
+{
+	const struct sink_oom_comp *x = a, *y = b;
+
+	if (x->rss != y->rss)
+		return x->rss > y->rss ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+unsigned int oom_fold(struct sink_oom_comp *c, unsigned int n)
+{
+	qsort(c, n, sizeof(*c), by_rss_desc);
+	if (n <= SINK_OOM_COMPS)
+		return n;
+	for (unsigned int i = SINK_OOM_COMPS; i < n; i++) {
+		c[SINK_OOM_COMPS - 1].rss += c[i].rss;
+		c[SINK_OOM_COMPS - 1].growth += c[i].growth;
+	}
+	snprintf(c[SINK_OOM_COMPS - 1].name, sizeof(c->name), "other");
+	return SINK_OOM_COMPS;
+}
+
+static void set_comp(struct sink_oom_comp *c, const char *name, int64_t rss, int64_t growth)
+{
+	snprintf(c->name, sizeof(c->name), "%s", name ? name : "?");
+	c->rss = rss;
+	c->growth = growth;
+}
+
+/* The victim's components that have had memory, with their growth. */
+static void victim_figures(const struct session *s, const struct proc *p, struct sink_oom *o)
+{
+	size_t n = p->ncomps;
+	int64_t *rss = calloc(n ? n : 1, sizeof(*rss)), *d = calloc(n ? n : 1, sizeof(*d));
+	struct sink_oom_comp *all = calloc(n ? n : 1, sizeof(*all));
+	unsigned int k = 0;
+	int64_t dtotal;
+
+	if (!rss || !d || !all)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		rss[i] = p->comps[i].rss;
+	o->window_s = trend_growth(&p->trend, p->total.rss, rss, n, &dtotal, d);
+	set_comp(&o->total, "total", p->total.rss, dtotal);
+	for (size_t i = 0; i < n; i++)
+		if (p->comps[i].seen)
+			set_comp(&all[k++], comp_table_name(&s->comps, (comp_id)i), rss[i], d[i]);
+	k = oom_fold(all, k);
+	memcpy(o->by, all, k * sizeof(*all));
+	o->n = k;
+out:
+	free(rss);
+	free(d);
+	free(all);
+}
+
+/* The job's live processes at their last samples, by component. */
+static void job_figures(const struct session *s, struct sink_oom *o)
+{
+	size_t n = comp_table_count(&s->comps);
+	int64_t *rss = calloc(n ? n : 1, sizeof(*rss)), total = 0;
+	struct sink_oom_comp *all = calloc(n ? n : 1, sizeof(*all));
+	unsigned int k = 0;
+
+	if (!rss || !all)
+		goto out;
+	for (const struct proc *p = s->procs.first; p; p = p->next) {
+		if (!p->account || !p->total.seen)
+			continue;
+		total += p->total.rss;
+		for (size_t i = 0; i < p->ncomps && i < n; i++)
+			rss[i] += p->comps[i].rss;
+	}
+	set_comp(&o->job_total, "total", total, 0);
+	for (size_t i = 0; i < n; i++)
+		if (rss[i])
+			set_comp(&all[k++], comp_table_name(&s->comps, (comp_id)i), rss[i], 0);
+	k = oom_fold(all, k);
+	memcpy(o->job, all, k * sizeof(*all));
+	o->njob = k;
+out:
+	free(rss);
+	free(all);
+}
+
+void oom_fill(const struct session *s, const struct proc *p, double time, const char *root,
+	      struct sink_oom *o)
+{
+	struct memcg_ref now;
+	const struct memcg_ref *ref = NULL;
+	struct memcg_limit lim;
+
+	memset(o, 0, sizeof(*o));
+	o->rank = p->rank;
+	o->pid = p->pid;
+	o->time = time;
+	o->sample_time = p->total.seen ? p->trend.last : -1;
+	if (!memcg_of(root, p->pid, &now))
+		ref = &now;
+	else if (p->memcg && p->memcg->path[0])
+		ref = p->memcg;
+	if (!memcg_limit(root, ref, &lim)) {
+		o->limit_bytes = lim.limit_bytes;
+		o->cgroup = lim.cgroup;
+		snprintf(o->cgroup_dir, sizeof(o->cgroup_dir), "%s", lim.dir);
+	}
+	if (p->total.seen)
+		victim_figures(s, p, o);
+	else
+		set_comp(&o->total, "total", 0, 0);
+	job_figures(s, o);
+}
