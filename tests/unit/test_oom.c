@@ -88,6 +88,34 @@ static void test_limit_v1(void **state)
 	assert_string_equal(memcg_oom_kind(&l), "cgroup");
 }
 
+/* v1 with no swap allowed (memsw limit = memory limit): the charge fails on memsw only. */
+static void test_limit_v1_memsw(void **state)
+{
+	struct memcg_ref ref;
+	struct memcg_limit l;
+
+	(void)state;
+	put("proc/48/cgroup", "4:memory:/job_9\n");
+	put("sys/fs/cgroup/memory/job_9/memory.limit_in_bytes", "67108864\n");
+	put("sys/fs/cgroup/memory/job_9/memory.failcnt", "0\n");
+	put("sys/fs/cgroup/memory/job_9/memory.memsw.failcnt", "61\n");
+	assert_int_equal(memcg_of(root, 48, &ref), 0);
+	assert_int_equal(memcg_limit(root, &ref, &l), 0);
+	assert_true(l.cgroup);
+	/* No failure counted at all (6.18), but the high-water mark at the limit. */
+	put("sys/fs/cgroup/memory/job_9/memory.memsw.failcnt", "0\n");
+	put("sys/fs/cgroup/memory/job_9/memory.max_usage_in_bytes", "67108864\n");
+	assert_int_equal(memcg_limit(root, &ref, &l), 0);
+	assert_true(l.cgroup);
+	put("sys/fs/cgroup/memory/job_9/memory.max_usage_in_bytes", "33554432\n");
+	assert_int_equal(memcg_limit(root, &ref, &l), 0);
+	assert_false(l.cgroup);
+	put("sys/fs/cgroup/memory/job_9/memory.max_usage_in_bytes", "67108864\n");
+	assert_int_equal(memcg_limit(root, &ref, &l), 0);
+	assert_int_equal(l.limit_bytes, 67108864);
+	assert_string_equal(l.dir, "/job_9");
+}
+
 /* v2: the smallest limit reached wins; "max" is none; a limit never reached is not the one hit. */
 static void test_limit_v2(void **state)
 {
@@ -359,6 +387,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_limit_v1),
+		cmocka_unit_test(test_limit_v1_memsw),
 		cmocka_unit_test(test_limit_v2),
 		cmocka_unit_test(test_limit_global),
 		cmocka_unit_test(test_limit_bad_input),

@@ -219,10 +219,49 @@ static int start_tracing(struct tracker *t, struct session *s, const struct pid_
 	return 0;
 }
 
+static bool has_control(const char *a)
+{
+	for (; *a; a++)
+		if ((unsigned char)*a < 0x20 || *a == 0x7f)
+			return true;
+	return false;
+}
+
+/* An argument with a line break or other control byte, as bash's $'...' (\n, \t, \xHH): still one line. */
+static size_t quote_control(const char *a, char *out)
+{
+	size_t n = 2;
+	char esc[5];
+
+	if (out)
+		memcpy(out, "$'", 2);
+	for (; *a; a++) {
+		unsigned char c = (unsigned char)*a;
+
+		if (c == '\\' || c == '\'')
+			snprintf(esc, sizeof(esc), "\\%c", c);
+		else if (c == '\n' || c == '\t')
+			snprintf(esc, sizeof(esc), "\\%c", c == '\n' ? 'n' : 't');
+		else if (c < 0x20 || c == 0x7f)
+			snprintf(esc, sizeof(esc), "\\x%02x", c);
+		else
+			snprintf(esc, sizeof(esc), "%c", c);
+		if (out)
+			memcpy(out + n, esc, strlen(esc));
+		n += strlen(esc);
+	}
+	if (out)
+		out[n] = '\'';
+	return n + 1;
+}
+
 /* An argument as a shell would need it: bare when plain, else in single quotes. */
 static size_t quote_arg(const char *a, char *out)
 {
 	size_t n = 0;
+
+	if (has_control(a))
+		return quote_control(a, out);
 
 	if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 			"0123456789_./=:,+-@%") == strlen(a)) {

@@ -136,6 +136,7 @@ struct proc {
 	/* For an OOM post-mortem: samples kept, and its memory cgroup once read (NULL: not yet). */
 	struct trend trend;
 	struct memcg_ref *memcg;
+	unsigned int memcg_reads;	/* samples that read memcg (it is read again while few) */
 	bool oom_marked;		/* chosen by the OOM killer: no sample after */
 
 	/*

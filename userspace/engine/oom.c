@@ -12,14 +12,34 @@
 #include "oom.h"
 #include "session.h"
 
+/*
+ * A process is often moved into its cgroup after it started (a launcher
+ * or a script that writes cgroup.procs and execs the job), so the copy is
+ * read again at each of a process's first samples and then at each trend
+ * step: the copy a reaped victim falls back to is then at most a trend
+ * step old.
+ */
+#define MEMCG_EARLY_READS	30
+
+static void note_memcg(struct proc *p, bool trend_step)
+{
+	struct memcg_ref now;
+
+	if (!p->memcg)
+		p->memcg = calloc(1, sizeof(*p->memcg));
+	if (!p->memcg || (p->memcg_reads >= MEMCG_EARLY_READS && !trend_step))
+		return;
+	p->memcg_reads++;
+	if (!memcg_of("", p->pid, &now))
+		*p->memcg = now;	/* a failed read (gone) keeps the last one */
+}
+
 void oom_note_sample(struct proc *p, double now)
 {
-	if (!p->memcg) {
-		p->memcg = calloc(1, sizeof(*p->memcg));
-		if (p->memcg && memcg_of("", p->pid, p->memcg))
-			p->memcg->path[0] = '\0';	/* not known: the kill's read decides */
-	}
-	if (trend_sampled(&p->trend, now)) {
+	bool step = trend_sampled(&p->trend, now);
+
+	note_memcg(p, step);
+	if (step) {
 		int64_t *rss = calloc(p->ncomps ? p->ncomps : 1, sizeof(*rss));
 
 		if (!rss)

@@ -109,14 +109,30 @@ static int node_memory(const char *root, uint64_t *bytes)
 	return 0;
 }
 
-/* Whether the cgroup at dir says its limit was reached. */
-static bool reached(const char *dir, bool v1)
+/* A count in file name at dir (key: its line), -1 when unreadable. */
+static int64_t count_in(const char *dir, const char *name, const char *key)
 {
 	char val[64];
 
-	if (v1)
-		return !read_key(dir, "memory.failcnt", "", val, sizeof(val)) && parse_count(val) > 0;
-	return !read_key(dir, "memory.events", "oom ", val, sizeof(val)) && parse_count(val) > 0;
+	return read_key(dir, name, key, val, sizeof(val)) ? -1 : parse_count(val);
+}
+
+/*
+ * Whether the cgroup at dir says its limit of lim bytes was reached. v1's
+ * failure counts are not kept by every kernel (6.18 kept none where the
+ * charge failed on memory+swap), so its high-water mark at the limit says
+ * it too; a page below it, as the charge is in pages.
+ */
+static bool reached(const char *dir, bool v1, int64_t lim)
+{
+	int64_t max_usage;
+
+	if (!v1)
+		return count_in(dir, "memory.events", "oom ") > 0;
+	if (count_in(dir, "memory.failcnt", "") > 0 || count_in(dir, "memory.memsw.failcnt", "") > 0)
+		return true;
+	max_usage = count_in(dir, "memory.max_usage_in_bytes", "");
+	return max_usage > 0 && max_usage + 4096 > lim;
 }
 
 int memcg_limit(const char *root, const struct memcg_ref *ref, struct memcg_limit *out)
@@ -143,7 +159,7 @@ int memcg_limit(const char *root, const struct memcg_ref *ref, struct memcg_limi
 			lim = parse_count(val);
 			/* v1 says none with a huge number; any limit at or above the node's is none too. */
 			if (lim > 0 && (uint64_t)lim < node && (!best || (uint64_t)lim < best) &&
-			    reached(dir, ref->v1)) {
+			    reached(dir, ref->v1, lim)) {
 				best = (uint64_t)lim;
 				snprintf(out->dir, sizeof(out->dir), "%s", *rel ? rel : "/");
 			}
