@@ -43,6 +43,7 @@ void cli_usage(FILE *f)
 	      "  --infer-budget MIB  at attach, read at most MIB of each process's memory to infer who holds\n"
 	      "                      what it allocated before (default 1024; 0: no limit)\n"
 	      "  --no-infer          leave memory allocated before attach unattributed (no read of it)\n"
+	      "  --problem-size N    the run's problem size, kept in run_info.csv for `memattr-bpf model`\n"
 	      "  --socket PATH       without root, --job asks the daemon here (default /run/memattr-bpf/memattr.sock)\n"
 	      "  --ready-fd FD       write one line to descriptor FD once every target is traced (launchers)\n"
 	      "  --help, --version\n", f);
@@ -84,7 +85,7 @@ enum {
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
 	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
 	OPT_SOCKET, OPT_READY_FD, OPT_NO_FAULT_FRAME, OPT_JOB_USER, OPT_NO_INFER,
-	OPT_INFER_BUDGET,
+	OPT_INFER_BUDGET, OPT_PROBLEM_SIZE,
 };
 
 static const struct option long_opts[] = {
@@ -111,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "no-fault-frame", no_argument, NULL, OPT_NO_FAULT_FRAME },
 	{ "no-infer", no_argument, NULL, OPT_NO_INFER },
 	{ "infer-budget", required_argument, NULL, OPT_INFER_BUDGET },
+	{ "problem-size", required_argument, NULL, OPT_PROBLEM_SIZE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -221,6 +223,12 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 			return -1;
 		}
 		o->infer_budget_mib = v ? (unsigned int)v : UINT_MAX;
+		return 0;
+	case OPT_PROBLEM_SIZE:
+		if (num_parse_positive(arg, 1e300, &o->problem_size)) {
+			snprintf(err, errlen, "--problem-size: '%s' is not a positive number in digits (1000000, 2.5)", arg);
+			return -1;
+		}
 		return 0;
 	case OPT_SOCKET:
 		o->socket = arg;

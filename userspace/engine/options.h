@@ -45,6 +45,7 @@ struct options {
 	bool no_fault_frame;		/* --no-fault-frame: ma_fault_user gives faults' addresses */
 	bool no_infer;			/* --no-infer: memory held before attach stays unattributed */
 	unsigned int infer_budget_mib;	/* --infer-budget: MiB read per process, 0: the default */
+	double problem_size;		/* --problem-size: the run's N for `model`, 0: not given */
 	bool verbose, quiet;
 };
 

@@ -83,6 +83,7 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->now = tracker_now(t) - s->t0;
 	j->start_realtime = t->start_realtime + s->t0;
 	j->interval_ms = o->interval_ms;
+	j->problem_size = o->problem_size;
 	j->modes = o->mpi_calls && o->heap ? "mpi-calls heap" :
 		   o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
 	j->version = MEMATTR_VERSION;

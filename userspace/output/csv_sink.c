@@ -299,6 +299,8 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 		return -1;
 	fprintf(f, RUN_INFO_HEADER "\n");
 	fprintf(f, "interval_ms,%u\n", j->interval_ms);
+	if (j->problem_size > 0)
+		fprintf(f, "problem_size,%.17g\n", j->problem_size);
 	fprintf(f, "modes,%s\n", j->modes);
 	fprintf(f, "duration_s,%.3f\n", j->now);
 	fprintf(f, "events,%llu\n", (unsigned long long)c->events);

@@ -131,6 +131,7 @@ struct sink_job {
 	double now;			/* time_s */
 	double start_realtime;		/* CLOCK_REALTIME seconds when tracing began */
 	unsigned int interval_ms;
+	double problem_size;		/* --problem-size, 0: not given */
 	const char *modes;		/* "mpi-calls heap", "" */
 	const char *version;
 	const char *cmdline;
