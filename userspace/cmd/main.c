@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "diff_cmd.h"
 #include "export_cmd.h"
 #include "merge.h"
 #include "model.h"
@@ -31,6 +32,7 @@ static const struct command commands[] = {
 	{ "merge",  merge_main,  "one dataset from a job's per-node datasets" },
 	{ "model",  model_main,  "per-component memory model from runs at several rank counts" },
 	{ "export", export_main, "a run's resident memory as folded stacks, speedscope or pprof" },
+	{ "diff",   diff_main,   "two runs per rank and component; --fail-above PCT gates growth" },
 };
 
 int main(int argc, char **argv)

@@ -194,6 +194,77 @@ int ex_write_speedscope(FILE *f, const struct ex_profile *pr, enum ex_value v, c
 			size_t errlen);
 int ex_write_pprof(FILE *f, const struct ex_profile *pr, enum ex_value v, char *err, size_t errlen);
 
+/* exp_diff.c ----------------------------------------------------------- */
+
+/* A component's figures in one run: its own peaks, as summary.csv has them, and its last sample. */
+struct ex_fig {
+	bool present;
+	int64_t peak_rss, final_rss;
+	int64_t peak_pss, final_pss;
+};
+
+struct ex_diff_comp {
+	char name[128];
+	struct ex_fig a, b;
+};
+
+/* mpi_calls.csv's row of one function in each run: net is what it holds at the end. */
+struct ex_diff_fn {
+	char name[96];
+	bool in_a, in_b;
+	int64_t net_a, net_b, peak_a, peak_b;
+};
+
+struct ex_diff_rank {
+	int rank;
+	int pid_a, pid_b;	/* -1: not in that run */
+	struct ex_diff_comp *comps;	/* total first, then A's order, then B's new ones */
+	size_t ncomps;
+	struct ex_diff_fn *fns;
+	size_t nfns;
+};
+
+struct ex_diff {
+	struct ex_diff_rank *ranks;	/* by rank, every rank of either run */
+	size_t nranks;
+	size_t others_a, others_b;	/* processes that are no rank: not matched, left out */
+};
+
+/* The gate's verdict: the largest growth of a component's peak rss past the limit. */
+struct ex_growth {
+	int rank;
+	const char *component;
+	int64_t growth;		/* B's peak - A's peak */
+	int64_t base;		/* A's total peak of that rank */
+	double pct;		/* growth as a percentage of base */
+};
+
+/* Two runs side by side, ranks matched by rank. 0, or -1 out of memory. */
+int ex_diff_build(const struct ex_data *a, const struct ex_data *b, struct ex_diff *d);
+void ex_diff_free(struct ex_diff *d);
+
+/*
+ * In ranks both runs have, the component (total included) whose peak rss
+ * grew the most past limit_pct percent of A's total peak of that rank:
+ * true and *g filled, or false when none grew that much.
+ */
+bool ex_diff_over(const struct ex_diff *d, double limit_pct, struct ex_growth *g);
+
+/* exp_diff_print.c ----------------------------------------------------- */
+
+/* The terminal's text: per rank and component, then per MPI function. */
+int ex_diff_text(FILE *f, const struct ex_diff *d, const char *name_a, const char *name_b);
+/* diff.csv: one row per rank and component, every figure of both runs and the change. */
+int ex_diff_csv(FILE *f, const struct ex_diff *d);
+/* mpi_diff.csv: one row per rank and MPI function. */
+int ex_diff_fn_csv(FILE *f, const struct ex_diff *d);
+/*
+ * difffolded.pl's form, "stack A B" per line, of two profiles (folded
+ * stacks with a rank frame, value v): what flamegraph.pl draws as a
+ * differential flame graph.
+ */
+int ex_diff_folded(FILE *f, const struct ex_profile *a, const struct ex_profile *b, enum ex_value v);
+
 /* exp_out.c ------------------------------------------------------------ */
 
 /*
