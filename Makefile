@@ -170,6 +170,12 @@ man-check:
 # includes an upper layer's header must not compile (tools/check-layers.py
 # places it and builds it with make's own rule, in $(BUILD)/layers-check),
 # and no #include cycle between files nor use cycle between modules.
+# export's pprof and speedscope files read by other readers: Go's pprof
+# (golang-go) and Python's json (no root).
+.PHONY: export-check
+export-check: memattr-bpf
+	tools/check-export.sh ./memattr-bpf
+
 .PHONY: layers-check
 layers-check: memattr-bpf
 	tools/check-layers.py $(MAKE) $(BUILD)/layers-check $(filter $(BUILD)/%.o,$(ALL_OBJS)) -- \
