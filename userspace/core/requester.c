@@ -695,6 +695,12 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	if (cr->hooks_stale)
 		scan_hooks(&s);
 	ops.discarders = cr->nhooks || cr->discarding_libs;
+	/*
+	 * The requester's own pc is the stack kept (rq->stack): a deeper one
+	 * (ops.stack_depth, ALLOC_STACK_DEPTH) walks past the requester on
+	 * every request, a cost to measure (make bench) before it is the
+	 * default; nothing keeps it per region yet (issue 35).
+	 */
 	/* Inside a probed malloc: its caller is known exactly, unless it is libc itself (strdup). */
 	walked = unhijacked_stack(e, stack, len);
 	event_regs(e, &regs);
@@ -710,6 +716,8 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	}
 	rq->caller = res.caller;
 	rq->owner = res.owner;
+	memcpy(rq->stack, res.stack, res.nstack * sizeof(*res.stack));
+	rq->nstack = res.nstack;
 	rq->entry = res.owner == cls->mpi ? res.entry : 0;
 	name_entry(&s, rq);
 	/* A module read from maps is classified by its path: final even if mapped since. */
