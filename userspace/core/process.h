@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "classify.h"
+#include "alloc_stack.h"
 #include "components.h"
 #include "held.h"
 #include "memattr.h"
@@ -131,6 +132,18 @@ struct proc {
 	struct comp_stats *comps;	/* indexed by comp_id */
 	size_t ncomps;
 	int64_t *peak_comp_rss;		/* every component's rss at the total's peak */
+	/*
+	 * Allocation stacks of this image's requests (issue 35), and per
+	 * stack id (index; 0 unused) its regions' rss at the last sample and
+	 * at the total's peak, and their owner: written out at the end.
+	 */
+	struct alloc_stacks stacks;
+	uint32_t req_stack;		/* the stack of the request being applied, 0: none */
+	struct stack_fig {
+		int64_t rss, rss_at_peak;
+		comp_id owner;
+	} *stack_figs;
+	size_t nstack_figs;
 
 	/*
 	 * A sample in two steps (proc_mark_sample, then proc_account once the

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "modes_out.h"
@@ -81,6 +82,45 @@ static int write_heap_sites(FILE *f, struct tracker *t, const struct session *se
 	return 0;
 }
 
+/*
+ * One row per allocation stack holding memory (now or at the peak). The
+ * frames are named as heap sites are, outermost first: the order of a
+ * flame graph's stack.
+ */
+static int write_alloc_stacks(FILE *f, struct tracker *t, const struct session *sess,
+			      const struct proc *p)
+{
+	for (size_t id = 1; id < p->nstack_figs; id++) {
+		const struct stack_fig *fig = &p->stack_figs[id];
+		const char *library;
+		const uint64_t *pcs;
+		unsigned int n = alloc_stack_get(&p->stacks, (uint32_t)id, &pcs);
+		char frame[PATH_MAX + 128], *stack = NULL;
+		size_t len = 0;
+		FILE *sf;
+		int bad;
+
+		if (!n || (fig->rss <= 0 && fig->rss_at_peak <= 0))
+			continue;
+		sf = open_memstream(&stack, &len);
+		if (!sf)
+			return -1;
+		for (unsigned int k = n; k-- > 0;) {
+			name_site(t, &sess->comps, p, pcs[k], frame, sizeof(frame), &library);
+			fprintf(sf, "%s%s", k == n - 1 ? "" : ";", frame);
+		}
+		bad = fclose(sf);
+		bad = bad || csv_put_rank_pid(f, p->rank, p->pid) ||
+		      csv_put_field(f, comp_table_name(&sess->comps, fig->owner)) ||
+		      fputc(',', f) == EOF || csv_put_field(f, stack);
+		free(stack);
+		if (bad)
+			return -1;
+		fprintf(f, ",%lld,%lld\n", (long long)fig->rss, (long long)fig->rss_at_peak);
+	}
+	return 0;
+}
+
 typedef int (*rows_fn)(FILE *f, struct tracker *t, const struct session *s,
 		       const struct proc *p);
 
@@ -108,6 +148,8 @@ void modes_proc_end(struct tracker *t, struct session *s, const struct proc *p)
 		return;
 	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
 	spool_rows(t, s, p, &s->ended_calls, &s->ended_calls_err, write_mpi_calls);
+	/* Every mode: each request's stack comes with the walk that finds its owner. */
+	spool_rows(t, s, p, &s->ended_stacks, &s->ended_stacks_err, write_alloc_stacks);
 	if (t->opt->heap)
 		spool_rows(t, s, p, &s->ended_sites, &s->ended_sites_err, write_heap_sites);
 }
@@ -168,6 +210,8 @@ void modes_write_csv(struct tracker *t, struct session *s)
 	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
 	write_one(t, s, FILE_MPI_CALLS, MPI_CALLS_HEADER, s->ended_calls,
 		  s->ended_calls_err, write_mpi_calls);
+	write_one(t, s, FILE_ALLOC_STACKS, ALLOC_STACKS_HEADER, s->ended_stacks,
+		  s->ended_stacks_err, write_alloc_stacks);
 	if (t->opt->heap)
 		write_one(t, s, FILE_HEAP_SITES, HEAP_SITES_HEADER, s->ended_sites,
 			  s->ended_sites_err, write_heap_sites);
