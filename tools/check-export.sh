@@ -51,6 +51,14 @@ want "mapping of MPI_Alloc_mem" "$(go tool pprof -raw "$tmp/run.pb.gz" 2>/dev/nu
 want "default sample type" "$(go tool pprof -raw "$tmp/run.pb.gz" 2>/dev/null | grep -o '[a-z_]*/bytes\[dflt\]')" \
 	"resident_space/bytes[dflt]"
 
+# Allocation stacks (alloc_stacks.csv): build_mesh's bytes on both ranks
+# (5000 + 4000 scaled), each frame in its file's mapping.
+"$bin" export "$run/../stacks" --at end --format pprof -o "$tmp/stacks.pb.gz"
+want "build_mesh flat (stacks)" "$(go tool pprof -top -unit=B "$tmp/stacks.pb.gz" 2>/dev/null |
+	awk '$NF == "build_mesh" { print $1 }')" 9000B
+want "mapping of helper_alloc" "$(go tool pprof -raw "$tmp/stacks.pb.gz" 2>/dev/null |
+	awk '/^Mappings/ { on = 1; next } on' | grep -c 'libhelper.so')" 1
+
 "$bin" export "$run" --format speedscope -o "$tmp/run.json"
 want "speedscope" "$(python3 - "$tmp/run.json" <<'PY'
 import json, sys

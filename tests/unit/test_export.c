@@ -143,12 +143,89 @@ static int64_t value_of(const struct ex_profile *pr, size_t p, const char *comp,
 	return -1;
 }
 
-static void load(struct ex_data *d)
+static void load_dir(struct ex_data *d, const char *dir)
 {
 	char err[EX_ERRLEN];
 
-	if (ex_load(d, RUN, err, sizeof(err)))
+	if (ex_load(d, dir, err, sizeof(err)))
 		fail_msg("%s", err);
+}
+
+static void load(struct ex_data *d)
+{
+	load_dir(d, RUN);
+}
+
+/* The value of the stack of process p whose frames are names[0..n), -1 when there is none. */
+static int64_t value_at(const struct ex_profile *pr, size_t p, enum ex_value v, unsigned int n,
+			const char *const *names)
+{
+	for (size_t i = 0; i < pr->nsamples; i++) {
+		const struct ex_sample *s = &pr->samples[i];
+		unsigned int k = 0;
+
+		if (s->proc != p || s->depth != n)
+			continue;
+		while (k < n && !strcmp(ex_str(pr, pr->frames[s->frames[k]].name), names[k]))
+			k++;
+		if (k == n)
+			return s->v[v];
+	}
+	return -1;
+}
+
+/* The mapping (file or component) of the frame named name. */
+static const char *mapping_of_frame(const struct ex_profile *pr, const char *name)
+{
+	for (size_t i = 0; i < pr->nframes; i++)
+		if (!strcmp(ex_str(pr, pr->frames[i].name), name))
+			return ex_str(pr, pr->mappings[pr->frames[i].mapping]);
+	return NULL;
+}
+
+/*
+ * alloc_stacks.csv (fixtures/export/stacks: the run above with stacks for
+ * app): at the end each stack's rss under app, its frames in their files'
+ * mappings, pss in rss's proportion, the rest on app; at the peak the
+ * rows' peak figures; rows adding up to more than the component scaled
+ * down to it; at another time app whole, said.
+ */
+static void test_build_stacks(void **state)
+{
+	static const char *const mesh[] = { "app", "main", "build_mesh" };
+	static const char *const helper[] = { "app", "main", "helper_alloc" };
+	struct ex_data d;
+	struct ex_profile pr;
+
+	(void)state;
+	load_dir(&d, "fixtures/export/stacks");
+	assert_true(d.has_stacks);
+	assert_int_equal(d.nstacks, 3);
+	build(&d, &pr, EX_AT_END, 0, -1);
+	assert_true(pr.stack_split);
+	assert_int_equal(value_at(&pr, 0, EX_RSS, 3, mesh), 5000);
+	assert_int_equal(value_at(&pr, 0, EX_PSS, 3, mesh), 2500);
+	assert_int_equal(value_at(&pr, 0, EX_RSS, 3, helper), 2000);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_RSS), 1000);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_PSS), 500);
+	/* Rank 1's 6000 bytes of stacks in an app of 4000: scaled to it, nothing left on app. */
+	assert_int_equal(value_at(&pr, 1, EX_RSS, 3, mesh), 4000);
+	assert_int_equal(value_of(&pr, 1, "app", NULL, EX_RSS), -1);
+	assert_string_equal(mapping_of_frame(&pr, "build_mesh"), "solver");
+	assert_string_equal(mapping_of_frame(&pr, "helper_alloc"), "libhelper.so");
+	ex_profile_free(&pr);
+
+	build(&d, &pr, EX_AT_PEAK, 0, 0);
+	assert_int_equal(value_at(&pr, 0, EX_RSS, 3, mesh), 9000);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_RSS), 1000);
+	ex_profile_free(&pr);
+
+	build(&d, &pr, EX_AT_TIME, 0.25, 0);
+	assert_true(pr.dropped_stacks);
+	assert_false(pr.stack_split);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_RSS), 12000);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
 }
 
 static void test_build_end(void **state)
@@ -411,6 +488,30 @@ static void test_pprof(void **state)
 	ex_data_free(&d);
 }
 
+static void test_stacks_refused(void **state)
+{
+	static const char *const bad[] = {
+		"rank,pid,component,stack,rss_bytes\n0,1,app,a:b+0x1,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,,5,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,a:b+0x1,-5,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,,a:b+0x1,5,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,\"a,5,5\n",
+	};
+	char err[EX_ERRLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ex_data d = { 0 };
+		FILE *f = fmemopen((void *)bad[i], strlen(bad[i]), "r");
+
+		assert_non_null(f);
+		assert_int_equal(ex_read_stacks(&d, f, "alloc_stacks.csv", err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "alloc_stacks.csv"));
+		fclose(f);
+		ex_data_free(&d);
+	}
+}
+
 static void test_sites_refused(void **state)
 {
 	static const char *const bad[] = {
@@ -508,6 +609,8 @@ int main(void)
 		cmocka_unit_test(test_build_end),
 		cmocka_unit_test(test_build_moments),
 		cmocka_unit_test(test_fn_over),
+		cmocka_unit_test(test_build_stacks),
+		cmocka_unit_test(test_stacks_refused),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_pprof),

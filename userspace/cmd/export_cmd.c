@@ -148,6 +148,9 @@ static void notes(const struct ex_profile *pr)
 	if (pr->dropped_heap)
 		fputs("memattr-bpf export: heap_sites.csv gives live heap at the end of the run only: --at end shows the call sites\n",
 		      stderr);
+	if (pr->dropped_stacks)
+		fputs("memattr-bpf export: alloc_stacks.csv gives stacks at the peak and the end of each process only: --at peak or end shows them\n",
+		      stderr);
 	if (pr->fn_over)
 		fprintf(stderr, "memattr-bpf export: %zu process%s' MPI functions hold more than mpi's rss: left unsplit\n",
 			pr->fn_over, pr->fn_over == 1 ? "" : "es");

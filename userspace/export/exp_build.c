@@ -16,6 +16,7 @@
  *   (EX_INUSE..), never added to the resident figures.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,99 @@ static int split_mpi(struct ex_profile *pr, const struct rp_run *run, const stru
 	return 0;
 }
 
+static bool stack_of(const struct ex_stack *st, const struct ex_proc *ep, const char *comp)
+{
+	return st->pid == ep->pid && st->rank == ep->rank && !strcmp(st->component, comp);
+}
+
+/* "libc.so.6" of "libc.so.6:malloc+0x1f" or "libc.so.6+0x2724a"; "" for a bare address. */
+static void site_file(const char *site, char *out, size_t len)
+{
+	size_t n = strcspn(site, ":+");
+
+	if (!strncmp(site, "0x", 2) && !site[n])
+		n = 0;
+	snprintf(out, len, "%.*s", (int)n, site);
+}
+
+/*
+ * comp at the peak or the end, under its allocation stacks: each stack's
+ * frames below the component, each frame in its file's mapping. The rows'
+ * figures are the regions' own; when they add up to more than the
+ * component (pages the kernel dropped without saying where, read after
+ * the rows were), they are scaled down to it, as the tracer scales its
+ * components to the kernel's total.
+ */
+static int split_stacks(struct ex_profile *pr, const struct ex_data *d, const struct ex_proc *ep,
+			uint32_t proc, const char *comp, int64_t rss, int64_t pss)
+{
+	int64_t sum = 0, rss_sum = 0, pss_sum = 0;
+	long root = ex_frame(pr, comp, comp);
+	struct ex_sample *s;
+
+	if (root < 0)
+		return -1;
+	for (size_t i = 0; i < d->nstacks; i++)
+		if (stack_of(&d->stacks[i], ep, comp))
+			sum = rp_sat_add(sum, pr->at == EX_AT_END ? d->stacks[i].rss :
+					 d->stacks[i].peak_rss);
+	for (size_t i = 0; i < d->nstacks && sum > 0; i++) {
+		const struct ex_stack *st = &d->stacks[i];
+		int64_t v = pr->at == EX_AT_END ? st->rss : st->peak_rss;
+		char *copy, *save = NULL;
+
+		if (!stack_of(st, ep, comp) || v <= 0)
+			continue;
+		if (sum > rss)
+			v = (int64_t)((__int128)v * rss / sum);
+		s = ex_sample_add(pr, proc);
+		copy = strdup(st->frames);
+		if (!s || !copy) {
+			free(copy);
+			return -1;
+		}
+		s->frames[s->depth++] = (uint32_t)root;
+		for (char *f = strtok_r(copy, ";", &save); f && s->depth < EX_MAX_DEPTH;
+		     f = strtok_r(NULL, ";", &save)) {
+			char file[256], fn[512];
+			long id;
+
+			site_file(f, file, sizeof(file));
+			ex_site_frame(f, fn, sizeof(fn));
+			id = ex_frame(pr, file[0] ? file : comp, fn);
+			if (id < 0) {
+				free(copy);
+				return -1;
+			}
+			s->frames[s->depth++] = (uint32_t)id;
+		}
+		free(copy);
+		s->v[EX_RSS] = v;
+		s->v[EX_PSS] = rss > 0 ? share(pss, v, rss) : 0;
+		rss_sum += v;
+		pss_sum += s->v[EX_PSS];
+		pr->stack_split = true;
+	}
+	if (rss - rss_sum <= 0 && pss - pss_sum <= 0)
+		return 0;
+	s = ex_sample_add(pr, proc);
+	if (!s)
+		return -1;
+	s->frames[0] = (uint32_t)root;
+	s->depth = 1;
+	s->v[EX_RSS] = rss - rss_sum > 0 ? rss - rss_sum : 0;
+	s->v[EX_PSS] = pss - pss_sum > 0 ? pss - pss_sum : 0;
+	return 0;
+}
+
+static bool has_stacks(const struct ex_data *d, const struct ex_proc *ep, const char *comp)
+{
+	for (size_t i = 0; i < d->nstacks; i++)
+		if (stack_of(&d->stacks[i], ep, comp))
+			return true;
+	return false;
+}
+
 static bool has_calls(const struct rp_run *run, const struct ex_proc *ep)
 {
 	for (size_t i = 0; i < run->ncalls; i++)
@@ -101,9 +195,10 @@ static bool has_calls(const struct rp_run *run, const struct ex_proc *ep)
 	return false;
 }
 
-static int proc_components(struct ex_profile *pr, const struct rp_run *run, const struct ex_proc *ep,
+static int proc_components(struct ex_profile *pr, const struct ex_data *d, const struct ex_proc *ep,
 			   uint32_t proc)
 {
+	const struct rp_run *run = &d->run;
 	const struct rp_proc *p = &run->procs[ep->pi];
 	struct ex_sample *s;
 
@@ -116,14 +211,23 @@ static int proc_components(struct ex_profile *pr, const struct rp_run *run, cons
 		pss = p->pss && p->pss[c] ? p->pss[c][ep->sample] : 0;
 		if (!rss && !pss)
 			continue;
+		/* mpi at the end by MPI function: what the per-function figures promise. */
 		if (!strcmp(run->comp[c], "mpi") && has_calls(run, ep)) {
-			if (pr->at != EX_AT_END) {
-				pr->dropped_fns = true;
-			} else {
+			if (pr->at == EX_AT_END) {
 				if (split_mpi(pr, run, ep, proc, run->comp[c], rss, pss))
 					return -1;
 				continue;
 			}
+			pr->dropped_fns = true;
+		}
+		/* The stacks' figures are of the last sample and the total's peak only. */
+		if (has_stacks(d, ep, run->comp[c])) {
+			if (pr->at != EX_AT_TIME) {
+				if (split_stacks(pr, d, ep, proc, run->comp[c], rss, pss))
+					return -1;
+				continue;
+			}
+			pr->dropped_stacks = true;
 		}
 		if (add_stack(pr, proc, run->comp[c], NULL, &s))
 			return -1;
@@ -247,7 +351,7 @@ int ex_build(const struct ex_data *d, const struct ex_select *sel, struct ex_pro
 			continue;
 		*ep = (struct ex_proc){ .rank = p->rank, .pid = p->pid, .pi = i, .sample = (size_t)s,
 					.t = p->t[s] };
-		if (proc_components(pr, run, ep, (uint32_t)pr->nprocs) ||
+		if (proc_components(pr, d, ep, (uint32_t)pr->nprocs) ||
 		    proc_sites(pr, d, ep, (uint32_t)pr->nprocs))
 			goto oom;
 		pr->nprocs++;

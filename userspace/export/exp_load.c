@@ -68,11 +68,16 @@ static int site_row(struct rp_reader *rd, char **fld, const int *col, struct ex_
 	return 0;
 }
 
-int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
+typedef int (*row_fn)(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		      char *err, size_t errlen);
+
+/* A CSV whose header has every column of cols (found by name), each row through row. */
+static int read_table(struct ex_data *d, FILE *f, const char *name, const char *const *cols,
+		      size_t ncols, const char *what, row_fn row, char *err, size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
-	int col[NCOLS_SITE], r, n, ret = -1;
+	int col[MAX_FIELDS], r, n, ret = -1;
 	size_t nhdr;
 
 	r = rp_next_line(&rd);
@@ -90,18 +95,15 @@ int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_
 		goto out;
 	}
 	nhdr = (size_t)n;
-	for (size_t i = 0; i < NCOLS_SITE; i++) {
-		col[i] = rp_col(hdr, nhdr, site_cols[i]);
+	for (size_t i = 0; i < ncols; i++) {
+		col[i] = rp_col(hdr, nhdr, cols[i]);
 		if (col[i] < 0) {
-			rp_reader_err(err, errlen, &rd,
-				      "not a memattr-bpf heap_sites.csv (no column '%s' in the header)",
-				      site_cols[i]);
+			rp_reader_err(err, errlen, &rd, "not a memattr-bpf %s (no column '%s' in the header)",
+				      what, cols[i]);
 			goto out;
 		}
 	}
 	while ((r = rp_next_line(&rd)) > 0) {
-		struct ex_site row, *grown;
-
 		if (!rd.line[0])
 			continue;
 		n = rp_csv_split(rd.line, fld, MAX_FIELDS);
@@ -112,44 +114,113 @@ int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_
 				rp_reader_err(err, errlen, &rd, "%d fields, the header has %zu", n, nhdr);
 			goto out;
 		}
-		if (site_row(&rd, fld, col, &row, err, errlen))
+		if (row(d, &rd, fld, col, err, errlen))
 			goto out;
-		grown = realloc(d->sites, (d->nsites + 1) * sizeof(*grown));
-		if (!grown) {
-			rp_reader_err(err, errlen, &rd, "out of memory");
-			goto out;
-		}
-		d->sites = grown;
-		d->sites[d->nsites++] = row;
 	}
 	if (r < 0) {
 		rp_reader_err(err, errlen, &rd, "cannot read: %s", strerror(errno));
 		goto out;
 	}
-	d->has_sites = true;
 	ret = 0;
 out:
 	free(rd.line);
 	return ret;
 }
 
-/* heap_sites.csv when the run has one (a run without --heap has none). */
-static int load_sites(struct ex_data *d, int dirfd, const char *dir, char *err, size_t errlen)
+static int add_site(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		    char *err, size_t errlen)
+{
+	struct ex_site row, *grown;
+
+	if (site_row(rd, fld, col, &row, err, errlen))
+		return -1;
+	grown = realloc(d->sites, (d->nsites + 1) * sizeof(*grown));
+	if (!grown) {
+		rp_reader_err(err, errlen, rd, "out of memory");
+		return -1;
+	}
+	d->sites = grown;
+	d->sites[d->nsites++] = row;
+	return 0;
+}
+
+int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
+{
+	if (read_table(d, f, name, site_cols, NCOLS_SITE, "heap_sites.csv", add_site, err, errlen))
+		return -1;
+	d->has_sites = true;
+	return 0;
+}
+
+enum { K_RANK, K_PID, K_COMP, K_STACK, K_RSS, K_PEAK, NCOLS_STACK };
+
+static const char *const stack_cols[NCOLS_STACK] = {
+	"rank", "pid", "component", "stack", "rss_bytes", "peak_rss_bytes",
+};
+
+static int add_stack(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		     char *err, size_t errlen)
+{
+	struct ex_stack row = { 0 }, *grown;
+	const char *bad = NULL;
+
+	if (parse_id(fld[col[K_RANK]], true, 0, &row.rank))
+		bad = "rank";
+	else if (parse_id(fld[col[K_PID]], false, 1, &row.pid))
+		bad = "pid";
+	else if (!fld[col[K_COMP]][0] || strlen(fld[col[K_COMP]]) >= sizeof(row.component))
+		bad = "component";
+	else if (!fld[col[K_STACK]][0])
+		bad = "stack";
+	else if (rp_parse_i64(fld[col[K_RSS]], 0, &row.rss))
+		bad = "rss_bytes";
+	else if (rp_parse_i64(fld[col[K_PEAK]], 0, &row.peak_rss))
+		bad = "peak_rss_bytes";
+	if (bad) {
+		rp_reader_err(err, errlen, rd, "bad value in column %s", bad);
+		return -1;
+	}
+	snprintf(row.component, sizeof(row.component), "%s", fld[col[K_COMP]]);
+	row.frames = strdup(fld[col[K_STACK]]);
+	grown = row.frames ? realloc(d->stacks, (d->nstacks + 1) * sizeof(*grown)) : NULL;
+	if (!grown) {
+		free(row.frames);
+		rp_reader_err(err, errlen, rd, "out of memory");
+		return -1;
+	}
+	d->stacks = grown;
+	d->stacks[d->nstacks++] = row;
+	return 0;
+}
+
+int ex_read_stacks(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
+{
+	if (read_table(d, f, name, stack_cols, NCOLS_STACK, "alloc_stacks.csv", add_stack, err,
+		       errlen))
+		return -1;
+	d->has_stacks = true;
+	return 0;
+}
+
+/* An optional file of the run (heap_sites.csv: --heap; alloc_stacks.csv: a newer tracer). */
+static int load_optional(struct ex_data *d, int dirfd, const char *dir, const char *file,
+			 int (*fn)(struct ex_data *, FILE *, const char *, char *, size_t),
+			 char *err, size_t errlen)
 {
 	char path[4200];
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, FILE_HEAP_SITES);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	/* As the report opens its files: no symlink, FIFO or device; no hard link for root. */
-	f = safe_fopenat(dirfd, FILE_HEAP_SITES, geteuid() == 0 ? 0 : SAFE_ANY_NLINK, RP_MAX_FILE);
+	f = safe_fopenat(dirfd, file, geteuid() == 0 ? 0 : SAFE_ANY_NLINK, RP_MAX_FILE);
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
 		snprintf(err, errlen, "%s: cannot open: %s", path, safe_open_strerror(errno));
 		return -1;
 	}
-	ret = ex_read_sites(d, f, path, err, errlen);
+	ret = fn(d, f, path, err, errlen);
 	fclose(f);
 	return ret;
 }
@@ -167,7 +238,9 @@ int ex_load(struct ex_data *d, const char *dir, char *err, size_t errlen)
 	}
 	ret = rp_load_dir(&d->run, dirfd, dir, err, errlen);
 	if (!ret)
-		ret = load_sites(d, dirfd, dir, err, errlen);
+		ret = load_optional(d, dirfd, dir, FILE_HEAP_SITES, ex_read_sites, err, errlen);
+	if (!ret)
+		ret = load_optional(d, dirfd, dir, FILE_ALLOC_STACKS, ex_read_stacks, err, errlen);
 	close(dirfd);
 	if (ret)
 		ex_data_free(d);
@@ -178,6 +251,9 @@ void ex_data_free(struct ex_data *d)
 {
 	rp_run_free(&d->run);
 	free(d->sites);
+	for (size_t i = 0; i < d->nstacks; i++)
+		free(d->stacks[i].frames);
+	free(d->stacks);
 	memset(d, 0, sizeof(*d));
 }
 

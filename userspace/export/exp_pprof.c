@@ -156,7 +156,7 @@ static int build_samples(struct pp *p, const struct ex_profile *pr, bool *oom)
 	p->sample_ptr = calloc(n, sizeof(*p->sample_ptr));
 	p->labels = calloc(n * NLABELS, sizeof(*p->labels));
 	p->label_ptr = calloc(n * NLABELS, sizeof(*p->label_ptr));
-	p->loc_ids = calloc(n * 2, sizeof(*p->loc_ids));
+	p->loc_ids = calloc(n * EX_MAX_DEPTH, sizeof(*p->loc_ids));
 	p->values = calloc(n * EX_NVALUES, sizeof(*p->values));
 	if (!p->samples || !p->sample_ptr || !p->labels || !p->label_ptr || !p->loc_ids || !p->values)
 		return -1;
@@ -173,7 +173,7 @@ static int build_samples(struct pp *p, const struct ex_profile *pr, bool *oom)
 		perftools__profiles__sample__init(o);
 		/* pprof's stacks are leaf first. */
 		o->n_location_id = s->depth;
-		o->location_id = &p->loc_ids[i * 2];
+		o->location_id = &p->loc_ids[i * EX_MAX_DEPTH];
 		for (uint32_t k = 0; k < s->depth; k++)
 			o->location_id[k] = s->frames[s->depth - 1 - k] + 1;
 		o->n_value = pr->has_heap ? EX_NVALUES : EX_PSS + 1;
@@ -207,8 +207,12 @@ static int build_comments(struct pp *p, const struct ex_profile *pr, bool *oom)
 	for (size_t i = 0; i < pr->nprocs; i++) {
 		char who[64], line[160];
 
-		ex_proc_label(&pr->procs[i], who, sizeof(who));
-		snprintf(line, sizeof(line), "%s pid %d: time_s %.3f (%s)", who, pr->procs[i].pid,
+		/* "rank 0 pid 100", or "pid 4711" for a process that is no rank. */
+		if (pr->procs[i].rank >= 0)
+			snprintf(who, sizeof(who), "rank %d pid %d", pr->procs[i].rank, pr->procs[i].pid);
+		else
+			snprintf(who, sizeof(who), "pid %d", pr->procs[i].pid);
+		snprintf(line, sizeof(line), "%s: time_s %.3f (%s)", who,
 			 pr->procs[i].t, pr->at == EX_AT_PEAK ? "its peak" :
 			 pr->at == EX_AT_END ? "its last sample" : "its last sample by --at");
 		p->comments[i] = str_of(p, line, oom);

@@ -54,12 +54,25 @@ struct ex_site {
 	int64_t calls, frees, live, peak_live, total;
 };
 
+/* alloc_stacks.csv: one row per process and allocation stack. */
+struct ex_stack {
+	int rank;
+	int pid;
+	char component[128];
+	char *frames;		/* "file:function+0xOFF;..." outermost first (malloc'ed) */
+	int64_t rss;		/* at the process's last sample */
+	int64_t peak_rss;	/* at its total's peak */
+};
+
 /* A dataset: report's run plus what only export reads. */
 struct ex_data {
 	struct rp_run run;	/* keep_pss: every component's pss */
 	struct ex_site *sites;
 	size_t nsites;
 	bool has_sites;
+	struct ex_stack *stacks;
+	size_t nstacks;
+	bool has_stacks;
 };
 
 /* One process at its chosen moment. */
@@ -76,9 +89,12 @@ struct ex_frame {
 	uint32_t mapping;	/* index into ex_profile.mappings: the component */
 };
 
+/* Frames of a stack: the component, an allocation stack's frames, or an MPI function or heap site. */
+#define EX_MAX_DEPTH	12
+
 struct ex_sample {
-	uint32_t frames[2];	/* frame indices, root first */
-	uint32_t depth;		/* 1 or 2 */
+	uint32_t frames[EX_MAX_DEPTH];	/* frame indices, root first */
+	uint32_t depth;
 	uint32_t proc;		/* index into ex_profile.procs */
 	uint32_t function;	/* string index of the MPI function, 0: none */
 	int64_t v[EX_NVALUES];
@@ -109,7 +125,8 @@ struct ex_profile {
 	bool has_heap;		/* heap samples are in (EX_INUSE...) */
 	bool fn_split;		/* mpi is split by MPI function */
 	/* What the dataset has but this moment cannot show (said on stderr). */
-	bool dropped_fns, dropped_heap;
+	bool dropped_fns, dropped_heap, dropped_stacks;
+	bool stack_split;	/* components are split by allocation stack */
 	size_t fn_over;		/* processes whose MPI functions sum past mpi's rss */
 };
 
@@ -124,6 +141,8 @@ void ex_data_free(struct ex_data *d);
 
 /* heap_sites.csv from an open stream (name for messages); rows appended. */
 int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen);
+/* alloc_stacks.csv from an open stream (name for messages); rows appended. */
+int ex_read_stacks(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen);
 
 /* "peak", "end" or a time in seconds. 0, or -1 (not one of them). */
 int ex_parse_at(const char *s, enum ex_at *at, double *t);
@@ -155,7 +174,11 @@ struct ex_select {
 
 /*
  * The profile of the chosen moment: per process, each component's rss and
- * pss; at the end, mpi split by MPI function (mpi_calls.csv's net bytes;
+ * pss; at the peak or the end, each component but a split mpi under its
+ * allocation stacks (alloc_stacks.csv's figures of that moment, scaled
+ * down to the component when they exceed it, as the tracer scales
+ * components to the kernel's total; pss in rss's proportion; the rest on
+ * the component); at the end, mpi split by MPI function (mpi_calls.csv's net bytes;
  * pss in the proportion of rss, the dataset knowing pss per component
  * only) with the rest on mpi itself; at the end with heap sites, one
  * stack per site carrying the EX_INUSE.. values and no resident bytes.
