@@ -125,6 +125,36 @@ static void test_grown(void **state)
 	ex_data_free(&b);
 }
 
+/* The stack under a grown component that grew most: MPI_Alloc_mem at the end; none at the peak. */
+static void test_top_stack(void **state)
+{
+	struct ex_select end = { .at = EX_AT_END }, peak = { .at = EX_AT_PEAK };
+	struct ex_data a, b;
+	struct ex_profile pa, pb;
+	char err[EX_ERRLEN], stack[256];
+	int64_t growth = 0;
+
+	(void)state;
+	load(&a, RUN);
+	load(&b, GROWN);
+	assert_int_equal(ex_build(&a, &end, &pa, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(&b, &end, &pb, err, sizeof(err)), 0);
+	assert_int_equal(ex_diff_top_stack(&pa, &pb, 0, "mpi", stack, sizeof(stack), &growth), 1);
+	assert_string_equal(stack, "MPI_Alloc_mem");
+	assert_int_equal(growth, 16384);
+	assert_int_equal(ex_diff_top_stack(&pa, &pb, 1, "mpi", stack, sizeof(stack), &growth), 0);
+	ex_profile_free(&pa);
+	ex_profile_free(&pb);
+	/* At the peak mpi is whole: nothing below it to name. */
+	assert_int_equal(ex_build(&a, &peak, &pa, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(&b, &peak, &pb, err, sizeof(err)), 0);
+	assert_int_equal(ex_diff_top_stack(&pa, &pb, 0, "mpi", stack, sizeof(stack), &growth), 0);
+	ex_profile_free(&pa);
+	ex_profile_free(&pb);
+	ex_data_free(&a);
+	ex_data_free(&b);
+}
+
 static void test_total_named(void **state)
 {
 	struct ex_diff_comp comps[3] = {
@@ -250,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_grown),
 		cmocka_unit_test(test_total_named),
+		cmocka_unit_test(test_top_stack),
 		cmocka_unit_test(test_command),
 	};
 

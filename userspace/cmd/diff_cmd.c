@@ -163,6 +163,41 @@ static int write_dir(const char *dir, const struct ex_data *a, const struct ex_d
 	return 0;
 }
 
+/*
+ * The stack below the grown component that grew most at the peak (an
+ * allocation stack, an MPI function at the end): what to look at first.
+ * Nothing is said when the runs have no such stack.
+ */
+static void name_stack(const struct ex_data *a, const struct ex_data *b, const struct ex_growth *g)
+{
+	static const enum ex_at moments[] = { EX_AT_PEAK, EX_AT_END };
+	char err[EX_ERRLEN], stack[1024], grew[32];
+
+	for (size_t i = 0; i < sizeof(moments) / sizeof(moments[0]); i++) {
+		struct ex_select sel = { .at = moments[i], .one_rank = true, .rank = g->rank };
+		struct ex_profile pa, pb;
+		int64_t growth = 0;
+		int r;
+
+		if (ex_build(a, &sel, &pa, err, sizeof(err)))
+			return;
+		if (ex_build(b, &sel, &pb, err, sizeof(err))) {
+			ex_profile_free(&pa);
+			return;
+		}
+		r = ex_diff_top_stack(&pa, &pb, g->rank, g->component, stack, sizeof(stack), &growth);
+		ex_profile_free(&pa);
+		ex_profile_free(&pb);
+		if (r == 1) {
+			rp_fmt_bytes((double)growth, grew, sizeof(grew));
+			fprintf(stderr, "memattr-bpf diff: rank %d: the stack that grew most in %s (%s): %s (+%s)\n",
+				g->rank, g->component, moments[i] == EX_AT_PEAK ? "at the peak" : "at the end",
+				stack, grew);
+			return;
+		}
+	}
+}
+
 int diff_main(int argc, char **argv)
 {
 	struct diff_args a;
@@ -210,6 +245,7 @@ int diff_main(int argc, char **argv)
 		rp_fmt_bytes((double)g.base, base, sizeof(base));
 		fprintf(stderr, "memattr-bpf diff: rank %d: %s's peak grew by %s, %.1f%% of A's total peak (%s), above %g%%\n",
 			g.rank, g.component, grew, g.pct, base, a.fail_above);
+		name_stack(&da, &db, &g);
 		ret = EXIT_FAILURE;
 	}
 out_diff:

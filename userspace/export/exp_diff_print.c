@@ -194,17 +194,21 @@ static int collect(const struct ex_profile *pr, enum ex_value v, bool is_b, stru
 	return 0;
 }
 
-int ex_diff_folded(FILE *f, const struct ex_profile *a, const struct ex_profile *b, enum ex_value v)
+/* Both profiles' stacks, sorted, each once with A's and B's value. */
+static int merged(const struct ex_profile *a, const struct ex_profile *b, enum ex_value v,
+		  struct line **out, size_t *nout)
 {
 	struct line *lines = NULL;
 	size_t n = 0, w = 0;
-	int ret = -1;
 
-	if (collect(a, v, false, &lines, &n) || collect(b, v, true, &lines, &n))
-		goto out;
+	if (collect(a, v, false, &lines, &n) || collect(b, v, true, &lines, &n)) {
+		for (size_t i = 0; i < n; i++)
+			free(lines[i].stack);
+		free(lines);
+		return -1;
+	}
 	if (n > 1)
 		qsort(lines, n, sizeof(*lines), cmp_line);
-	/* Stacks of both runs on one line: A's value, then B's (0 where one has none). */
 	for (size_t i = 0; i < n; i++) {
 		if (w && !strcmp(lines[w - 1].stack, lines[i].stack)) {
 			lines[w - 1].a += lines[i].a;
@@ -214,13 +218,54 @@ int ex_diff_folded(FILE *f, const struct ex_profile *a, const struct ex_profile 
 		}
 		lines[w++] = lines[i];
 	}
-	n = w;
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s %" PRId64 " %" PRId64 "\n", lines[i].stack, lines[i].a, lines[i].b);
-	ret = ferror(f) ? -1 : 0;
-out:
+	*out = lines;
+	*nout = w;
+	return 0;
+}
+
+static void free_lines(struct line *lines, size_t n)
+{
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].stack);
 	free(lines);
-	return ret;
+}
+
+int ex_diff_folded(FILE *f, const struct ex_profile *a, const struct ex_profile *b, enum ex_value v)
+{
+	struct line *lines;
+	size_t n;
+
+	if (merged(a, b, v, &lines, &n))
+		return -1;
+	/* Stacks of both runs on one line: A's value, then B's (0 where one has none). */
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s %" PRId64 " %" PRId64 "\n", lines[i].stack, lines[i].a, lines[i].b);
+	free_lines(lines, n);
+	return ferror(f) ? -1 : 0;
+}
+
+int ex_diff_top_stack(const struct ex_profile *a, const struct ex_profile *b, int rank,
+		      const char *comp, char *out, size_t len, int64_t *growth)
+{
+	char prefix[256];
+	struct line *lines;
+	size_t n, plen;
+	int found = 0;
+
+	if (merged(a, b, EX_RSS, &lines, &n))
+		return -1;
+	/* Below the component, not the component's own bytes: "rank R;comp;...". */
+	snprintf(prefix, sizeof(prefix), "rank %d;%s;", rank, comp);
+	plen = strlen(prefix);
+	for (size_t i = 0; i < n; i++) {
+		int64_t g = lines[i].b - lines[i].a;
+
+		if (strncmp(lines[i].stack, prefix, plen) || g <= 0 || (found && g <= *growth))
+			continue;
+		snprintf(out, len, "%s", lines[i].stack + plen);
+		*growth = g;
+		found = 1;
+	}
+	free_lines(lines, n);
+	return found;
 }

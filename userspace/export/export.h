@@ -287,6 +287,14 @@ int ex_diff_fn_csv(FILE *f, const struct ex_diff *d);
  * differential flame graph.
  */
 int ex_diff_folded(FILE *f, const struct ex_profile *a, const struct ex_profile *b, enum ex_value v);
+/*
+ * Of the stacks below comp on rank (allocation stacks, MPI functions, heap
+ * sites: deeper than the component), the one whose rss grew most from a
+ * to b: 1 with its frames below comp in out and the growth, 0 when none
+ * grew, -1 out of memory.
+ */
+int ex_diff_top_stack(const struct ex_profile *a, const struct ex_profile *b, int rank,
+		      const char *comp, char *out, size_t len, int64_t *growth);
 
 /* exp_out.c ------------------------------------------------------------ */
 
