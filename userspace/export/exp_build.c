@@ -339,6 +339,9 @@ int ex_build(const struct ex_data *d, const struct ex_select *sel, struct ex_pro
 	pr->procs = calloc(run->nprocs ? run->nprocs : 1, sizeof(*pr->procs));
 	if (!pr->procs || ex_intern(&pr->str, "") != 0)
 		goto oom;
+	/* pprof takes the first mapping for the program ("File:"): the program's own. */
+	if (rp_comp_find(run, "app") >= 0 && ex_mapping(pr, "app") != 0)
+		goto oom;
 	for (size_t i = 0; i < run->nprocs; i++) {
 		const struct rp_proc *p = &run->procs[i];
 		struct ex_proc *ep = &pr->procs[pr->nprocs];

@@ -110,6 +110,13 @@ static long mapping_of(struct ex_profile *pr, uint32_t name)
 	return (long)pr->nmappings++;
 }
 
+long ex_mapping(struct ex_profile *pr, const char *comp)
+{
+	long c = ex_intern(&pr->str, comp);
+
+	return c < 0 ? -1 : mapping_of(pr, (uint32_t)c);
+}
+
 long ex_frame(struct ex_profile *pr, const char *comp, const char *name)
 {
 	long c = ex_intern(&pr->str, comp), n = ex_intern(&pr->str, name), m, k;

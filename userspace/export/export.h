@@ -157,6 +157,8 @@ long ex_intern(struct ex_strings *st, const char *s);
 void ex_strings_free(struct ex_strings *st);
 const char *ex_str(const struct ex_profile *pr, uint32_t i);
 
+/* The mapping of comp (a component or a file), made when new: index, or -1. */
+long ex_mapping(struct ex_profile *pr, const char *comp);
 /* The frame of name under the component comp (both strings): index, or -1. */
 long ex_frame(struct ex_profile *pr, const char *comp, const char *name);
 /* A new sample, zeroed but for proc; NULL out of memory. */
