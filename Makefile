@@ -255,17 +255,22 @@ FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -Wall -Wextra -Werror $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -D_GNU_SOURCE
-FUZZERS      := spec report maps environ stat
+FUZZERS      := spec report maps environ stat export
 fuzz_mods_spec    := spec safe_open
 fuzz_mods_report  := report_csv report_stats report_svg report_html report_nodes safe_open hooks gz_read
 fuzz_mods_maps    := procfs
 fuzz_mods_environ := procfs
 fuzz_mods_stat    := procfs
+fuzz_mods_export  := report_csv report_stats report_svg safe_open gz_read exp_load exp_profile exp_build \
+		     exp_folded exp_speedscope exp_pprof exp_writers exp_out exp_diff exp_diff_print
+# export's pprof writer: the messages protoc-c generates (make's rule above).
+fuzz_gen_export   := $(BUILD)/proto/profile.pb-c.c
 FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZERS))
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(ALL_SRCS) $(ALL_HDRS)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(ALL_SRCS) $(ALL_HDRS) $(BUILD)/proto/profile.pb-c.c
 	@mkdir -p $(FUZZ_BUILD)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(foreach m,$(fuzz_mods_$*),$(filter %/$(m).c,$(ALL_SRCS))) -o $@ -lm -lz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(BUILD)/proto $< $(foreach m,$(fuzz_mods_$*),$(filter %/$(m).c,$(ALL_SRCS))) \
+		$(fuzz_gen_$*) -o $@ -lm -lz -lprotobuf-c
 
 fuzz-build: $(FUZZ_BINS)
 
