@@ -52,6 +52,19 @@ static void free_code_maps(struct proc *p)
 	p->nmaps = 0;
 }
 
+void proc_forget_stacks(struct proc *p)
+{
+	alloc_stacks_free(&p->stacks);
+	free(p->stack_figs);
+	p->stack_figs = NULL;
+	p->nstack_figs = 0;
+	for (size_t i = 0; i < p->nstack_names; i++)
+		free(p->stack_names[i]);
+	free(p->stack_names);
+	p->stack_names = NULL;
+	p->nstack_names = 0;
+}
+
 void proc_free(struct proc *p)
 {
 	if (!p)
@@ -59,8 +72,7 @@ void proc_free(struct proc *p)
 	proc_release_mm(p);
 	free_code_maps(p);
 	mpi_fn_free(&p->mpi_fns);
-	alloc_stacks_free(&p->stacks);
-	free(p->stack_figs);
+	proc_forget_stacks(p);
 	free(p->heap_sites);
 	for (size_t i = 0; i < p->nprobed; i++)
 		free(p->probed_paths[i]);
@@ -86,6 +98,7 @@ int proc_copy_mm(struct proc *child, const struct proc *parent, bool code_maps)
 	size_t n = 0;
 
 	/* The regions carry the parent's stack ids: the child names them the same. */
+	proc_forget_stacks(child);
 	if (regions_copy(&child->regions, &parent->regions) ||
 	    alloc_stacks_copy(&child->stacks, &parent->stacks))
 		return -ENOMEM;
@@ -116,10 +129,7 @@ void proc_reset_mm(struct proc *p)
 	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
 	free_code_maps(p);
 	/* The old image's stacks point into code that is gone. */
-	alloc_stacks_free(&p->stacks);
-	free(p->stack_figs);
-	p->stack_figs = NULL;
-	p->nstack_figs = 0;
+	proc_forget_stacks(p);
 	p->brk_cur = 0;
 	p->npending = 0;
 	p->needs_sync = true;

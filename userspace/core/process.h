@@ -144,6 +144,8 @@ struct proc {
 		comp_id owner;
 	} *stack_figs;
 	size_t nstack_figs;
+	char **stack_names;		/* each stack's frames named, by id (the engine's writer); NULL: not yet */
+	size_t nstack_names;
 
 	/*
 	 * A sample in two steps (proc_mark_sample, then proc_account once the
@@ -189,6 +191,9 @@ struct proc *proc_new(pid_t pid, double now);
 /* CLOCK_BOOTTIME in ns: the clock of the kernel's events. */
 uint64_t boot_clock_ns(void);
 void proc_free(struct proc *p);
+
+/* Forget p's allocation stacks, their figures and names (a new image, or its parent's copy next). */
+void proc_forget_stacks(struct proc *p);
 
 /* Forget the address space (after exec) and ask for a fresh read. */
 void proc_reset_mm(struct proc *p);
