@@ -27,14 +27,17 @@ RUN      ?=
 
 CFLAGS   ?= -O2 -g
 # userspace/ is layered (docs/ARCHITECTURE.md): cmd -> engine -> core,
-# output -> sys; report, merge and model are commands' libraries beside the engine.
+# output -> sys; report, merge, model and export are commands' libraries beside the engine.
 # A folder's objects are compiled with the include paths of itself and of
 # the layers it may use, and no other: an include the wrong way up does not
 # compile (`make layers-check` shows it). bpf/memattr.h, the kernel's
 # records, is below them all; the generated skeleton is the loader's (sys).
-SRC_DIRS := cmd engine core output report merge model sys
-USES_cmd    := cmd merge model report engine core output sys
+SRC_DIRS := cmd engine core output report merge model export sys
+USES_cmd    := cmd merge model export report engine core output sys
 USES_model  := model report output sys
+# export and diff: report's readers, and pprof's messages generated from
+# export/profile.proto by protoc-c into $(BUILD)/proto (on export's path only).
+USES_export := export report output sys
 USES_merge  := merge report output sys
 USES_report := report output sys
 USES_engine := engine core output sys
@@ -46,28 +49,30 @@ USES_sys    := sys
 # headers (engine.h), not its insides.
 INTERNAL  = $(wildcard userspace/$(1)/internal)
 layer_inc = $(patsubst %,-I%,$(call INTERNAL,$(1))) $(patsubst %,-Iuserspace/%,$(USES_$(1))) \
-	    $(if $(filter sys,$(1)),-I$(BUILD)) -Ibpf
+	    $(if $(filter sys,$(1)),-I$(BUILD)) $(if $(filter export,$(1)),-I$(BUILD)/proto) -Ibpf
 # Tests and fuzzers stand above every layer.
-ALL_INC  := -I$(BUILD) $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) \
+ALL_INC  := -I$(BUILD) -I$(BUILD)/proto $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) \
 	    $(patsubst %,-I%,$(foreach d,$(SRC_DIRS),$(call INTERNAL,$(d)))) -Ibpf
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror \
 	    -D_GNU_SOURCE -DMEMATTR_SPEC_DIR='"$(PREFIX)/share/memattr-bpf/uprobe_specs"'
-LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread
+LDLIBS   := -lbpf -ldw -lelf -lz -lm -lpthread -lprotobuf-c
 
 # v3: atomic exchange, so concurrent threads' RSS changes add up exactly.
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror -I$(BUILD) -Ibpf
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
-PURE_MODULES := components spec procfs regions csv_out cli num_arg classify callscan unwind mpi_fn elfsym \
+PURE_MODULES := components alloc_stack spec procfs regions csv_out cli num_arg classify callscan unwind mpi_fn elfsym \
 		report_csv report_stats report_svg report_html report_nodes safe_open hooks \
 		metrics daemon_cfg spool http_listen gz_read sock_proto \
 		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
-		model model_app model_fit model_read model_print report_oom trend memcg
+		model model_app model_fit model_read model_print report_oom trend memcg \
+		exp_load exp_profile exp_build exp_folded exp_speedscope exp_pprof exp_writers exp_out \
+		exp_diff exp_diff_print profile.pb-c export_cmd diff_cmd
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h userspace/$(d)/internal/*.h))
-ALL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(ALL_SRCS)))
+ALL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(ALL_SRCS))) $(BUILD)/profile.pb-c.o
 vpath %.c $(patsubst %,userspace/%,$(SRC_DIRS))
 # Each object gets its folder's include paths (a target-specific variable).
 $(foreach d,$(SRC_DIRS),$(eval $(patsubst %.c,$(BUILD)/%.o,$(notdir $(wildcard userspace/$(d)/*.c))): LAYER_INC := $(call layer_inc,$(d))))
@@ -111,6 +116,14 @@ $(BUILD)/%.o: %.c $(ALL_HDRS) bpf/memattr.h | $(BUILD)
 
 # Only the loader includes the generated skeleton.
 $(BUILD)/bpf_loader.o: $(BUILD)/memattr.skel.h
+
+# pprof's messages: C from export/profile.proto (Debian's protobuf-c-compiler).
+$(BUILD)/proto/profile.pb-c.c $(BUILD)/proto/profile.pb-c.h &: userspace/export/profile.proto | $(BUILD)
+	mkdir -p $(BUILD)/proto
+	protoc-c --proto_path=userspace/export --c_out=$(BUILD)/proto $<
+$(BUILD)/profile.pb-c.o: $(BUILD)/proto/profile.pb-c.c $(BUILD)/proto/profile.pb-c.h
+	$(CC) $(CFLAGS) -I$(BUILD)/proto -c $< -o $@
+$(BUILD)/exp_pprof.o: $(BUILD)/proto/profile.pb-c.h
 
 memattr-bpf: $(ALL_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
@@ -157,6 +170,12 @@ man-check:
 # includes an upper layer's header must not compile (tools/check-layers.py
 # places it and builds it with make's own rule, in $(BUILD)/layers-check),
 # and no #include cycle between files nor use cycle between modules.
+# export's pprof and speedscope files read by other readers: Go's pprof
+# (golang-go) and Python's json (no root).
+.PHONY: export-check
+export-check: memattr-bpf
+	tools/check-export.sh ./memattr-bpf
+
 .PHONY: layers-check
 layers-check: memattr-bpf
 	tools/check-layers.py $(MAKE) $(BUILD)/layers-check $(filter $(BUILD)/%.o,$(ALL_OBJS)) -- \
@@ -170,12 +189,12 @@ rules-check:
 	tools/grafana/check-dashboard.py tools/grafana/memattr-bpf.json tools/prometheus/memattr-rules.yml
 
 $(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
 # The attribution core, without /proc and without the stack scanner: its
 # test supplies requester_find itself.
 $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/process.o | $(BUILD)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/process.o -o $@ -lcmocka -lelf -lm -lpthread -lz
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/process.o -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
 $(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o -o $@ -lcmocka -lm -lz
@@ -183,7 +202,7 @@ $(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(B
 # The OOM post-mortem's pure parts, with the CSV sink's run_info rows and the engine's fold.
 $(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o -o $@ \
-		-lcmocka -lelf -lm -lpthread -lz
+		-lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
@@ -241,17 +260,22 @@ FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-std=gnu11 -Wall -Wextra -Werror $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -D_GNU_SOURCE
-FUZZERS      := spec report maps environ stat
+FUZZERS      := spec report maps environ stat export
 fuzz_mods_spec    := spec safe_open
 fuzz_mods_report  := report_csv report_stats report_svg report_html report_nodes safe_open hooks gz_read
 fuzz_mods_maps    := procfs
 fuzz_mods_environ := procfs
 fuzz_mods_stat    := procfs
+fuzz_mods_export  := report_csv report_stats report_svg safe_open gz_read exp_load exp_profile exp_build \
+		     exp_folded exp_speedscope exp_pprof exp_writers exp_out exp_diff exp_diff_print
+# export's pprof writer: the messages protoc-c generates (make's rule above).
+fuzz_gen_export   := $(BUILD)/proto/profile.pb-c.c
 FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZERS))
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(ALL_SRCS) $(ALL_HDRS)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(ALL_SRCS) $(ALL_HDRS) $(BUILD)/proto/profile.pb-c.c
 	@mkdir -p $(FUZZ_BUILD)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(foreach m,$(fuzz_mods_$*),$(filter %/$(m).c,$(ALL_SRCS))) -o $@ -lm -lz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(BUILD)/proto $< $(foreach m,$(fuzz_mods_$*),$(filter %/$(m).c,$(ALL_SRCS))) \
+		$(fuzz_gen_$*) -o $@ -lm -lz -lprotobuf-c
 
 fuzz-build: $(FUZZ_BINS)
 

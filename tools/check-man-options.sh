@@ -7,7 +7,8 @@
 # userspace/cmd/daemon_cfg.c's keys[] and the options daemon_cfg_parse_args
 # handles itself (memattr-bpf-daemon(8); the keys also memattr-bpf.conf(5)),
 # userspace/merge/merge.c's opts[] (memattr-bpf-merge(1)), userspace/model/model.c's
-# opts[] (memattr-bpf-model(1)),
+# opts[] (memattr-bpf-model(1)), userspace/cmd/export_cmd.c's and diff_cmd.c's opts[]
+# (memattr-bpf-export(1), memattr-bpf-diff(1)),
 # userspace/core/spec.c's keywords[], "component" and the forward kinds
 # parse_forward takes (memattr-spec(5)), userspace/spank/spank_plugin.c's
 # options[] (memattr_spank(8)).
@@ -101,10 +102,12 @@ daemon=$( { daemon_keys "$top/userspace/cmd/daemon_cfg.c"; daemon_own "$top/user
 keys=$(daemon_keys "$top/userspace/cmd/daemon_cfg.c" | sort -u)
 merge=$(getopt_names "$top/userspace/merge/merge.c" opts | sort -u)
 model=$(getopt_names "$top/userspace/model/model.c" opts | sort -u)
+export=$(getopt_names "$top/userspace/cmd/export_cmd.c" opts | sort -u)
+diff=$(getopt_names "$top/userspace/cmd/diff_cmd.c" opts | sort -u)
 spank=$(getopt_names "$top/userspace/spank/spank_plugin.c" options | sort -u)
 spec=$(spec_statements "$top/userspace/core/spec.c" | sort -u)
 
-for v in cli daemon keys merge model spec spank; do
+for v in cli daemon keys merge model export diff spec spank; do
 	[ -n "${!v}" ] || { echo "check-man-options: no $v options found in the sources (did the tables move?)"; exit 1; }
 done
 
@@ -113,8 +116,10 @@ check memattr-bpf-daemon.8 option "$daemon" "$(listed "$man/memattr-bpf-daemon.8
 check memattr-bpf.conf.5 key "$keys" "$(listed_keys "$man/memattr-bpf.conf.5")"
 check memattr-bpf-merge.1 option "$merge" "$(listed "$man/memattr-bpf-merge.1" OPTIONS)"
 check memattr-bpf-model.1 option "$model" "$(listed "$man/memattr-bpf-model.1" OPTIONS)"
+check memattr-bpf-export.1 option "$export" "$(listed "$man/memattr-bpf-export.1" OPTIONS)"
+check memattr-bpf-diff.1 option "$diff" "$(listed "$man/memattr-bpf-diff.1" OPTIONS)"
 check memattr_spank.8 option "$spank" "$(listed "$man/memattr_spank.8" OPTIONS)"
 check memattr-spec.5 statement "$spec" "$(listed_statements "$man/memattr-spec.5")"
 
-[ $fail = 0 ] && echo "check-man-options: $(wc -w <<<"$cli $daemon $keys $merge $model $spec $spank") options, keys and statements, each in its man page"
+[ $fail = 0 ] && echo "check-man-options: $(wc -w <<<"$cli $daemon $keys $merge $model $export $diff $spec $spank") options, keys and statements, each in its man page"
 exit $fail

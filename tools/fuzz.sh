@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run the libFuzzer harnesses (make fuzz-build) for a bounded time each.
-#   tools/fuzz.sh SECONDS [NAME...]     NAME: spec report maps environ stat
+#   tools/fuzz.sh SECONDS [NAME...]     NAME: spec report maps environ stat export
 # Each starts from its committed seeds (tests/fuzz/corpus/NAME, never
 # modified) plus what earlier runs found (build-fuzz/corpus-NAME), and
 # prints one line: executions, new inputs, and whether it crashed. A crash
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:?usage: tools/fuzz.sh SECONDS [NAME...]}
 shift
 NAMES=("$@")
-[ ${#NAMES[@]} -gt 0 ] || NAMES=(spec report maps environ stat)
+[ ${#NAMES[@]} -gt 0 ] || NAMES=(spec report maps environ stat export)
 B=build-fuzz
 failed=0
 total=0

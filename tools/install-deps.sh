@@ -8,6 +8,7 @@ set -euo pipefail
 PACKAGES=(
 	make gcc libc6-dev clang llvm pkg-config	# build (clang: the BPF object)
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev	# BPF loader, unwinding
+	libprotobuf-c-dev protobuf-c-compiler		# export --format pprof: profile.proto's messages
 	libcmocka-dev					# unit tests
 	libclang-rt-14-dev				# libFuzzer and sanitizer runtimes (make fuzz)
 	libopenmpi-dev openmpi-bin			# workloads (mpicc) and mpirun

@@ -127,6 +127,13 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 		rq->owner = r->owner;
 		rq->owner_final = !(r->flags & REGION_FROM_EVENT);
 		rq->libc_only = false;
+		/* The allocation stack: the caller, then the code words further out. */
+		for (; off + 8 <= e->stack_len && rq->nstack < ALLOC_STACK_DEPTH; off += 8) {
+			memcpy(&w, e->stack + off, sizeof(w));
+			r = regions_find(regions, w);
+			if (r && (r->flags & REGION_EXEC))
+				rq->stack[rq->nstack++] = w;
+		}
 		return true;
 	}
 	return false;
@@ -1068,10 +1075,72 @@ static void test_peaks_follow_samples(void **state)
 	assert_int_equal(p->peak_comp_rss[COMP_APP], 4 * KIB + MIB);
 }
 
+/*
+ * Each region keeps the stack that asked for it, one id per distinct
+ * stack; a sample sums each stack's regions (now, and at the total's
+ * peak); a fork's child names the same stacks, an exec forgets them.
+ */
+static void test_regions_keep_their_stack(void **state)
+{
+	struct proc *child = proc_new(4243, 0);
+	const uint64_t *pcs;
+	uint32_t s1, s2;
+
+	(void)state;
+	assert_non_null(child);
+	sync_with(0, 0, 0, false);
+	proc_apply_syscall(p, &cls, sys(LATER, NR_MMAP, 0, MIB, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, (int64_t)ANON, 0, 3,
+					LIBC_CODE + 0x10, APP_CODE + 0x20, APP_CODE + 0x100), 0);
+	proc_apply_syscall(p, &cls, sys(LATER, NR_MMAP, 0, MIB, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, (int64_t)(ANON + 2 * MIB), 0, 3,
+					LIBC_CODE + 0x10, APP_CODE + 0x20, APP_CODE + 0x200), 0);
+	proc_apply_syscall(p, &cls, sys(LATER, NR_MMAP, 0, MIB / 2, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, (int64_t)(ANON + 4 * MIB), 0, 3,
+					LIBC_CODE + 0x10, APP_CODE + 0x20, APP_CODE + 0x100), 0);
+	s1 = regions_find(&p->regions, ANON)->stack;
+	s2 = regions_find(&p->regions, ANON + 2 * MIB)->stack;
+	assert_true(s1 && s2 && s1 != s2);
+	assert_int_equal(regions_find(&p->regions, ANON + 4 * MIB)->stack, s1);
+	assert_int_equal(p->stacks.n, 2);
+	assert_int_equal(alloc_stack_get(&p->stacks, s1, &pcs), 2);
+	assert_int_equal(pcs[0], APP_CODE + 0x20);
+	assert_int_equal(pcs[1], APP_CODE + 0x100);
+	/* What the read knew before has no stack: the heap, the libraries' pages. */
+	assert_int_equal(regions_find(&p->regions, HEAP)->stack, 0);
+
+	faults(LATER + 1, ANON, 256);
+	faults(LATER + 1, ANON + 2 * MIB, 128);
+	faults(LATER + 1, ANON + 4 * MIB, 64);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 448 * 4 * KIB, 1), 0);
+	assert_int_equal(p->nstack_figs, 3);
+	assert_int_equal(p->stack_figs[s1].rss, (256 + 64) * 4 * KIB);
+	assert_int_equal(p->stack_figs[s2].rss, 128 * 4 * KIB);
+	assert_int_equal(p->stack_figs[s1].owner, COMP_APP);
+	assert_int_equal(p->stack_figs[s1].rss_at_peak, (256 + 64) * 4 * KIB);
+
+	/* Freed after the peak: now less, at the peak as it was. */
+	proc_apply_syscall(p, &cls, sys(LATER + 2, NR_MUNMAP, ANON, MIB, 0, 0, 0, -MIB, 0), 0);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 192 * 4 * KIB, 2), 0);
+	assert_int_equal(p->stack_figs[s1].rss, 64 * 4 * KIB);
+	assert_int_equal(p->stack_figs[s1].rss_at_peak, (256 + 64) * 4 * KIB);
+
+	assert_int_equal(proc_copy_mm(child, p, false), 0);
+	assert_int_equal(regions_find(&child->regions, ANON + 2 * MIB)->stack, s2);
+	assert_int_equal(alloc_stack_get(&child->stacks, s2, &pcs), 2);
+	assert_int_equal(pcs[1], APP_CODE + 0x200);
+	proc_free(child);
+
+	proc_reset_mm(p);
+	assert_int_equal(p->stacks.n, 0);
+	assert_int_equal(p->nstack_figs, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mmap_owner_is_caller_past_libc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_regions_keep_their_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faults_after_the_total_read_set_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_after_the_total_read_set_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_entry_counted_page_by_page, setup, teardown),

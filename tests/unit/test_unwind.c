@@ -200,6 +200,53 @@ static void test_cxx_new_owner_is_app(void **state)
 }
 
 /*
+ * The allocation stack: with stack_depth the walk goes on past the
+ * requester (app function <- another app function <- _start) and keeps
+ * the requester's pc and its callers', at most the depth; without, it
+ * stops at the requester as before and keeps that one pc.
+ */
+static void test_alloc_stack(void **state)
+{
+	struct unwind_ops deep = ops;
+	struct fake_stack s = { .n = 0 };
+	struct unwind_regs r;
+	struct unwind_result res;
+
+	(void)state;
+	push_word(&s, 0x1150);		/* mmap (leaf): RA into malloc */
+	push_word(&s, 0x1111);		/* malloc: saved rbx */
+	push_word(&s, 0x2010);		/* malloc's RA into _Znwm */
+	push_word(&s, 0x2222);		/* _Znwm: saved rbx */
+	push_word(&s, 0x4010);		/* _Znwm's RA into the app function */
+	push_word(&s, 0x3333);		/* app function: saved rbx */
+	push_word(&s, 0x4310);		/* its RA into another app function */
+	push_word(&s, 0x4444);		/* that one: saved rbx */
+	push_word(&s, 0x4210);		/* its RA into _start */
+	regs_at(&r, 0x1010);
+	assert_true(walk(&s, &r, &res));
+	assert_int_equal(res.frames, 4);
+	assert_int_equal(res.nstack, 1);
+	assert_int_equal(res.stack[0], 0x4010);
+
+	deep.stack_depth = ALLOC_STACK_DEPTH;
+	assert_true(unwind_find_requester(&r, (const uint8_t *)s.w, s.n * 8, C_MPI, C_LIBC, &deep,
+					  &scan, &res));
+	/* Requester and owner as without the stack: only the walk is longer. */
+	assert_int_equal(res.caller, 0x4010);
+	assert_int_equal(res.owner, COMP_APP);
+	assert_int_equal(res.entry, 0);
+	assert_int_equal(res.nstack, 3);
+	assert_int_equal(res.stack[1], 0x4310);
+	assert_int_equal(res.stack[2], 0x4210);
+
+	deep.stack_depth = 2;
+	assert_true(unwind_find_requester(&r, (const uint8_t *)s.w, s.n * 8, C_MPI, C_LIBC, &deep,
+					  &scan, &res));
+	assert_int_equal(res.nstack, 2);
+	assert_int_equal(res.frames, 5);
+}
+
+/*
  * A stale return address into MPI in a saved-register slot: the word scan
  * takes it for malloc's caller (the C++ bug of issue 10), the walk reads
  * the slot as the saved rbx it is.
@@ -613,6 +660,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cxx_new_owner_is_app),
+		cmocka_unit_test(test_alloc_stack),
 		cmocka_unit_test(test_stale_words_ignored),
 		cmocka_unit_test(test_library_for_itself),
 		cmocka_unit_test(test_mpi_entry),

@@ -21,6 +21,8 @@ void cli_usage(FILE *f)
 	      "       memattr-bpf report DIR              DIR/report.html from a run's CSVs (no root needed)\n"
 	      "       memattr-bpf merge DIR... -o OUT     one dataset from a job's per-node datasets\n"
 	      "       memattr-bpf model RUN... [--predict P] per-component memory model from runs at several rank counts\n"
+	      "       memattr-bpf export DIR [--format F] a run's resident memory as folded stacks, speedscope or pprof\n"
+	      "       memattr-bpf diff A B [--fail-above PCT] two runs per rank and component; exit 1 past PCT% growth\n"
 	      "options:\n"
 	      "  --output DIR        where CSVs go (default ./memattr-<job or pid>); %n is this node's\n"
 	      "                      name, %j the job ID (--output out/%n on every node of a job)\n"

@@ -5,7 +5,7 @@
  * The commands, one file each: argv[1] names one of the table's, and it
  * runs with argv from its name on; anything else is the tracing command
  * (trace.c) with the whole command line. Reading a run's files (report,
- * merge) needs no root and no BPF: nothing is touched before this choice.
+ * merge, model, export, diff) needs no root and no BPF: nothing is touched before this choice.
  * A new command is a file, a line here and a line in cli_usage()
  * (docs/ARCHITECTURE.md, "Add a subcommand").
  */
@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "diff_cmd.h"
+#include "export_cmd.h"
 #include "merge.h"
 #include "model.h"
 #include "report.h"
@@ -29,6 +31,8 @@ static const struct command commands[] = {
 	{ "report", report_main, "DIR/report.html from a run's CSVs (no root needed)" },
 	{ "merge",  merge_main,  "one dataset from a job's per-node datasets" },
 	{ "model",  model_main,  "per-component memory model from runs at several rank counts" },
+	{ "export", export_main, "a run's resident memory as folded stacks, speedscope or pprof" },
+	{ "diff",   diff_main,   "two runs per rank and component; --fail-above PCT gates growth" },
 };
 
 int main(int argc, char **argv)

@@ -53,6 +53,19 @@ static void free_code_maps(struct proc *p)
 	p->nmaps = 0;
 }
 
+void proc_forget_stacks(struct proc *p)
+{
+	alloc_stacks_free(&p->stacks);
+	free(p->stack_figs);
+	p->stack_figs = NULL;
+	p->nstack_figs = 0;
+	for (size_t i = 0; i < p->nstack_names; i++)
+		free(p->stack_names[i]);
+	free(p->stack_names);
+	p->stack_names = NULL;
+	p->nstack_names = 0;
+}
+
 void proc_free(struct proc *p)
 {
 	if (!p)
@@ -60,6 +73,7 @@ void proc_free(struct proc *p)
 	proc_release_mm(p);
 	free_code_maps(p);
 	mpi_fn_free(&p->mpi_fns);
+	proc_forget_stacks(p);
 	free(p->heap_sites);
 	for (size_t i = 0; i < p->nprobed; i++)
 		free(p->probed_paths[i]);
@@ -86,7 +100,10 @@ int proc_copy_mm(struct proc *child, const struct proc *parent, bool code_maps)
 	struct code_map *maps = NULL;
 	size_t n = 0;
 
-	if (regions_copy(&child->regions, &parent->regions))
+	/* The regions carry the parent's stack ids: the child names them the same. */
+	proc_forget_stacks(child);
+	if (regions_copy(&child->regions, &parent->regions) ||
+	    alloc_stacks_copy(&child->stacks, &parent->stacks))
 		return -ENOMEM;
 	if (code_maps && parent->nmaps) {
 		maps = calloc(parent->nmaps, sizeof(*maps));
@@ -114,6 +131,8 @@ void proc_reset_mm(struct proc *p)
 	regions_clear(&p->regions);
 	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
 	free_code_maps(p);
+	/* The old image's stacks point into code that is gone. */
+	proc_forget_stacks(p);
 	p->brk_cur = 0;
 	p->npending = 0;
 	p->needs_sync = true;
@@ -541,6 +560,7 @@ static comp_id requested_owner(struct proc *p, const struct classifier *cls,
 	struct requester rq;
 
 	p->requests++;
+	p->req_stack = 0;
 	*mpi_fn = (uint16_t)e->mpi_fn;
 	if (!requester_find(&p->code, &p->regions, cls, e, &rq)) {
 		/*
@@ -551,6 +571,8 @@ static comp_id requested_owner(struct proc *p, const struct classifier *cls,
 			p->unknown_callers++;
 		return map_stack ? COMP_STACK : COMP_UNATTRIBUTED;
 	}
+	/* Its regions will carry the stack that asked (regions_set_stack, by the caller). */
+	p->req_stack = alloc_stack_intern(&p->stacks, rq.stack, rq.nstack);
 	/* Not inside a probed MPI call: the MPI function on the stack, if any, asked. */
 	if (!*mpi_fn && rq.entry_path && cls->mpi_fn_at)
 		*mpi_fn = entry_mpi_fn(p, cls, &rq);
@@ -671,6 +693,7 @@ static void map_region(struct proc *p, const struct classifier *cls, const struc
 		return;
 	}
 	regions_set_mpi_fn(&p->regions, start, start + len, fn);
+	regions_set_stack(&p->regions, start, start + len, p->req_stack);
 	/* A library's owner comes from its file's name: now, or from the next read. */
 	if ((flags & REGION_FILE) && !name_mapped_files(p, cls, start, start + len))
 		p->needs_sync = true;
@@ -728,6 +751,7 @@ static void apply_brk(struct proc *p, const struct classifier *cls,
 		owner = requested_owner(p, cls, e, page_up(old), false, &fn);
 		regions_map(&p->regions, page_up(old), page_up(brk), owner, 0, NULL);
 		regions_set_mpi_fn(&p->regions, page_up(old), page_up(brk), fn);
+		regions_set_stack(&p->regions, page_up(old), page_up(brk), p->req_stack);
 		regions_charge_range(&p->regions, page_up(old), page_up(brk), delta);
 	} else if (page_up(brk) < page_up(old)) {
 		regions_unmap_charged(&p->regions, page_up(brk), page_up(old), delta);
@@ -759,6 +783,7 @@ static void apply_mprotect(struct proc *p, const struct classifier *cls,
 		return;
 	regions_set_owner(&p->regions, start, end, owner, false);
 	regions_set_mpi_fn(&p->regions, start, end, fn);
+	regions_set_stack(&p->regions, start, end, p->req_stack);
 }
 
 /* The next sample reads p's maps again: at most once in REREAD_MAPS_S. */
@@ -852,6 +877,8 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 	regions_set_owner(&p->regions, start, end, owner, true);
 	if (fn)
 		regions_set_mpi_fn(&p->regions, start, end, fn);
+	if (p->req_stack)
+		regions_set_stack(&p->regions, start, end, p->req_stack);
 }
 
 /* A change at epoch came after the read that ended at end (during the read: if during_after). */
@@ -964,6 +991,7 @@ static void apply_syscall(struct proc *p, const struct classifier *cls,
 	int64_t delta = delta_after_sync(p, e);
 	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]), old_brk = p->brk_cur;
 
+	p->req_stack = 0;
 	if (e->ret < 0 && e->ret > -4096)
 		return;		/* failed: nothing mapped, nothing moved */
 	if (e->h.ts_ns < p->sync_boot_ns) {
@@ -1182,6 +1210,38 @@ static void partition(struct proc *p, int64_t total, int64_t *rss, int64_t *pss)
 		pss[COMP_UNATTRIBUTED] = 0;
 }
 
+/*
+ * Each stack's regions' rss now (and, at a new peak of the total, at the
+ * peak): what the end of the run writes per stack. Raw region figures,
+ * before partition() fits the components to the kernel's total.
+ */
+static void account_stacks(struct proc *p)
+{
+	size_t n = p->stacks.n + 1;
+
+	if (p->stacks.n == 0)
+		return;
+	if (n > p->nstack_figs) {
+		struct stack_fig *f = realloc(p->stack_figs, n * sizeof(*f));
+
+		if (!f)
+			return;		/* the stacks' figures lag a sample: the components are whole */
+		memset(f + p->nstack_figs, 0, (n - p->nstack_figs) * sizeof(*f));
+		p->stack_figs = f;
+		p->nstack_figs = n;
+	}
+	for (size_t i = 0; i < p->nstack_figs; i++)
+		p->stack_figs[i].rss = 0;
+	for (size_t i = 0; i < p->regions.n; i++) {
+		const struct region *r = &p->regions.r[i];
+
+		if (!r->stack || r->stack >= p->nstack_figs)
+			continue;
+		p->stack_figs[r->stack].rss += r->rss;
+		p->stack_figs[r->stack].owner = r->owner;
+	}
+}
+
 int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now)
 {
 	int64_t *rss, *pss, total_pss = 0;
@@ -1202,6 +1262,7 @@ int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss
 		return -ENOMEM;
 	}
 	regions_sum(&p->regions, rss, pss, n);
+	account_stacks(p);
 	if (p->flight.valid) {
 		if (p->sample_mark_ns)
 			set_apart_flight(p);
@@ -1241,8 +1302,11 @@ int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss
 	}
 	p->total.rss = total_rss;
 	p->total.pss = total_pss;
-	if (p->total.rss > p->total.peak_rss || !p->total.seen)
+	if (p->total.rss > p->total.peak_rss || !p->total.seen) {
 		memcpy(p->peak_comp_rss, rss, n * sizeof(*rss));
+		for (size_t i = 0; i < p->nstack_figs; i++)
+			p->stack_figs[i].rss_at_peak = p->stack_figs[i].rss;
+	}
 	update_peak(&p->total, now);
 	free(rss);
 	free(pss);

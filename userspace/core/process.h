@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "classify.h"
+#include "alloc_stack.h"
 #include "components.h"
 #include "held.h"
 #include "memattr.h"
@@ -138,6 +139,20 @@ struct proc {
 	struct memcg_ref *memcg;
 	unsigned int memcg_reads;	/* samples that read memcg (it is read again while few) */
 	bool oom_marked;		/* chosen by the OOM killer: no sample after */
+	/*
+	 * Allocation stacks of this image's requests (issue 35), and per
+	 * stack id (index; 0 unused) its regions' rss at the last sample and
+	 * at the total's peak, and their owner: written out at the end.
+	 */
+	struct alloc_stacks stacks;
+	uint32_t req_stack;		/* the stack of the request being applied, 0: none */
+	struct stack_fig {
+		int64_t rss, rss_at_peak;
+		comp_id owner;
+	} *stack_figs;
+	size_t nstack_figs;
+	char **stack_names;		/* each stack's frames named, by id (the engine's writer); NULL: not yet */
+	size_t nstack_names;
 
 	/*
 	 * A sample in two steps (proc_mark_sample, then proc_account once the
@@ -183,6 +198,9 @@ struct proc *proc_new(pid_t pid, double now);
 /* CLOCK_BOOTTIME in ns: the clock of the kernel's events. */
 uint64_t boot_clock_ns(void);
 void proc_free(struct proc *p);
+
+/* Forget p's allocation stacks, their figures and names (a new image, or its parent's copy next). */
+void proc_forget_stacks(struct proc *p);
 
 /* Forget the address space (after exec) and ask for a fresh read. */
 void proc_reset_mm(struct proc *p);

@@ -234,7 +234,7 @@ static void merge_pair(struct region_table *t, size_t a, bool keep_lower)
 static bool same_kind(const struct region *x, const struct region *y)
 {
 	return x->end == y->start && x->owner == y->owner && x->flags == y->flags &&
-	       x->mpi_fn == y->mpi_fn;
+	       x->mpi_fn == y->mpi_fn && x->stack == y->stack;
 }
 
 /* Which of r[a], r[a+1] keeps its owner: the one holding more, see the top of the file. */
@@ -545,6 +545,12 @@ void regions_set_mpi_fn(struct region_table *t, uint64_t start, uint64_t end, ui
 {
 	for (size_t i = first_above(t, start); i < t->n && t->r[i].start < end; i++)
 		t->r[i].mpi_fn = fn;
+}
+
+void regions_set_stack(struct region_table *t, uint64_t start, uint64_t end, uint32_t id)
+{
+	for (size_t i = first_above(t, start); i < t->n && t->r[i].start < end; i++)
+		t->r[i].stack = id;
 }
 
 void regions_set_flags(struct region_table *t, uint64_t start, uint64_t end,

@@ -28,6 +28,7 @@ struct region {
 	comp_id owner;
 	uint16_t flags;
 	uint16_t mpi_fn;	/* --mpi-calls: the MPI call it was requested in, 0: none */
+	uint32_t stack;		/* its allocation stack (the process's alloc_stacks), 0: none */
 	uint8_t seen;		/* private: touched since regions_sync_begin */
 	uint64_t counted_ns;	/* its rss was read (smaps, pagemap) at this boot time:
 				 * older RSS events are in that figure, 0: none */
@@ -90,6 +91,9 @@ int regions_set_owner(struct region_table *t, uint64_t start, uint64_t end,
 
 /* Tag every region inside [start, end) as requested in MPI call fn. */
 void regions_set_mpi_fn(struct region_table *t, uint64_t start, uint64_t end, uint16_t fn);
+
+/* Give every region inside [start, end) the allocation stack id (0: none). */
+void regions_set_stack(struct region_table *t, uint64_t start, uint64_t end, uint32_t id);
 
 /* Set (set=true) or clear flag bits on every region inside [start, end). */
 void regions_set_flags(struct region_table *t, uint64_t start, uint64_t end,

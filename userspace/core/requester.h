@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "alloc_stack.h"
 #include "callscan.h"
 #include "cfi.h"
 #include "classify.h"
@@ -145,6 +146,9 @@ struct requester {
 	uint64_t entry_off;
 	bool fallback;		/* the CFI walk could not finish: the word scan did */
 	bool gone;		/* not found because the process had ended: not an unwinding failure */
+	/* The allocation stack: caller, then its callers (return addresses), when found. */
+	uint64_t stack[ALLOC_STACK_DEPTH];
+	unsigned int nstack;
 };
 
 /*

@@ -153,6 +153,20 @@ static bool settle(const struct unwind_frame *fr, const uint64_t *pcs, unsigned 
 	return true;
 }
 
+/* The allocation stack: the requester's frame pick and up to depth - 1 callers. */
+static bool keep_stack(const uint64_t *pcs, unsigned int n, int pick, unsigned int depth,
+		       struct unwind_result *res)
+{
+	if (depth < 1)
+		depth = 1;
+	if (depth > ALLOC_STACK_DEPTH)
+		depth = ALLOC_STACK_DEPTH;
+	res->nstack = 0;
+	for (unsigned int i = (unsigned int)pick; i < n && res->nstack < depth; i++)
+		res->stack[res->nstack++] = pcs[i];
+	return true;
+}
+
 /* The walk saw every frame there is to see (the outermost one, or the copy's end). */
 static bool walk_complete(const struct unwind_frame *fr, const uint64_t *pcs, unsigned int n,
 			  int pick, comp_id entry_of, const struct unwind_ops *ops,
@@ -164,12 +178,12 @@ static bool walk_complete(const struct unwind_frame *fr, const uint64_t *pcs, un
 			settle(fr, pcs, n, (unsigned int)pick, entry_of, res);
 	}
 	res->forwarders_only = pick < 0;
-	return pick >= 0;
+	return pick >= 0 && keep_stack(pcs, n, pick, ops->stack_depth, res);
 }
 
-bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack, size_t len,
-			   comp_id entry_of, comp_id forward_id, const struct unwind_ops *ops,
-			   const struct callscan_ops *scan, struct unwind_result *res)
+static bool walk(const struct unwind_regs *regs, const uint8_t *stack, size_t len,
+		 comp_id entry_of, comp_id forward_id, const struct unwind_ops *ops,
+		 const struct callscan_ops *scan, struct unwind_result *res)
 {
 	struct unwind_frame fr[UNWIND_MAX_FRAMES];
 	uint64_t pcs[UNWIND_MAX_FRAMES];
@@ -179,6 +193,9 @@ bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack,
 	uint64_t pc = cur.r[CFI_RA], lookup = pc;
 	unsigned int n = 0;
 	int pick = -1;
+	/* Requester and entry are final; the walk goes on only for the stack. */
+	bool done = false;
+	unsigned int want = ops->stack_depth > 1 ? ops->stack_depth : 1;
 	bool open;
 	int ret;
 
@@ -202,18 +219,22 @@ bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack,
 		 * Nothing discards: the first candidate stands, and the walk goes
 		 * on past it only to find the entry.
 		 */
-		if (!ops->discarders && !f.forwards) {
-			if (pick >= 0 && f.owner != entry_of)
-				return true;
-			if (pick < 0) {
-				pick = (int)n - 1;
-				res->caller = pc;
-				res->owner = f.owner;
-				if (f.owner != entry_of)
-					return true;
+		if (!done && !ops->discarders && !f.forwards) {
+			if (pick >= 0 && f.owner != entry_of) {
+				done = true;
+			} else {
+				if (pick < 0) {
+					pick = (int)n - 1;
+					res->caller = pc;
+					res->owner = f.owner;
+					done = f.owner != entry_of;
+				}
+				if (!done)
+					res->entry = pc;
 			}
-			res->entry = pc;
 		}
+		if (done && n - (unsigned int)pick >= want)
+			return keep_stack(pcs, n, pick, want, res);
 		if (ops->cfi(ops->ctx, lookup, &row)) {
 			res->stop = UNWIND_STOP_NO_CFI;
 			break;
@@ -226,6 +247,8 @@ bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack,
 			 * the copy would be a stale word: not found, exactly.
 			 */
 			res->stop = UNWIND_STOP_COPY_END;
+			if (done)
+				return keep_stack(pcs, n, pick, want, res);
 			return walk_complete(fr, pcs, n, pick, entry_of, ops, res);
 		}
 		if (ret) {
@@ -233,8 +256,11 @@ bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack,
 			break;
 		}
 		/* No return address: the outermost frame (_start, a thread's start). */
-		if (!(next.valid & BIT(CFI_RA)) || !next.r[CFI_RA])
+		if (!(next.valid & BIT(CFI_RA)) || !next.r[CFI_RA]) {
+			if (done)
+				return keep_stack(pcs, n, pick, want, res);
 			return walk_complete(fr, pcs, n, pick, entry_of, ops, res);
+		}
 		/* A stack only grows down: a caller's frame lies above. */
 		if (next.r[CFI_RSP] <= cur.r[CFI_RSP]) {
 			res->stop = UNWIND_STOP_STEP;
@@ -244,6 +270,9 @@ bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack,
 		pc = cur.r[CFI_RA];
 		lookup = pc - 1;
 	}
+	/* Past a final requester, a walk that ends early only shortens the stack. */
+	if (done)
+		return keep_stack(pcs, n, pick, want, res);
 	/*
 	 * The walk could not go on. A requester it found stands (a hook
 	 * beyond this point cannot be seen); the scan looks for the rest: the
@@ -256,7 +285,21 @@ bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack,
 		open = pick >= 0;
 	}
 	if (pick >= 0 && !open)
-		return true;
+		return keep_stack(pcs, n, pick, want, res);
 	return scan_rest(stack, len, base, cur.r[CFI_RSP], pick >= 0, entry_of, forward_id, scan,
 			 res);
+}
+
+bool unwind_find_requester(const struct unwind_regs *regs, const uint8_t *stack, size_t len,
+			   comp_id entry_of, comp_id forward_id, const struct unwind_ops *ops,
+			   const struct callscan_ops *scan, struct unwind_result *res)
+{
+	bool found = walk(regs, stack, len, entry_of, forward_id, ops, scan, res);
+
+	/* Found by the word scan: the requester is all the stack it can vouch for. */
+	if (found && !res->nstack && res->caller) {
+		res->stack[0] = res->caller;
+		res->nstack = 1;
+	}
+	return found;
 }

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc_stack.h"
 #include "callscan.h"
 #include "cfi.h"
 #include "components.h"
@@ -58,6 +59,13 @@ struct unwind_ops {
 	 * does not stop at the first candidate.
 	 */
 	bool discarders;
+	/*
+	 * Frames of the allocation stack wanted, from the requester outward
+	 * (at most ALLOC_STACK_DEPTH): the walk goes on past the requester
+	 * until it has them or can go no further. 0 or 1: the requester only,
+	 * the walk stops there.
+	 */
+	unsigned int stack_depth;
 };
 
 /* Why the walk handed over to the scan. */
@@ -79,6 +87,8 @@ struct unwind_result {
 	bool forwarders_only;	/* not found, and only forwarders were seen */
 	uint8_t stop;		/* enum unwind_stop */
 	uint64_t stop_pc;	/* the last pc the walk reached */
+	uint64_t stack[ALLOC_STACK_DEPTH];	/* found: the requester's pc, then its callers' */
+	unsigned int nstack;
 };
 
 /*

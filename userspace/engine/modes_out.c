@@ -2,13 +2,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "modes_out.h"
 #include "tracker.h"
 
 static int write_mpi_calls(FILE *f, struct tracker *t, const struct session *s,
-			   const struct proc *p)
+			   struct proc *p)
 {
 	(void)s;
 	for (size_t i = 0; i < p->mpi_fns.n; i++) {
@@ -63,7 +64,7 @@ static void name_site(struct tracker *t, const struct comp_table *comps, const s
 }
 
 static int write_heap_sites(FILE *f, struct tracker *t, const struct session *sess,
-			    const struct proc *p)
+			    struct proc *p)
 {
 	for (size_t i = 0; i < p->nheap_sites; i++) {
 		const struct site_stats *s = &p->heap_sites[i].stats;
@@ -81,8 +82,84 @@ static int write_heap_sites(FILE *f, struct tracker *t, const struct session *se
 	return 0;
 }
 
+/*
+ * Stack id's frames as a row names them: "file:function+0xOFF" as heap
+ * sites are named, outermost first, joined by ';' (the order of a flame
+ * graph's stack). Named once per stack and kept: a stack's return
+ * addresses do not change, and naming costs a stat and a symbol lookup
+ * per frame at every rewrite of the file. A frame in code not known yet
+ * (a bare address) is named again next time: the name is *tmp's then,
+ * for the caller to free. NULL out of memory.
+ */
+static const char *stack_name(struct tracker *t, const struct session *sess, struct proc *p,
+			      uint32_t id, char **tmp)
+{
+	bool whole = true;
+	const char *library;
+	const uint64_t *pcs;
+	unsigned int n = alloc_stack_get(&p->stacks, id, &pcs);
+	char frame[PATH_MAX + 128], *name = NULL;
+	size_t len = 0;
+	FILE *sf;
+
+	if (id >= p->nstack_names) {
+		size_t want = p->stacks.n + 1;
+		char **grown = realloc(p->stack_names, want * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		memset(grown + p->nstack_names, 0, (want - p->nstack_names) * sizeof(*grown));
+		p->stack_names = grown;
+		p->nstack_names = want;
+	}
+	if (p->stack_names[id])
+		return p->stack_names[id];
+	sf = open_memstream(&name, &len);
+	if (!sf)
+		return NULL;
+	for (unsigned int k = n; k-- > 0;) {
+		name_site(t, &sess->comps, p, pcs[k], frame, sizeof(frame), &library);
+		whole &= proc_code_map(p, pcs[k]) != NULL;
+		fprintf(sf, "%s%s", k == n - 1 ? "" : ";", frame);
+	}
+	if (fclose(sf)) {
+		free(name);
+		return NULL;
+	}
+	if (!whole)
+		return *tmp = name;
+	p->stack_names[id] = name;
+	return name;
+}
+
+/* One row per allocation stack holding memory, now or at the peak. */
+static int write_alloc_stacks(FILE *f, struct tracker *t, const struct session *sess,
+			      struct proc *p)
+{
+	for (size_t id = 1; id < p->nstack_figs; id++) {
+		const struct stack_fig *fig = &p->stack_figs[id];
+		const uint64_t *pcs;
+		const char *name;
+		char *tmp = NULL;
+		int bad;
+
+		if (!alloc_stack_get(&p->stacks, (uint32_t)id, &pcs) ||
+		    (fig->rss <= 0 && fig->rss_at_peak <= 0))
+			continue;
+		name = stack_name(t, sess, p, (uint32_t)id, &tmp);
+		bad = !name || csv_put_rank_pid(f, p->rank, p->pid) ||
+		      csv_put_field(f, comp_table_name(&sess->comps, fig->owner)) ||
+		      fputc(',', f) == EOF || csv_put_field(f, name);
+		free(tmp);
+		if (bad)
+			return -1;
+		fprintf(f, ",%lld,%lld\n", (long long)fig->rss, (long long)fig->rss_at_peak);
+	}
+	return 0;
+}
+
 typedef int (*rows_fn)(FILE *f, struct tracker *t, const struct session *s,
-		       const struct proc *p);
+		       struct proc *p);
 
 static bool has_rows(const struct proc *p)
 {
@@ -90,7 +167,7 @@ static bool has_rows(const struct proc *p)
 }
 
 /* An ended process's rows into the spool; a row that cannot be kept marks the file incomplete. */
-static void spool_rows(struct tracker *t, struct session *s, const struct proc *p, FILE **spool,
+static void spool_rows(struct tracker *t, struct session *s, struct proc *p, FILE **spool,
 		       int *err, rows_fn rows)
 {
 	if (*err)
@@ -102,12 +179,14 @@ static void spool_rows(struct tracker *t, struct session *s, const struct proc *
 		*err = errno ? errno : EIO;
 }
 
-void modes_proc_end(struct tracker *t, struct session *s, const struct proc *p)
+void modes_proc_end(struct tracker *t, struct session *s, struct proc *p)
 {
 	if (!s->out_open || !has_rows(p))
 		return;
 	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
 	spool_rows(t, s, p, &s->ended_calls, &s->ended_calls_err, write_mpi_calls);
+	/* Every mode: each request's stack comes with the walk that finds its owner. */
+	spool_rows(t, s, p, &s->ended_stacks, &s->ended_stacks_err, write_alloc_stacks);
 	if (t->opt->heap)
 		spool_rows(t, s, p, &s->ended_sites, &s->ended_sites_err, write_heap_sites);
 }
@@ -143,7 +222,7 @@ static int write_file(struct tracker *t, struct session *s, const char *name,
 		return -1;
 	if (fprintf(f, "%s\n", header) < 0 || copy_spool(spool, spool_err, f))
 		goto fail;
-	for (const struct proc *p = s->procs.first; p; p = p->next)
+	for (struct proc *p = s->procs.first; p; p = p->next)
 		if (has_rows(p) && rows(f, t, s, p))
 			goto fail;
 	return outdir_commit(&s->out, f, tmp, name);
@@ -168,6 +247,8 @@ void modes_write_csv(struct tracker *t, struct session *s)
 	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
 	write_one(t, s, FILE_MPI_CALLS, MPI_CALLS_HEADER, s->ended_calls,
 		  s->ended_calls_err, write_mpi_calls);
+	write_one(t, s, FILE_ALLOC_STACKS, ALLOC_STACKS_HEADER, s->ended_stacks,
+		  s->ended_stacks_err, write_alloc_stacks);
 	if (t->opt->heap)
 		write_one(t, s, FILE_HEAP_SITES, HEAP_SITES_HEADER, s->ended_sites,
 			  s->ended_sites_err, write_heap_sites);

@@ -15,7 +15,7 @@ struct session;
 struct proc;
 
 /* p ended: spool its rows. */
-void modes_proc_end(struct tracker *t, struct session *s, const struct proc *p);
+void modes_proc_end(struct tracker *t, struct session *s, struct proc *p);
 
 /*
  * Write the files of the enabled modes: the spooled rows, then the live

@@ -44,6 +44,8 @@ void session_free(struct session *s)
 		fclose(s->ended_calls);
 	if (s->ended_sites)
 		fclose(s->ended_sites);
+	if (s->ended_stacks)
+		fclose(s->ended_stacks);
 	if (s->out_open)
 		outdir_close(&s->out);
 	classifier_free(&s->cls);

@@ -12,6 +12,7 @@
 #define FILE_RUN_INFO	"run_info.csv"
 #define FILE_MPI_CALLS	"mpi_calls.csv"
 #define FILE_HEAP_SITES	"heap_sites.csv"
+#define FILE_ALLOC_STACKS	"alloc_stacks.csv"
 
 /* rank-<R>.csv / pid-<P>.csv: one row per sample per component. */
 #define COL_TIME	"time_s"
@@ -67,5 +68,12 @@
  */
 #define MPI_CALLS_HEADER "rank,pid,function,calls,gained_bytes,released_bytes,net_bytes,peak_bytes,first_growth_s,last_growth_s"
 #define HEAP_SITES_HEADER "rank,pid,library,site,calls,frees,live_bytes,peak_live_bytes,total_bytes"
+/*
+ * alloc_stacks.csv (every mode), per process and allocation stack: the
+ * resident bytes of the regions it asked for at the last sample and at
+ * the total's peak; stack is "file:function+0xOFF" frames, outermost
+ * first, joined by ';'.
+ */
+#define ALLOC_STACKS_HEADER "rank,pid,component,stack,rss_bytes,peak_rss_bytes"
 
 #endif

@@ -53,6 +53,7 @@ struct rp_proc {
 	int64_t *pss_total;	/* pss of the `total` row, -1 if the sample had none */
 	int64_t **rss;		/* [component] -> n values (0 before it appeared), or NULL */
 	size_t nrss;		/* entries in rss[] */
+	int64_t **pss;		/* with rp_run.keep_pss: as rss, the pss_bytes column; else NULL */
 	bool partial;		/* last line was cut: the run is still writing it */
 	/* Filled by rp_groups_apply: */
 	int64_t *tot;		/* rss total per sample */
@@ -109,6 +110,7 @@ struct rp_run {
 	bool has_info;
 	size_t partial_lines;	/* cut last lines ignored: the run is in progress */
 	size_t max_samples;	/* per process, 0: all; a job of 100,000 ranks is thinned as read */
+	bool keep_pss;		/* set before reading: keep every component's pss, not only total's */
 	size_t thinned;		/* processes whose timelines were thinned */
 	size_t dropped_samples;	/* incomplete last samples ignored */
 };

@@ -301,22 +301,56 @@ static int proc_grow(struct rp_proc *p, size_t want)
 		if (!q)
 			return -1;
 		p->rss[c] = q;
+		if (!p->pss)
+			continue;
+		q = realloc(p->pss[c], cap * sizeof(**p->pss));
+		if (!q)
+			return -1;
+		p->pss[c] = q;
 	}
 	p->cap = cap;
 	return 0;
 }
 
-/* The array of component c in p, created (zeros so far) when new. */
-static int64_t *proc_series(struct rp_proc *p, size_t c)
+/* Room for c + 1 entries in a per-component table (rss or pss), NULLs new. */
+static int64_t **series_table(int64_t **tbl, size_t n, size_t c)
 {
+	int64_t **q = realloc(tbl, (c + 1) * sizeof(*q));
+
+	if (q)
+		memset(q + n, 0, (c + 1 - n) * sizeof(*q));
+	return q;
+}
+
+/*
+ * The array of component c in p, created (zeros so far) when new; with
+ * keep_pss its pss array too, so that rss[c] and pss[c] exist together.
+ */
+static int64_t *proc_series(struct rp_proc *p, size_t c, bool keep_pss)
+{
+	if (keep_pss && !p->pss) {
+		p->pss = calloc(p->nrss ? p->nrss : 1, sizeof(*p->pss));
+		if (!p->pss)
+			return NULL;
+	}
 	if (c >= p->nrss) {
-		int64_t **q = realloc(p->rss, (c + 1) * sizeof(*q));
+		int64_t **q = series_table(p->rss, p->nrss, c);
 
 		if (!q)
 			return NULL;
-		memset(q + p->nrss, 0, (c + 1 - p->nrss) * sizeof(*q));
 		p->rss = q;
+		if (p->pss) {
+			q = series_table(p->pss, p->nrss, c);
+			if (!q)
+				return NULL;
+			p->pss = q;
+		}
 		p->nrss = c + 1;
+	}
+	if (p->pss && !p->pss[c]) {
+		p->pss[c] = calloc(p->cap, sizeof(**p->pss));
+		if (!p->pss[c])
+			return NULL;
 	}
 	if (!p->rss[c])
 		p->rss[c] = calloc(p->cap, sizeof(**p->rss));
@@ -329,9 +363,12 @@ static int proc_new_sample(struct rp_proc *p, double t)
 		return -1;
 	p->t[p->n] = t;
 	p->pss_total[p->n] = -1;
-	for (size_t c = 0; c < p->nrss; c++)
+	for (size_t c = 0; c < p->nrss; c++) {
 		if (p->rss[c])
 			p->rss[c][p->n] = 0;
+		if (p->pss && p->pss[c])
+			p->pss[c][p->n] = 0;
+	}
 	p->n++;
 	return 0;
 }
@@ -355,9 +392,13 @@ static bool last_sample_whole(const struct rp_proc *p, bool had_total)
 
 static void proc_free(struct rp_proc *p)
 {
-	for (size_t c = 0; c < p->nrss; c++)
+	for (size_t c = 0; c < p->nrss; c++) {
 		free(p->rss[c]);
+		if (p->pss)
+			free(p->pss[c]);
+	}
 	free(p->rss);
+	free(p->pss);
 	free(p->t);
 	free(p->pss_total);
 	free(p->tot);
@@ -442,10 +483,12 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct rp_reade
 				goto oom;
 			has_total = false;
 		}
-		series = proc_series(p, (size_t)c);
+		series = proc_series(p, (size_t)c, run->keep_pss);
 		if (!series)
 			goto oom;
 		series[p->n - 1] = rss;
+		if (p->pss)
+			p->pss[c][p->n - 1] = pss;
 		if (c == 0) {
 			has_total = true;
 			p->pss_total[p->n - 1] = pss;
@@ -936,9 +979,12 @@ static void proc_shrink(struct rp_proc *p)
 
 	p->t = exact_copy(p->t, n * sizeof(*p->t));
 	p->pss_total = exact_copy(p->pss_total, n * sizeof(*p->pss_total));
-	for (size_t c = 0; c < p->nrss; c++)
+	for (size_t c = 0; c < p->nrss; c++) {
 		if (p->rss[c])
 			p->rss[c] = exact_copy(p->rss[c], n * sizeof(**p->rss));
+		if (p->pss && p->pss[c])
+			p->pss[c] = exact_copy(p->pss[c], n * sizeof(**p->pss));
+	}
 	p->cap = n;
 }
 
@@ -946,9 +992,12 @@ static void keep_sample(struct rp_proc *p, size_t to, size_t from)
 {
 	p->t[to] = p->t[from];
 	p->pss_total[to] = p->pss_total[from];
-	for (size_t c = 0; c < p->nrss; c++)
+	for (size_t c = 0; c < p->nrss; c++) {
 		if (p->rss[c])
 			p->rss[c][to] = p->rss[c][from];
+		if (p->pss && p->pss[c])
+			p->pss[c][to] = p->pss[c][from];
+	}
 }
 
 void rp_thin(struct rp_proc *p, size_t max)

@@ -51,6 +51,8 @@ struct session {
 	double last_summary, last_scan;
 	FILE *ended_calls, *ended_sites;	/* opt-in modes' rows of ended processes */
 	int ended_calls_err, ended_sites_err;	/* errno when a spooled row was lost, else 0 */
+	FILE *ended_stacks;			/* alloc_stacks.csv's rows of ended processes */
+	int ended_stacks_err;
 	struct session *next;
 };
 

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libFuzzer harness: export's and diff's readers and everything written
+ * from what they read. The input is cut at lines "--" into files: two
+ * rank timelines, mpi_calls.csv, heap_sites.csv, alloc_stacks.csv. The
+ * run is exported at its peak, its end and a time in every format, and
+ * diffed against itself, all into /dev/null: hostile names and numbers
+ * must make neither a crash nor invalid memory use in any writer.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+#define SEP	"\n--\n"
+
+static FILE *devnull;
+
+static void read_part(struct ex_data *d, size_t idx, const char *p, size_t len)
+{
+	char err[EX_ERRLEN];
+	FILE *f;
+
+	if (!len)
+		return;
+	f = fmemopen((void *)p, len, "r");
+	if (!f)
+		return;
+	switch (idx) {
+	case 2:
+		rp_read_calls(&d->run, f, "mpi_calls.csv", err, sizeof(err));
+		break;
+	case 3:
+		ex_read_sites(d, f, "heap_sites.csv", err, sizeof(err));
+		break;
+	case 4:
+		ex_read_stacks(d, f, "alloc_stacks.csv", err, sizeof(err));
+		break;
+	default:
+		rp_read_proc(&d->run, f, "rank-0.csv", err, sizeof(err));
+		break;
+	}
+	fclose(f);
+}
+
+static void export_all(const struct ex_data *d)
+{
+	static const enum ex_at moments[] = { EX_AT_PEAK, EX_AT_END, EX_AT_TIME };
+	static const char *const formats[] = { "folded", "speedscope", "pprof" };
+	char err[EX_ERRLEN], stack[256];
+
+	for (size_t m = 0; m < 3; m++) {
+		struct ex_select sel = { .at = moments[m], .at_time = 0.15 };
+		struct ex_profile pr;
+		int64_t growth;
+
+		if (ex_build(d, &sel, &pr, err, sizeof(err)))
+			continue;
+		for (size_t f = 0; f < 3; f++)
+			for (int v = 0; v < EX_NVALUES; v++)
+				ex_writer_find(formats[f])->write(devnull, &pr, (enum ex_value)v, err,
+								  sizeof(err));
+		ex_diff_folded(devnull, &pr, &pr, EX_RSS);
+		ex_diff_top_stack(&pr, &pr, 0, "mpi", stack, sizeof(stack), &growth);
+		ex_profile_free(&pr);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ex_data *d;
+	struct ex_diff diff;
+	struct ex_growth g;
+	char *buf, *p, *end, *sep;
+	size_t idx = 0;
+
+	if (!devnull) {
+		devnull = fopen("/dev/null", "w");
+		if (!devnull)
+			abort();
+	}
+	d = calloc(1, sizeof(*d));
+	buf = malloc(size + 1);
+	if (!d || !buf)
+		abort();
+	d->run.keep_pss = true;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	p = buf;
+	end = buf + size;
+	while (p <= end && idx < 5) {
+		sep = memmem(p, (size_t)(end - p), SEP, strlen(SEP));
+		read_part(d, idx++, p, sep ? (size_t)(sep - p) + 1 : (size_t)(end - p));
+		if (!sep)
+			break;
+		p = sep + strlen(SEP);
+	}
+	if (d->run.nprocs) {
+		export_all(d);
+		if (!ex_diff_build(d, d, &diff)) {
+			ex_diff_text(devnull, &diff, "a", "b");
+			ex_diff_csv(devnull, &diff);
+			ex_diff_fn_csv(devnull, &diff);
+			ex_diff_over(&diff, 0, &g);
+			ex_diff_free(&diff);
+		}
+	}
+	ex_data_free(d);
+	free(d);
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `memattr-bpf diff`: two runs in the tracer's format (fixtures/export/run
+ * and fixtures/export/grown: the same program with 16 KiB more held by
+ * MPI_Alloc_mem on rank 0, and a rank 2 only B has) matched by rank; each
+ * component's own peak and last value, rss and pss; the MPI functions;
+ * the gate naming the component (total only when no component alone
+ * passed the limit); a run against itself changes nothing and passes any
+ * gate; the CSV and difffolded outputs; the command's exit statuses.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "diff_cmd.h"
+#include "export.h"
+
+#define RUN	"fixtures/export/run"
+#define GROWN	"fixtures/export/grown"
+
+static void load(struct ex_data *d, const char *dir)
+{
+	char err[EX_ERRLEN];
+
+	if (ex_load(d, dir, err, sizeof(err)))
+		fail_msg("%s", err);
+}
+
+static const struct ex_diff_comp *comp(const struct ex_diff_rank *r, const char *name)
+{
+	for (size_t i = 0; i < r->ncomps; i++)
+		if (!strcmp(r->comps[i].name, name))
+			return &r->comps[i];
+	fail_msg("rank %d has no component %s", r->rank, name);
+	return NULL;
+}
+
+static const struct ex_diff_fn *fn(const struct ex_diff_rank *r, const char *name)
+{
+	for (size_t i = 0; i < r->nfns; i++)
+		if (!strcmp(r->fns[i].name, name))
+			return &r->fns[i];
+	fail_msg("rank %d has no function %s", r->rank, name);
+	return NULL;
+}
+
+static void test_self(void **state)
+{
+	struct ex_data a, b;
+	struct ex_diff d;
+	struct ex_growth g;
+
+	(void)state;
+	load(&a, RUN);
+	load(&b, RUN);
+	assert_int_equal(ex_diff_build(&a, &b, &d), 0);
+	assert_int_equal(d.nranks, 2);
+	for (size_t i = 0; i < d.nranks; i++) {
+		for (size_t c = 0; c < d.ranks[i].ncomps; c++) {
+			const struct ex_diff_comp *x = &d.ranks[i].comps[c];
+
+			assert_true(x->a.present && x->b.present);
+			assert_memory_equal(&x->a, &x->b, sizeof(x->a));
+		}
+		for (size_t k = 0; k < d.ranks[i].nfns; k++)
+			assert_int_equal(d.ranks[i].fns[k].net_a, d.ranks[i].fns[k].net_b);
+	}
+	/* Against itself nothing grew: not even a gate at 0% fails. */
+	assert_false(ex_diff_over(&d, 0, &g));
+	ex_diff_free(&d);
+	ex_data_free(&a);
+	ex_data_free(&b);
+}
+
+static void test_grown(void **state)
+{
+	struct ex_data a, b;
+	struct ex_diff d;
+	struct ex_growth g;
+	const struct ex_diff_rank *r0;
+
+	(void)state;
+	load(&a, RUN);
+	load(&b, GROWN);
+	assert_int_equal(ex_diff_build(&a, &b, &d), 0);
+	assert_int_equal(d.nranks, 3);
+	r0 = &d.ranks[0];
+	assert_int_equal(r0->pid_a, 100);
+	assert_int_equal(r0->pid_b, 200);
+	/* total first, then the components in A's order. */
+	assert_string_equal(r0->comps[0].name, "total");
+	assert_int_equal(comp(r0, "total")->a.peak_rss, 30000);
+	assert_int_equal(comp(r0, "total")->b.peak_rss, 46384);
+	assert_int_equal(comp(r0, "mpi")->a.peak_rss, 16000);
+	assert_int_equal(comp(r0, "mpi")->b.final_rss, 26384);
+	assert_int_equal(comp(r0, "mpi")->a.peak_pss, 8000);
+	assert_int_equal(comp(r0, "mpi")->b.final_pss, 13192);
+	assert_int_equal(comp(r0, "libc")->a.final_rss, 2000);
+	assert_int_equal(fn(r0, "MPI_Alloc_mem")->net_a, 3000);
+	assert_int_equal(fn(r0, "MPI_Alloc_mem")->net_b, 19384);
+	assert_true(fn(r0, "MPI_Free_mem")->in_a);
+	assert_false(fn(r0, "MPI_Free_mem")->in_b);
+	/* Rank 2 is B's only: shown, never gated. */
+	assert_int_equal(d.ranks[2].rank, 2);
+	assert_int_equal(d.ranks[2].pid_a, -1);
+
+	/* mpi grew 16384 bytes, 54.6% of rank 0's 30000: named at 50%, not at 60%. */
+	assert_true(ex_diff_over(&d, 50, &g));
+	assert_int_equal(g.rank, 0);
+	assert_string_equal(g.component, "mpi");
+	assert_int_equal(g.growth, 16384);
+	assert_int_equal(g.base, 30000);
+	assert_true(g.pct > 54.6 && g.pct < 54.7);
+	assert_false(ex_diff_over(&d, 60, &g));
+	ex_diff_free(&d);
+	ex_data_free(&a);
+	ex_data_free(&b);
+}
+
+/* The stack under a grown component that grew most: MPI_Alloc_mem at the end; none at the peak. */
+static void test_top_stack(void **state)
+{
+	struct ex_select end = { .at = EX_AT_END }, peak = { .at = EX_AT_PEAK };
+	struct ex_data a, b;
+	struct ex_profile pa, pb;
+	char err[EX_ERRLEN], stack[256];
+	int64_t growth = 0;
+
+	(void)state;
+	load(&a, RUN);
+	load(&b, GROWN);
+	assert_int_equal(ex_build(&a, &end, &pa, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(&b, &end, &pb, err, sizeof(err)), 0);
+	assert_int_equal(ex_diff_top_stack(&pa, &pb, 0, "mpi", stack, sizeof(stack), &growth), 1);
+	assert_string_equal(stack, "MPI_Alloc_mem");
+	assert_int_equal(growth, 16384);
+	assert_int_equal(ex_diff_top_stack(&pa, &pb, 1, "mpi", stack, sizeof(stack), &growth), 0);
+	ex_profile_free(&pa);
+	ex_profile_free(&pb);
+	/* At the peak mpi is whole: nothing below it to name. */
+	assert_int_equal(ex_build(&a, &peak, &pa, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(&b, &peak, &pb, err, sizeof(err)), 0);
+	assert_int_equal(ex_diff_top_stack(&pa, &pb, 0, "mpi", stack, sizeof(stack), &growth), 0);
+	ex_profile_free(&pa);
+	ex_profile_free(&pb);
+	ex_data_free(&a);
+	ex_data_free(&b);
+}
+
+static void test_total_named(void **state)
+{
+	struct ex_diff_comp comps[3] = {
+		{ "total", { true, 1000, 0, 0, 0 }, { true, 1400, 0, 0, 0 } },
+		{ "app", { true, 500, 0, 0, 0 }, { true, 700, 0, 0, 0 } },
+		{ "mpi", { true, 500, 0, 0, 0 }, { true, 700, 0, 0, 0 } },
+	};
+	struct ex_diff_rank r = { .rank = 3, .pid_a = 1, .pid_b = 2, .comps = comps, .ncomps = 3 };
+	struct ex_diff d = { .ranks = &r, .nranks = 1 };
+	struct ex_growth g;
+
+	(void)state;
+	/* Each part grew 20%, together 40%: at 30% no component alone, so total is named. */
+	assert_true(ex_diff_over(&d, 30, &g));
+	assert_string_equal(g.component, "total");
+	assert_int_equal(g.growth, 400);
+	/* At 10% the parts are over too: the part is named, not the sum. */
+	assert_true(ex_diff_over(&d, 10, &g));
+	assert_string_equal(g.component, "app");
+	assert_false(ex_diff_over(&d, 40, &g));
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int run_diff(const char *a1, ...)
+{
+	char *argv[9] = { "diff", (char *)a1 };
+	int argc = 2;
+	va_list ap;
+
+	va_start(ap, a1);
+	while (argc < 8 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	return diff_main(argc, argv);
+}
+
+static void test_command(void **state)
+{
+	char dir[] = "/tmp/memattr-diff-XXXXXX", out[128], path[192];
+	struct diff_args a;
+	char err[EX_ERRLEN], *text;
+	char *argv[] = { "diff", RUN, GROWN, "--fail-above", "2.5", "-o", "x", NULL };
+	struct stat st;
+	int saved, devnull;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/d", dir);
+	assert_int_equal(diff_parse_args(7, argv, &a, err, sizeof(err)), 0);
+	assert_true(a.gate && a.fail_above == 2.5);
+	assert_string_equal(a.out, "x");
+
+	/* Stdout is the terminal's text: out of the test's way, cmocka's back after. */
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	devnull = open("/dev/null", O_WRONLY);
+	assert_true(saved >= 0 && devnull >= 0);
+	assert_int_equal(dup2(devnull, STDOUT_FILENO), STDOUT_FILENO);
+	close(devnull);
+	assert_int_equal(run_diff(RUN, RUN, "--fail-above", "0", NULL), 0);
+	assert_int_equal(run_diff(RUN, GROWN, "--fail-above", "50", "-o", out, NULL), 1);
+	assert_int_equal(run_diff(RUN, GROWN, "--fail-above", "60", NULL), 0);
+	assert_int_equal(run_diff(RUN, GROWN, NULL), 0);
+
+	snprintf(path, sizeof(path), "%s/diff.csv", out);
+	text = slurp(path);
+	assert_non_null(strstr(text, "\n0,mpi,16000,32384,16384,10000,26384,16384,8000,16192,8192,5000,13192,8192\n"));
+	assert_non_null(strstr(text, "\n2,app,0,9000,9000,"));
+	free(text);
+	snprintf(path, sizeof(path), "%s/mpi_diff.csv", out);
+	text = slurp(path);
+	assert_non_null(strstr(text, "\n0,MPI_Alloc_mem,3000,19384,16384,4096,20480,16384\n"));
+	free(text);
+	snprintf(path, sizeof(path), "%s/diff.folded", out);
+	text = slurp(path);
+	assert_string_equal(text, "rank 0;app 12000 12000\nrank 0;libc 2000 2000\nrank 0;mpi 16000 32384\n"
+				  "rank 1;app 4000 4000\nrank 1;mpi 8000 8000\nrank 2;app 0 9000\n");
+	free(text);
+	/* At the end the leak has its MPI function's name. */
+	snprintf(path, sizeof(path), "%s/diff-end.folded", out);
+	text = slurp(path);
+	assert_non_null(strstr(text, "\nrank 0;mpi;MPI_Alloc_mem 3000 19384\n"));
+	free(text);
+
+	/* Usage: 2. Bad runs: 1, and no directory made. */
+	snprintf(path, sizeof(path), "%s/never", dir);
+	assert_int_equal(run_diff(RUN, NULL), 2);
+	assert_int_equal(run_diff(RUN, GROWN, RUN, NULL), 2);
+	assert_int_equal(run_diff(RUN, GROWN, "--fail-above", "-3", NULL), 2);
+	assert_int_equal(run_diff(RUN, GROWN, "--fail-above", "lots", NULL), 2);
+	assert_int_equal(run_diff(RUN, "fixtures/report/badnum", "-o", path, NULL), 1);
+	assert_int_equal(run_diff("fixtures/report/empty", RUN, "-o", path, NULL), 1);
+	assert_int_equal(stat(path, &st), -1);
+	fflush(stdout);
+	assert_int_equal(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
+	close(saved);
+
+	for (const char *n = "diff.csv\0mpi_diff.csv\0diff.folded\0diff-end.folded\0"; *n; n += strlen(n) + 1) {
+		snprintf(path, sizeof(path), "%s/%s", out, n);
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(rmdir(out), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_grown),
+		cmocka_unit_test(test_total_named),
+		cmocka_unit_test(test_top_stack),
+		cmocka_unit_test(test_command),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `memattr-bpf export`: the moment chosen per process (peak, end, a time),
+ * the stacks built from a run in the tracer's format (fixtures/export/run:
+ * two ranks, mpi_calls.csv, heap_sites.csv, every number chosen so the
+ * expected stacks are known), each process's stacks summing to its total
+ * (rss and pss), the MPI functions and heap sites only at the end, the
+ * three writers (folded text, speedscope JSON, pprof decoded back through
+ * protobuf-c after gunzip), names made safe for each format, and the
+ * command refusing bad input with a status and no output file.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <cmocka.h>
+
+#include "export.h"
+#include "export_cmd.h"
+#include "profile.pb-c.h"
+
+#define RUN	"fixtures/export/run"
+
+static void test_parse_at(void **state)
+{
+	enum ex_at at;
+	double t;
+
+	(void)state;
+	assert_int_equal(ex_parse_at("peak", &at, &t), 0);
+	assert_int_equal(at, EX_AT_PEAK);
+	assert_int_equal(ex_parse_at("end", &at, &t), 0);
+	assert_int_equal(at, EX_AT_END);
+	assert_int_equal(ex_parse_at("1.5", &at, &t), 0);
+	assert_int_equal(at, EX_AT_TIME);
+	assert_true(t == 1.5);
+	assert_int_equal(ex_parse_at("-1", &at, &t), -1);
+	assert_int_equal(ex_parse_at("soon", &at, &t), -1);
+	assert_int_equal(ex_parse_at("", &at, &t), -1);
+}
+
+static void test_pick(void **state)
+{
+	double t[] = { 1.0, 2.0, 3.0, 4.0 };
+	int64_t tot[] = { 5, 9, 9, 7 };
+	int64_t *rss[] = { tot };
+	struct rp_proc p = { .n = 4, .t = t, .rss = rss, .nrss = 1 };
+
+	(void)state;
+	/* The first of equal peaks: when the process got there. */
+	assert_int_equal(ex_pick(&p, EX_AT_PEAK, 0), 1);
+	assert_int_equal(ex_pick(&p, EX_AT_END, 0), 3);
+	assert_int_equal(ex_pick(&p, EX_AT_TIME, 2.5), 1);
+	assert_int_equal(ex_pick(&p, EX_AT_TIME, 3.0), 2);
+	assert_int_equal(ex_pick(&p, EX_AT_TIME, 99), 3);
+	/* Before its first sample the process was not there yet. */
+	assert_int_equal(ex_pick(&p, EX_AT_TIME, 0.5), -1);
+}
+
+static void test_site_frame(void **state)
+{
+	char out[128];
+
+	(void)state;
+	ex_site_frame("solver:build_mesh+0x5a", out, sizeof(out));
+	assert_string_equal(out, "build_mesh");
+	ex_site_frame("libfoo.so.1:ns::Mesh::grow+0x1f", out, sizeof(out));
+	assert_string_equal(out, "ns::Mesh::grow");
+	/* No symbol covers it: the file and offset are all there is. */
+	ex_site_frame("libfoo.so.1+0x4010", out, sizeof(out));
+	assert_string_equal(out, "libfoo.so.1+0x4010");
+	ex_site_frame("0x7f0012345678", out, sizeof(out));
+	assert_string_equal(out, "0x7f0012345678");
+	/* Not an offset after the '+': kept whole. */
+	ex_site_frame("a.out:operator+", out, sizeof(out));
+	assert_string_equal(out, "operator+");
+}
+
+static void test_names(void **state)
+{
+	char out[64], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	ex_folded_name("a;b\nc\td", out, sizeof(out));
+	assert_string_equal(out, "a:b?c?d");
+	ex_folded_name("long name", out, 5);
+	assert_string_equal(out, "long");
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	ex_json_str(f, "q\"b\\s\x01 \xc3\xa9 \xff \xe0\x80\x80");
+	fclose(f);
+	/* Valid UTF-8 passes, escapes are JSON's, a stray or overlong byte is U+FFFD. */
+	assert_string_equal(buf, "\"q\\\"b\\\\s\\u0001 \xc3\xa9 \\ufffd \\ufffd\\ufffd\\ufffd\"");
+	free(buf);
+}
+
+/* The fixture's profile at a moment, with the checks every profile passes. */
+static void build(struct ex_data *d, struct ex_profile *pr, enum ex_at at, double t, int rank)
+{
+	struct ex_select sel = { .at = at, .at_time = t, .one_rank = rank >= 0, .rank = rank };
+	char err[EX_ERRLEN];
+
+	if (ex_build(d, &sel, pr, err, sizeof(err)))
+		fail_msg("%s", err);
+	/* Each process's resident stacks add up to its total at the moment: the partition holds. */
+	for (size_t p = 0; p < pr->nprocs; p++) {
+		const struct rp_proc *rp = &d->run.procs[pr->procs[p].pi];
+		int64_t rss = 0, pss = 0;
+
+		for (size_t i = 0; i < pr->nsamples; i++)
+			if (pr->samples[i].proc == p) {
+				rss += pr->samples[i].v[EX_RSS];
+				pss += pr->samples[i].v[EX_PSS];
+			}
+		assert_int_equal(rss, rp->rss[0][pr->procs[p].sample]);
+		assert_int_equal(pss, rp->pss[0][pr->procs[p].sample]);
+	}
+}
+
+/* The value of the stack "comp[;child]" of process p, -1 when there is none. */
+static int64_t value_of(const struct ex_profile *pr, size_t p, const char *comp, const char *child,
+			enum ex_value v)
+{
+	for (size_t i = 0; i < pr->nsamples; i++) {
+		const struct ex_sample *s = &pr->samples[i];
+
+		if (s->proc != p || s->depth != (child ? 2u : 1u) ||
+		    strcmp(ex_str(pr, pr->frames[s->frames[0]].name), comp) ||
+		    (child && strcmp(ex_str(pr, pr->frames[s->frames[1]].name), child)))
+			continue;
+		return s->v[v];
+	}
+	return -1;
+}
+
+static void load_dir(struct ex_data *d, const char *dir)
+{
+	char err[EX_ERRLEN];
+
+	if (ex_load(d, dir, err, sizeof(err)))
+		fail_msg("%s", err);
+}
+
+static void load(struct ex_data *d)
+{
+	load_dir(d, RUN);
+}
+
+/* The value of the stack of process p whose frames are names[0..n), -1 when there is none. */
+static int64_t value_at(const struct ex_profile *pr, size_t p, enum ex_value v, unsigned int n,
+			const char *const *names)
+{
+	for (size_t i = 0; i < pr->nsamples; i++) {
+		const struct ex_sample *s = &pr->samples[i];
+		unsigned int k = 0;
+
+		if (s->proc != p || s->depth != n)
+			continue;
+		while (k < n && !strcmp(ex_str(pr, pr->frames[s->frames[k]].name), names[k]))
+			k++;
+		if (k == n)
+			return s->v[v];
+	}
+	return -1;
+}
+
+/* The mapping (file or component) of the frame named name. */
+static const char *mapping_of_frame(const struct ex_profile *pr, const char *name)
+{
+	for (size_t i = 0; i < pr->nframes; i++)
+		if (!strcmp(ex_str(pr, pr->frames[i].name), name))
+			return ex_str(pr, pr->mappings[pr->frames[i].mapping]);
+	return NULL;
+}
+
+/*
+ * alloc_stacks.csv (fixtures/export/stacks: the run above with stacks for
+ * app): at the end each stack's rss under app, its frames in their files'
+ * mappings, pss in rss's proportion, the rest on app; at the peak the
+ * rows' peak figures; rows adding up to more than the component scaled
+ * down to it; at another time app whole, said.
+ */
+static void test_build_stacks(void **state)
+{
+	static const char *const mesh[] = { "app", "main", "build_mesh" };
+	static const char *const helper[] = { "app", "main", "helper_alloc" };
+	struct ex_data d;
+	struct ex_profile pr;
+
+	(void)state;
+	load_dir(&d, "fixtures/export/stacks");
+	assert_true(d.has_stacks);
+	assert_int_equal(d.nstacks, 3);
+	build(&d, &pr, EX_AT_END, 0, -1);
+	assert_true(pr.stack_split);
+	assert_int_equal(value_at(&pr, 0, EX_RSS, 3, mesh), 5000);
+	assert_int_equal(value_at(&pr, 0, EX_PSS, 3, mesh), 2500);
+	assert_int_equal(value_at(&pr, 0, EX_RSS, 3, helper), 2000);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_RSS), 1000);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_PSS), 500);
+	/* Rank 1's 6000 bytes of stacks in an app of 4000: scaled to it, nothing left on app. */
+	assert_int_equal(value_at(&pr, 1, EX_RSS, 3, mesh), 4000);
+	assert_int_equal(value_of(&pr, 1, "app", NULL, EX_RSS), -1);
+	assert_string_equal(mapping_of_frame(&pr, "build_mesh"), "solver");
+	assert_string_equal(mapping_of_frame(&pr, "helper_alloc"), "libhelper.so");
+	ex_profile_free(&pr);
+
+	build(&d, &pr, EX_AT_PEAK, 0, 0);
+	assert_int_equal(value_at(&pr, 0, EX_RSS, 3, mesh), 9000);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_RSS), 1000);
+	ex_profile_free(&pr);
+
+	build(&d, &pr, EX_AT_TIME, 0.25, 0);
+	assert_true(pr.dropped_stacks);
+	assert_false(pr.stack_split);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_RSS), 12000);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+}
+
+static void test_build_end(void **state)
+{
+	struct ex_data d;
+	struct ex_profile pr;
+
+	(void)state;
+	load(&d);
+	assert_true(d.has_sites);
+	assert_int_equal(d.nsites, 4);
+	build(&d, &pr, EX_AT_END, 0, -1);
+	assert_int_equal(pr.nprocs, 2);
+	assert_true(pr.fn_split && pr.has_heap);
+	assert_false(pr.dropped_fns || pr.dropped_heap);
+	/* Rank 0 at 0.3 s: mpi 10000 = MPI_Init 6000 + MPI_Alloc_mem 3000 + 1000 on mpi itself. */
+	assert_int_equal(value_of(&pr, 0, "mpi", "MPI_Init", EX_RSS), 6000);
+	assert_int_equal(value_of(&pr, 0, "mpi", "MPI_Alloc_mem", EX_RSS), 3000);
+	assert_int_equal(value_of(&pr, 0, "mpi", NULL, EX_RSS), 1000);
+	/* pss is per component: split in rss's proportion. */
+	assert_int_equal(value_of(&pr, 0, "mpi", "MPI_Init", EX_PSS), 3000);
+	assert_int_equal(value_of(&pr, 0, "mpi", NULL, EX_PSS), 500);
+	/* A function that holds nothing now has no stack. */
+	assert_int_equal(value_of(&pr, 0, "mpi", "MPI_Free_mem", EX_RSS), -1);
+	assert_int_equal(value_of(&pr, 0, "app", NULL, EX_RSS), 8000);
+	assert_int_equal(value_of(&pr, 0, "libc", NULL, EX_PSS), 1000);
+	/* Two sites in build_mesh are one frame; live blocks are calls - frees. */
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_INUSE), 7168);
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_INUSE_OBJ), 8);
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_ALLOC), 11264);
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_ALLOC_OBJ), 12);
+	/* Heap bytes are requested bytes: never counted as resident. */
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_RSS), 0);
+	assert_int_equal(value_of(&pr, 0, "mpi", "ompi_mpi_init", EX_INUSE), 512);
+	assert_int_equal(value_of(&pr, 1, "mpi", "MPI_Init", EX_RSS), 5000);
+	assert_int_equal(value_of(&pr, 1, "mpi", NULL, EX_RSS), 3000);
+	assert_int_equal(value_of(&pr, 1, "app", "solver+0x1234", EX_INUSE), 4096);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+}
+
+static void test_build_moments(void **state)
+{
+	struct ex_data d;
+	struct ex_profile pr;
+	struct ex_select sel = { .at = EX_AT_TIME, .at_time = 0.05 };
+	char err[EX_ERRLEN];
+
+	(void)state;
+	load(&d);
+	/* Peak: rank 0 at 0.2 s, mpi whole (its functions are known at the end only). */
+	build(&d, &pr, EX_AT_PEAK, 0, -1);
+	assert_true(pr.procs[0].t == 0.2);
+	assert_int_equal(value_of(&pr, 0, "mpi", NULL, EX_RSS), 16000);
+	assert_int_equal(value_of(&pr, 0, "mpi", "MPI_Init", EX_RSS), -1);
+	assert_true(pr.dropped_fns && pr.dropped_heap);
+	assert_false(pr.has_heap);
+	ex_profile_free(&pr);
+
+	/* A time: each process's last sample by then. */
+	build(&d, &pr, EX_AT_TIME, 0.15, -1);
+	assert_true(pr.procs[0].t == 0.1);
+	assert_true(pr.procs[1].t == 0.101);
+	assert_int_equal(value_of(&pr, 1, "app", NULL, EX_RSS), 8000);
+	ex_profile_free(&pr);
+
+	/* One rank. */
+	build(&d, &pr, EX_AT_PEAK, 0, 1);
+	assert_int_equal(pr.nprocs, 1);
+	assert_int_equal(pr.procs[0].rank, 1);
+	ex_profile_free(&pr);
+
+	/* Before anything was sampled, or a rank the run does not have: refused, saying so. */
+	assert_int_equal(ex_build(&d, &sel, &pr, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no process has a sample at or before 0.050 s"));
+	sel = (struct ex_select){ .at = EX_AT_PEAK, .one_rank = true, .rank = 7 };
+	assert_int_equal(ex_build(&d, &sel, &pr, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no rank 7"));
+	ex_data_free(&d);
+}
+
+static void test_fn_over(void **state)
+{
+	struct ex_data d;
+	struct ex_profile pr;
+
+	(void)state;
+	load(&d);
+	/* MPI functions holding more than mpi's rss cannot be under it: mpi stays whole. */
+	d.run.calls[0].net = 50000;
+	build(&d, &pr, EX_AT_END, 0, 0);
+	assert_int_equal(pr.fn_over, 1);
+	assert_int_equal(value_of(&pr, 0, "mpi", NULL, EX_RSS), 10000);
+	assert_int_equal(value_of(&pr, 0, "mpi", "MPI_Init", EX_RSS), -1);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+}
+
+static char *write_mem(const struct ex_profile *pr, enum ex_value v,
+		       int (*w)(FILE *, const struct ex_profile *, enum ex_value, char *, size_t),
+		       size_t *len)
+{
+	char *buf = NULL, err[EX_ERRLEN];
+	FILE *f = open_memstream(&buf, len);
+
+	assert_non_null(f);
+	if (w(f, pr, v, err, sizeof(err)))
+		fail_msg("%s", err);
+	fclose(f);
+	return buf;
+}
+
+static void test_folded(void **state)
+{
+	struct ex_data d;
+	struct ex_profile pr;
+	size_t len;
+	char *out;
+
+	(void)state;
+	load(&d);
+	build(&d, &pr, EX_AT_END, 0, -1);
+	out = write_mem(&pr, EX_RSS, ex_write_folded, &len);
+	assert_string_equal(out,
+			    "rank 0;app 8000\n"
+			    "rank 0;mpi 1000\n"
+			    "rank 0;libc 2000\n"
+			    "rank 0;mpi;MPI_Init 6000\n"
+			    "rank 0;mpi;MPI_Alloc_mem 3000\n"
+			    "rank 1;app 4000\n"
+			    "rank 1;mpi 3000\n"
+			    "rank 1;mpi;MPI_Init 5000\n");
+	free(out);
+	out = write_mem(&pr, EX_INUSE, ex_write_folded, &len);
+	assert_string_equal(out,
+			    "rank 0;app;build_mesh 7168\n"
+			    "rank 0;mpi;ompi_mpi_init 512\n"
+			    "rank 1;app;solver+0x1234 4096\n");
+	free(out);
+	ex_profile_free(&pr);
+	/* One process: no rank frame. */
+	build(&d, &pr, EX_AT_PEAK, 0, 1);
+	out = write_mem(&pr, EX_PSS, ex_write_folded, &len);
+	assert_string_equal(out, "app 2000\nmpi 4000\n");
+	free(out);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+}
+
+static void test_speedscope(void **state)
+{
+	struct ex_data d;
+	struct ex_profile pr;
+	size_t len;
+	char *out;
+
+	(void)state;
+	load(&d);
+	build(&d, &pr, EX_AT_PEAK, 0, -1);
+	out = write_mem(&pr, EX_RSS, ex_write_speedscope, &len);
+	assert_non_null(strstr(out, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""));
+	assert_non_null(strstr(out, "\"shared\":{\"frames\":[{\"name\":\"app\",\"file\":\"app\"},"
+				    "{\"name\":\"mpi\",\"file\":\"mpi\"},{\"name\":\"libc\",\"file\":\"libc\"}]}"));
+	/* One profile per process, weights in bytes, endValue their sum. */
+	assert_non_null(strstr(out, "\"name\":\"rank 0 (pid 100): resident bytes at its peak, 0.200 s\","
+				    "\"unit\":\"bytes\",\"startValue\":0,\"endValue\":30000,"
+				    "\"samples\":[[0],[1],[2]],\"weights\":[12000,16000,2000]}"));
+	assert_non_null(strstr(out, "\"endValue\":12000,\"samples\":[[0],[1]],\"weights\":[4000,8000]}"));
+	assert_int_equal(out[len - 1], '\n');
+	free(out);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+}
+
+/* gunzip a buffer: the pprof writer's output must be gzip, as pprof reads it. */
+static uint8_t *gunzip(const char *in, size_t len, size_t *outlen)
+{
+	size_t cap = 1 << 20;
+	uint8_t *out = malloc(cap);
+	z_stream z = { 0 };
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	*outlen = z.total_out;
+	inflateEnd(&z);
+	return out;
+}
+
+static const char *pstr(const Perftools__Profiles__Profile *p, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < p->n_string_table);
+	return p->string_table[i];
+}
+
+static void test_pprof(void **state)
+{
+	Perftools__Profiles__Profile *p;
+	struct ex_data d;
+	struct ex_profile pr;
+	size_t len, plen;
+	int64_t rank0 = 0, all = 0;
+	uint8_t *raw;
+	char *out;
+
+	(void)state;
+	load(&d);
+	build(&d, &pr, EX_AT_END, 0, -1);
+	out = write_mem(&pr, EX_RSS, ex_write_pprof, &len);
+	raw = gunzip(out, len, &plen);
+	p = perftools__profiles__profile__unpack(NULL, plen, raw);
+	assert_non_null(p);
+	assert_string_equal(p->string_table[0], "");
+	assert_int_equal(p->n_sample_type, EX_NVALUES);
+	assert_string_equal(pstr(p, p->sample_type[EX_RSS]->type), "resident_space");
+	assert_string_equal(pstr(p, p->sample_type[EX_PSS]->type), "proportional_space");
+	assert_string_equal(pstr(p, p->sample_type[EX_INUSE]->type), "inuse_space");
+	assert_string_equal(pstr(p, p->sample_type[EX_INUSE_OBJ]->unit), "count");
+	assert_string_equal(pstr(p, p->default_sample_type), "resident_space");
+	/* One mapping per component, functions by name. */
+	assert_int_equal(p->n_mapping, 3);
+	assert_string_equal(pstr(p, p->mapping[0]->filename), "app");
+	assert_true(p->mapping[0]->has_functions);
+	assert_int_equal(p->n_comment, 2);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+		const Perftools__Profiles__Location *leaf = NULL;
+		bool is_rank0 = false;
+
+		assert_int_equal(s->n_value, EX_NVALUES);
+		for (size_t k = 0; k < s->n_label; k++)
+			if (!strcmp(pstr(p, s->label[k]->key), "rank") &&
+			    !strcmp(pstr(p, s->label[k]->str), "0"))
+				is_rank0 = true;
+		all += s->value[EX_RSS];
+		rank0 += is_rank0 ? s->value[EX_RSS] : 0;
+		/* Leaf first: MPI_Init's location, then mpi's. */
+		for (size_t l = 0; l < p->n_location; l++)
+			if (p->location[l]->id == s->location_id[0])
+				leaf = p->location[l];
+		assert_non_null(leaf);
+		if (s->n_location_id == 2 && leaf->line[0]->function_id) {
+			const char *fn = pstr(p, p->function[leaf->line[0]->function_id - 1]->name);
+
+			if (!strcmp(fn, "MPI_Init") && is_rank0)
+				assert_int_equal(s->value[EX_RSS], 6000);
+		}
+	}
+	/* Rank 0's stacks are its VmRSS at the end, the two ranks' the sum. */
+	assert_int_equal(rank0, 20000);
+	assert_int_equal(all, 32000);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(out);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+}
+
+static void test_stacks_refused(void **state)
+{
+	static const char *const bad[] = {
+		"rank,pid,component,stack,rss_bytes\n0,1,app,a:b+0x1,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,,5,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,a:b+0x1,-5,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,,a:b+0x1,5,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,\"a,5,5\n",
+	};
+	char err[EX_ERRLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ex_data d = { 0 };
+		FILE *f = fmemopen((void *)bad[i], strlen(bad[i]), "r");
+
+		assert_non_null(f);
+		assert_int_equal(ex_read_stacks(&d, f, "alloc_stacks.csv", err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "alloc_stacks.csv"));
+		fclose(f);
+		ex_data_free(&d);
+	}
+}
+
+static void test_sites_refused(void **state)
+{
+	static const char *const bad[] = {
+		"rank,pid,site,bytes\n0,1,x,4\n",
+		"rank,pid,library,site,calls,frees,live_bytes,peak_live_bytes,total_bytes\n0,1,app,x,1,0,-5,0,0\n",
+		"rank,pid,library,site,calls,frees,live_bytes,peak_live_bytes,total_bytes\n0,1,app,x,1,0,5\n",
+		"rank,pid,library,site,calls,frees,live_bytes,peak_live_bytes,total_bytes\n0,0,app,x,1,0,5,5,5\n",
+		"",
+	};
+	char err[EX_ERRLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ex_data d = { 0 };
+		FILE *f = fmemopen((void *)bad[i], strlen(bad[i]) ? strlen(bad[i]) : 1, "r");
+
+		assert_non_null(f);
+		if (!*bad[i])
+			fgetc(f);
+		assert_int_equal(ex_read_sites(&d, f, "heap_sites.csv", err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "heap_sites.csv"));
+		fclose(f);
+		free(d.sites);
+	}
+}
+
+/* export_main on up to 7 arguments, NULL-terminated. */
+static int run_export(const char *a1, ...)
+{
+	char *argv[9] = { "export", (char *)a1 };
+	int argc = 2;
+	va_list ap;
+
+	va_start(ap, a1);
+	while (argc < 8 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	return export_main(argc, argv);
+}
+
+static void test_command(void **state)
+{
+	char dir[] = "/tmp/memattr-export-XXXXXX", out[128], tmp[160];
+	struct export_args a;
+	char err[EX_ERRLEN];
+	struct stat st;
+	char *argv[] = { "export", RUN, "--format", "pprof", "--rank", "1", "--at", "0.25", NULL };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/out.pb.gz", dir);
+
+	assert_int_equal(export_parse_args(8, argv, &a, err, sizeof(err)), 0);
+	assert_string_equal(a.writer->name, "pprof");
+	assert_true(a.sel.one_rank && a.sel.rank == 1 && a.sel.at == EX_AT_TIME && a.sel.at_time == 0.25);
+	assert_string_equal(a.dir, RUN);
+
+	assert_int_equal(run_export(RUN, "-f", "speedscope", "-o", out, NULL), 0);
+	assert_int_equal(stat(out, &st), 0);
+	assert_true(st.st_size > 100);
+	unlink(out);
+	assert_int_equal(run_export(RUN, "--at", "end", "--value", "heap", "-o", out, NULL), 0);
+	unlink(out);
+
+	/* Usage errors: 2, and nothing written. */
+	assert_int_equal(run_export(RUN, "--format", "svg", "-o", out, NULL), 2);
+	assert_int_equal(run_export(RUN, "--rank", "-1", "-o", out, NULL), 2);
+	assert_int_equal(run_export(RUN, "--at", "yesterday", "-o", out, NULL), 2);
+	assert_int_equal(run_export(RUN, "--value", "heap", "-o", out, NULL), 2);
+	assert_int_equal(run_export(RUN, RUN, "-o", out, NULL), 2);
+	assert_int_equal(run_export("-o", out, NULL), 2);
+	/* Bad data: 1, and nothing written, not even the temporary file. */
+	assert_int_equal(run_export("fixtures/report/badnum", "-o", out, NULL), 1);
+	assert_int_equal(run_export("fixtures/report/empty", "-o", out, NULL), 1);
+	assert_int_equal(run_export(dir, "-o", out, NULL), 1);
+	assert_int_equal(run_export(RUN, "--rank", "9", "-o", out, NULL), 1);
+	assert_int_equal(run_export("fixtures/report/good", "--at", "end", "--value", "heap", "-o", out, NULL), 1);
+	assert_int_equal(stat(out, &st), -1);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
+	assert_int_equal(stat(tmp, &st), -1);
+	/* Into a directory that does not exist: 1, said, nothing left. */
+	snprintf(tmp, sizeof(tmp), "%s/none/out", dir);
+	assert_int_equal(run_export(RUN, "-o", tmp, NULL), 1);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_at),
+		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_site_frame),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_build_end),
+		cmocka_unit_test(test_build_moments),
+		cmocka_unit_test(test_fn_over),
+		cmocka_unit_test(test_build_stacks),
+		cmocka_unit_test(test_stacks_refused),
+		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_sites_refused),
+		cmocka_unit_test(test_command),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

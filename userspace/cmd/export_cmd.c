@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `memattr-bpf export DIR --format folded|speedscope|pprof [--rank R]
+ * [--at peak|end|TIME] [--value rss|pss|heap] [-o FILE]`: a finished
+ * run's resident memory as stacks for flame graph tools. The options and
+ * what goes to the user are here; reading, stacks and formats are
+ * export/'s (export.h). No root, no BPF.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "export_cmd.h"
+#include "num_arg.h"
+
+#define EXIT_USAGE	2
+
+static void usage(FILE *f)
+{
+	fputs("usage: memattr-bpf export DIR [--format folded|speedscope|pprof] [--rank R]\n"
+	      "                          [--at peak|end|TIME] [--value rss|pss|heap] [-o FILE]\n"
+	      "  A run's resident memory as stacks: component, then the MPI function or the\n"
+	      "  heap call site where the run knows it. Standard output by default.\n"
+	      "  -f, --format F      folded (default: flamegraph.pl, inferno), speedscope (JSON),\n"
+	      "                      pprof (gzip'ed profile.proto: go tool pprof)\n"
+	      "  -r, --rank R        one rank only (default: every process)\n"
+	      "  -a, --at WHEN       peak (default: each process's largest total), end, or a\n"
+	      "                      time_s (each process's last sample by then)\n"
+	      "  -V, --value V       folded and speedscope: rss (default), pss, or heap (--heap's\n"
+	      "                      live bytes, at the end); pprof holds them all\n"
+	      "  -o, --output FILE   write FILE (whole, through a temporary file) instead\n", f);
+}
+
+static const struct option opts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "rank", required_argument, NULL, 'r' },
+	{ "at", required_argument, NULL, 'a' },
+	{ "value", required_argument, NULL, 'V' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_value(const char *s, enum ex_value *v)
+{
+	if (!strcmp(s, "rss"))
+		*v = EX_RSS;
+	else if (!strcmp(s, "pss"))
+		*v = EX_PSS;
+	else if (!strcmp(s, "heap"))
+		*v = EX_INUSE;
+	else
+		return -1;
+	return 0;
+}
+
+int export_parse_args(int argc, char **argv, struct export_args *a, char *err, size_t errlen)
+{
+	unsigned long rank;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->writer = ex_writer_find("folded");
+	a->sel.at = EX_AT_PEAK;
+	optind = 0;	/* glibc: start afresh (the tests parse more than once) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:r:a:V:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			a->writer = ex_writer_find(optarg);
+			if (!a->writer) {
+				snprintf(err, errlen, "--format '%s': one of %s", optarg, ex_writer_names());
+				return -1;
+			}
+			break;
+		case 'r':
+			if (num_parse_uint(optarg, 0, INT_MAX, &rank)) {
+				snprintf(err, errlen, "--rank '%s': a rank number", optarg);
+				return -1;
+			}
+			a->sel.one_rank = true;
+			a->sel.rank = (int)rank;
+			break;
+		case 'a':
+			if (ex_parse_at(optarg, &a->sel.at, &a->sel.at_time)) {
+				snprintf(err, errlen, "--at '%s': peak, end or a time in seconds", optarg);
+				return -1;
+			}
+			break;
+		case 'V':
+			if (parse_value(optarg, &a->value)) {
+				snprintf(err, errlen, "--value '%s': rss, pss or heap", optarg);
+				return -1;
+			}
+			break;
+		case 'o':
+			if (!optarg[0]) {
+				snprintf(err, errlen, "-o: empty file name");
+				return -1;
+			}
+			a->out = optarg;
+			break;
+		case 'h':
+			return 1;
+		default:
+			snprintf(err, errlen, "unknown option or missing value: %s (see --help)",
+				 argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		if (optind >= argc)
+			snprintf(err, errlen, "no run directory given");
+		else
+			snprintf(err, errlen, "one run directory, not %d", argc - optind);
+		return -1;
+	}
+	a->dir = argv[optind];
+	/* Heap sites are counted once, at the end: no other moment has them. */
+	if (a->value == EX_INUSE && a->sel.at != EX_AT_END) {
+		snprintf(err, errlen, "--value heap: heap_sites.csv holds live bytes at the end of the run only (add --at end)");
+		return -1;
+	}
+	return 0;
+}
+
+struct write_arg {
+	const struct export_args *a;
+	const struct ex_profile *pr;
+};
+
+static int write_profile(FILE *f, void *arg, char *err, size_t errlen)
+{
+	const struct write_arg *w = arg;
+
+	return w->a->writer->write(f, w->pr, w->a->value, err, errlen);
+}
+
+/* What the dataset holds but this export could not show, said once each. */
+static void notes(const struct ex_profile *pr)
+{
+	if (pr->dropped_fns)
+		fputs("memattr-bpf export: mpi_calls.csv gives MPI functions' memory at the end of the run only: --at end splits mpi by them\n",
+		      stderr);
+	if (pr->dropped_heap)
+		fputs("memattr-bpf export: heap_sites.csv gives live heap at the end of the run only: --at end shows the call sites\n",
+		      stderr);
+	if (pr->dropped_stacks)
+		fputs("memattr-bpf export: alloc_stacks.csv gives stacks at the peak and the end of each process only: --at peak or end shows them\n",
+		      stderr);
+	if (pr->fn_over)
+		fprintf(stderr, "memattr-bpf export: %zu process%s' MPI functions hold more than mpi's rss: left unsplit\n",
+			pr->fn_over, pr->fn_over == 1 ? "" : "es");
+}
+
+int export_main(int argc, char **argv)
+{
+	struct export_args a;
+	struct ex_data d;
+	struct ex_profile pr;
+	struct write_arg w = { .a = &a, .pr = &pr };
+	char err[EX_ERRLEN];
+	int r, ret = EXIT_FAILURE;
+
+	r = export_parse_args(argc, argv, &a, err, sizeof(err));
+	if (r == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "memattr-bpf export: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (a.writer->binary && (!a.out || !strcmp(a.out, "-")) && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "memattr-bpf export: --format %s is binary: give -o FILE or redirect the output\n",
+			a.writer->name);
+		return EXIT_USAGE;
+	}
+	if (ex_load(&d, a.dir, err, sizeof(err))) {
+		fprintf(stderr, "memattr-bpf export: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	if (a.value == EX_INUSE && !d.has_sites) {
+		fprintf(stderr, "memattr-bpf export: %s: no heap_sites.csv (--value heap needs a run traced with --heap)\n",
+			a.dir);
+		goto out_data;
+	}
+	if (ex_build(&d, &a.sel, &pr, err, sizeof(err))) {
+		fprintf(stderr, "memattr-bpf export: %s\n", err);
+		goto out_data;
+	}
+	if (ex_output(a.out, write_profile, &w, err, sizeof(err)))
+		fprintf(stderr, "memattr-bpf export: %s\n", err);
+	else
+		ret = 0;
+	notes(&pr);
+	ex_profile_free(&pr);
+out_data:
+	ex_data_free(&d);
+	return ret;
+}

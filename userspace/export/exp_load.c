@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Reading a dataset for export and diff: report's readers do the
+ * timelines, summary.csv, mpi_calls.csv and run_info.csv (asked to keep
+ * every component's pss); heap_sites.csv is read here, the report having
+ * no use for it. The same rules as the report's: columns by header name,
+ * anything that does not parse is refused naming the file and line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "columns.h"
+#include "export.h"
+#include "safe_open.h"
+
+#define MAX_FIELDS	64
+
+enum { S_RANK, S_PID, S_LIB, S_SITE, S_CALLS, S_FREES, S_LIVE, S_PEAK, S_TOTAL, NCOLS_SITE };
+
+static const char *const site_cols[NCOLS_SITE] = {
+	"rank", "pid", "library", "site", "calls", "frees", "live_bytes", "peak_live_bytes",
+	"total_bytes",
+};
+
+/* An empty rank is a process that is not a rank; else 0 .. INT_MAX. */
+static int parse_id(const char *s, bool empty_ok, int min, int *out)
+{
+	int64_t v;
+
+	if (!*s && empty_ok) {
+		*out = -1;
+		return 0;
+	}
+	if (rp_parse_i64(s, min, &v) || v > INT32_MAX)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int site_row(struct rp_reader *rd, char **fld, const int *col, struct ex_site *r,
+		    char *err, size_t errlen)
+{
+	static const int num[] = { S_CALLS, S_FREES, S_LIVE, S_PEAK, S_TOTAL };
+	int64_t *dst[] = { &r->calls, &r->frees, &r->live, &r->peak_live, &r->total };
+	const char *bad = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (parse_id(fld[col[S_RANK]], true, 0, &r->rank))
+		bad = "rank";
+	else if (parse_id(fld[col[S_PID]], false, 1, &r->pid))
+		bad = "pid";
+	else if (!fld[col[S_LIB]][0] || strlen(fld[col[S_LIB]]) >= sizeof(r->library))
+		bad = "library";
+	else if (!fld[col[S_SITE]][0] || strlen(fld[col[S_SITE]]) >= sizeof(r->site))
+		bad = "site";
+	for (size_t i = 0; !bad && i < sizeof(num) / sizeof(num[0]); i++)
+		if (rp_parse_i64(fld[col[num[i]]], 0, dst[i]))
+			bad = site_cols[num[i]];
+	if (bad) {
+		rp_reader_err(err, errlen, rd, "bad value in column %s", bad);
+		return -1;
+	}
+	snprintf(r->library, sizeof(r->library), "%s", fld[col[S_LIB]]);
+	snprintf(r->site, sizeof(r->site), "%s", fld[col[S_SITE]]);
+	return 0;
+}
+
+typedef int (*row_fn)(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		      char *err, size_t errlen);
+
+/* A CSV whose header has every column of cols (found by name), each row through row. */
+static int read_table(struct ex_data *d, FILE *f, const char *name, const char *const *cols,
+		      size_t ncols, const char *what, row_fn row, char *err, size_t errlen)
+{
+	struct rp_reader rd = { .f = f, .name = name };
+	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
+	int col[MAX_FIELDS], r, n, ret = -1;
+	size_t nhdr;
+
+	r = rp_next_line(&rd);
+	if (r < 0) {
+		rp_reader_err(err, errlen, &rd, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	if (r == 0) {
+		rp_reader_err(err, errlen, &rd, "empty file, no header");
+		goto out;
+	}
+	n = rp_csv_split(rd.line, hdr, MAX_FIELDS);
+	if (n < 0 || n > MAX_FIELDS) {
+		rp_reader_err(err, errlen, &rd, "unreadable header");
+		goto out;
+	}
+	nhdr = (size_t)n;
+	for (size_t i = 0; i < ncols; i++) {
+		col[i] = rp_col(hdr, nhdr, cols[i]);
+		if (col[i] < 0) {
+			rp_reader_err(err, errlen, &rd, "not a memattr-bpf %s (no column '%s' in the header)",
+				      what, cols[i]);
+			goto out;
+		}
+	}
+	while ((r = rp_next_line(&rd)) > 0) {
+		if (!rd.line[0])
+			continue;
+		n = rp_csv_split(rd.line, fld, MAX_FIELDS);
+		if (n < 0 || (size_t)n != nhdr) {
+			if (n < 0)
+				rp_reader_err(err, errlen, &rd, "bad quoting");
+			else
+				rp_reader_err(err, errlen, &rd, "%d fields, the header has %zu", n, nhdr);
+			goto out;
+		}
+		if (row(d, &rd, fld, col, err, errlen))
+			goto out;
+	}
+	if (r < 0) {
+		rp_reader_err(err, errlen, &rd, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	free(rd.line);
+	return ret;
+}
+
+static int add_site(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		    char *err, size_t errlen)
+{
+	struct ex_site row, *grown;
+
+	if (site_row(rd, fld, col, &row, err, errlen))
+		return -1;
+	grown = realloc(d->sites, (d->nsites + 1) * sizeof(*grown));
+	if (!grown) {
+		rp_reader_err(err, errlen, rd, "out of memory");
+		return -1;
+	}
+	d->sites = grown;
+	d->sites[d->nsites++] = row;
+	return 0;
+}
+
+int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
+{
+	if (read_table(d, f, name, site_cols, NCOLS_SITE, "heap_sites.csv", add_site, err, errlen))
+		return -1;
+	d->has_sites = true;
+	return 0;
+}
+
+enum { K_RANK, K_PID, K_COMP, K_STACK, K_RSS, K_PEAK, NCOLS_STACK };
+
+static const char *const stack_cols[NCOLS_STACK] = {
+	"rank", "pid", "component", "stack", "rss_bytes", "peak_rss_bytes",
+};
+
+static int add_stack(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		     char *err, size_t errlen)
+{
+	struct ex_stack row = { 0 }, *grown;
+	const char *bad = NULL;
+
+	if (parse_id(fld[col[K_RANK]], true, 0, &row.rank))
+		bad = "rank";
+	else if (parse_id(fld[col[K_PID]], false, 1, &row.pid))
+		bad = "pid";
+	else if (!fld[col[K_COMP]][0] || strlen(fld[col[K_COMP]]) >= sizeof(row.component))
+		bad = "component";
+	else if (!fld[col[K_STACK]][0])
+		bad = "stack";
+	else if (rp_parse_i64(fld[col[K_RSS]], 0, &row.rss))
+		bad = "rss_bytes";
+	else if (rp_parse_i64(fld[col[K_PEAK]], 0, &row.peak_rss))
+		bad = "peak_rss_bytes";
+	if (bad) {
+		rp_reader_err(err, errlen, rd, "bad value in column %s", bad);
+		return -1;
+	}
+	snprintf(row.component, sizeof(row.component), "%s", fld[col[K_COMP]]);
+	row.frames = strdup(fld[col[K_STACK]]);
+	grown = row.frames ? realloc(d->stacks, (d->nstacks + 1) * sizeof(*grown)) : NULL;
+	if (!grown) {
+		free(row.frames);
+		rp_reader_err(err, errlen, rd, "out of memory");
+		return -1;
+	}
+	d->stacks = grown;
+	d->stacks[d->nstacks++] = row;
+	return 0;
+}
+
+int ex_read_stacks(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
+{
+	if (read_table(d, f, name, stack_cols, NCOLS_STACK, "alloc_stacks.csv", add_stack, err,
+		       errlen))
+		return -1;
+	d->has_stacks = true;
+	return 0;
+}
+
+/* An optional file of the run (heap_sites.csv: --heap; alloc_stacks.csv: a newer tracer). */
+static int load_optional(struct ex_data *d, int dirfd, const char *dir, const char *file,
+			 int (*fn)(struct ex_data *, FILE *, const char *, char *, size_t),
+			 char *err, size_t errlen)
+{
+	char path[4200];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	/* As the report opens its files: no symlink, FIFO or device; no hard link for root. */
+	f = safe_fopenat(dirfd, file, geteuid() == 0 ? 0 : SAFE_ANY_NLINK, RP_MAX_FILE);
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: cannot open: %s", path, safe_open_strerror(errno));
+		return -1;
+	}
+	ret = fn(d, f, path, err, errlen);
+	fclose(f);
+	return ret;
+}
+
+int ex_load(struct ex_data *d, const char *dir, char *err, size_t errlen)
+{
+	int dirfd, ret;
+
+	memset(d, 0, sizeof(*d));
+	d->run.keep_pss = true;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, errno == ENOTDIR ? "not a directory" : strerror(errno));
+		return -1;
+	}
+	ret = rp_load_dir(&d->run, dirfd, dir, err, errlen);
+	if (!ret)
+		ret = load_optional(d, dirfd, dir, FILE_HEAP_SITES, ex_read_sites, err, errlen);
+	if (!ret)
+		ret = load_optional(d, dirfd, dir, FILE_ALLOC_STACKS, ex_read_stacks, err, errlen);
+	close(dirfd);
+	if (ret)
+		ex_data_free(d);
+	return ret;
+}
+
+void ex_data_free(struct ex_data *d)
+{
+	rp_run_free(&d->run);
+	free(d->sites);
+	for (size_t i = 0; i < d->nstacks; i++)
+		free(d->stacks[i].frames);
+	free(d->stacks);
+	memset(d, 0, sizeof(*d));
+}
+
+int ex_parse_at(const char *s, enum ex_at *at, double *t)
+{
+	*t = 0;
+	if (!strcmp(s, "peak")) {
+		*at = EX_AT_PEAK;
+		return 0;
+	}
+	if (!strcmp(s, "end")) {
+		*at = EX_AT_END;
+		return 0;
+	}
+	*at = EX_AT_TIME;
+	return rp_parse_time(s, t);
+}
+
+long ex_pick(const struct rp_proc *p, enum ex_at at, double t)
+{
+	long best = -1;
+
+	if (!p->n)
+		return -1;
+	switch (at) {
+	case EX_AT_END:
+		return (long)p->n - 1;
+	case EX_AT_PEAK:
+		/* The first of equal peaks: when the process got there. */
+		best = 0;
+		for (size_t i = 1; i < p->n; i++)
+			if (p->rss[0][i] > p->rss[0][best])
+				best = (long)i;
+		return best;
+	case EX_AT_TIME:
+		for (size_t i = 0; i < p->n && p->t[i] <= t; i++)
+			best = (long)i;
+		return best;
+	}
+	return -1;
+}
