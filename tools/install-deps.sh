@@ -22,6 +22,7 @@ PACKAGES=(
 	slurmctld slurmd slurm-client munge		# Slurm tests: a real controller and node daemon on loopback
 	slurm-wlm-basic-plugins libslurm-dev libpmix-dev	# srun --mpi=pmix for Open MPI; SPANK headers
 	man-db groff-base				# make man-check: the man pages render without warnings
+	golang-go					# make export-check: Go's own pprof reads our profiles back
 )
 
 PACKAGES+=("$@")

@@ -18,6 +18,7 @@ tools/install-deps.sh
 make
 make man-check rules-check	# man pages against the options; alert rules' unit tests, the dashboard's queries
 make layers-check		# a wrong-way include fails to compile; no include or module cycle (docs/ARCHITECTURE.md)
+make export-check		# export's pprof and speedscope files read back by Go's pprof and Python's json
 make test
 tools/kernel-matrix.sh		# the same tree under Debian's 6.1 and 6.12 kernels (qemu)
 tools/arm64/check.sh		# the arm64 cross-build and its unit tests (qemu-user)
