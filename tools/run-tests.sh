@@ -3,7 +3,7 @@
 # tests, integration tests, the kernel matrix (docs/operations.md, "Kernels") and the arm64 build, then the
 # hardening checks: the unit tests, fixture reports and one real
 # 4-rank trace + report under ASan+UBSan, and every fuzzer for FUZZ_SECONDS
-# (18 s each by default, 5 harnesses: under 2 minutes with their build).
+# (18 s each by default, 6 harnesses: about 2 minutes with their build).
 # Must run as root: the integration tests load BPF programs and trace real
 # Open MPI jobs run by an unprivileged test user.
 set -euo pipefail
