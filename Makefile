@@ -67,7 +67,7 @@ PURE_MODULES := components alloc_stack spec procfs regions csv_out cli num_arg c
 		metrics daemon_cfg spool http_listen gz_read sock_proto \
 		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
 		model model_app model_fit model_read model_print report_oom trend memcg \
-		exp_load exp_profile exp_build exp_folded exp_speedscope exp_pprof exp_writers exp_out \
+		exp_load exp_profile exp_build exp_demangle exp_folded exp_speedscope exp_pprof exp_writers exp_out \
 		exp_diff exp_diff_print profile.pb-c export_cmd diff_cmd
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
@@ -266,7 +266,7 @@ fuzz_mods_report  := report_csv report_stats report_svg report_html report_nodes
 fuzz_mods_maps    := procfs
 fuzz_mods_environ := procfs
 fuzz_mods_stat    := procfs
-fuzz_mods_export  := report_csv report_stats report_svg safe_open gz_read exp_load exp_profile exp_build \
+fuzz_mods_export  := report_csv report_stats report_svg safe_open gz_read exp_load exp_profile exp_build exp_demangle \
 		     exp_folded exp_speedscope exp_pprof exp_writers exp_out exp_diff exp_diff_print
 # export's pprof writer: the messages protoc-c generates (make's rule above).
 fuzz_gen_export   := $(BUILD)/proto/profile.pb-c.c

@@ -599,12 +599,35 @@ static void test_command(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Frames as written in the source: C++ demangled, gfortran module procedures, the rest as is. */
+static void test_demangle(void **state)
+{
+	char out[256];
+
+	(void)state;
+	ex_demangle("_Z15generate_matrixiiiPP24HPC_Sparse_Matrix_STRUCTPPdS3_S3_", out, sizeof(out));
+	assert_string_equal(out, "generate_matrix(int, int, int, HPC_Sparse_Matrix_STRUCT**, double**, double**, double**)");
+	ex_demangle("__clover_module_MOD_allocate_fields", out, sizeof(out));
+	assert_string_equal(out, "clover_module::allocate_fields");
+	ex_demangle("main", out, sizeof(out));
+	assert_string_equal(out, "main");
+	ex_demangle("_Zjunk", out, sizeof(out));
+	assert_string_equal(out, "_Zjunk");
+	ex_demangle("__MOD_x", out, sizeof(out));
+	assert_string_equal(out, "__MOD_x");
+	ex_site_frame("test_HPCCG:_Z5HPCCGv+0x1f", out, sizeof(out));
+	assert_string_equal(out, "HPCCG()");
+	ex_demangle("_Z15generate_matrixiiiPP24HPC_Sparse_Matrix_STRUCTPPdS3_S3_", out, 12);
+	assert_string_equal(out, "generate_ma");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_at),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_site_frame),
+		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_build_end),
 		cmocka_unit_test(test_build_moments),

@@ -243,12 +243,14 @@ void ex_site_frame(const char *site, char *out, size_t len)
 	const char *fn = colon && colon[1] && colon[1] != ':' ? colon + 1 : site;
 	const char *plus = strrchr(fn, '+');
 	size_t n = strlen(fn);
+	char name[1024];
 
 	/* "file:function+0xOFF": the function, so every site in it adds up in one frame. */
 	if (fn != site && plus && plus > fn && !strncmp(plus, "+0x", 3) &&
 	    strspn(plus + 3, "0123456789abcdefABCDEF") == strlen(plus + 3))
 		n = (size_t)(plus - fn);
-	snprintf(out, len, "%.*s", (int)n, fn);
+	snprintf(name, sizeof(name), "%.*s", (int)n, fn);
+	ex_demangle(name, out, len);
 }
 
 static int proc_sites(struct ex_profile *pr, const struct ex_data *d, const struct ex_proc *ep,

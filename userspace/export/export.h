@@ -192,6 +192,9 @@ int ex_build(const struct ex_data *d, const struct ex_select *sel, struct ex_pro
 /* "build_mesh" of "solver:build_mesh+0x5a"; "libx.so+0x40" and "0x7f.." stay as they are. */
 void ex_site_frame(const char *site, char *out, size_t len);
 
+/* A frame's function as written in its source: C++ demangled, gfortran's module procedures as mod::proc. */
+void ex_demangle(const char *in, char *out, size_t len);
+
 /* The writers ---------------------------------------------------------- */
 
 /* One output format: the "sink" a profile goes to. */
