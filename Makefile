@@ -262,7 +262,7 @@ FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 		-std=gnu11 -Wall -Wextra -Werror $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -D_GNU_SOURCE
 FUZZERS      := spec report maps environ stat export
 fuzz_mods_spec    := spec safe_open
-fuzz_mods_report  := report_csv report_stats report_svg report_html report_nodes safe_open hooks gz_read
+fuzz_mods_report  := report_csv report_stats report_svg report_html report_oom report_nodes safe_open hooks gz_read
 fuzz_mods_maps    := procfs
 fuzz_mods_environ := procfs
 fuzz_mods_stat    := procfs
