@@ -48,7 +48,7 @@ wait_job_ok 60
 wait_tool_ok 15 "the job ended"
 stop_sampler
 check_no_bpf_leftovers
-[ -z "$(ls -A "$OUT1" | grep -v '^\(rank-[0-9]*\|summary\|run_info\|mpi_calls\)\.csv$' || true)" ] ||
+[ -z "$(ls -A "$OUT1" | grep -v '^\(rank-[0-9]*\|summary\|run_info\|mpi_calls\|alloc_stacks\)\.csv$' || true)" ] ||
 	fail "unexpected files in the first run's output: $(ls "$OUT1")"
 run_checker "$OUT2" --ranks "$NP" --sampler "$TMPD/sampler-second.csv" --phase-dir "$LOGS" \
 	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --alloc-mem-mib "$ALLOC_MEM_MIB" \

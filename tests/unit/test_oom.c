@@ -107,6 +107,9 @@ static void test_limit_v1_memsw(void **state)
 	put("sys/fs/cgroup/memory/job_9/memory.max_usage_in_bytes", "67108864\n");
 	assert_int_equal(memcg_limit(root, &ref, &l), 0);
 	assert_true(l.cgroup);
+	put("sys/fs/cgroup/memory/job_9/memory.max_usage_in_bytes", "65015808\n");	/* less than a huge page short */
+	assert_int_equal(memcg_limit(root, &ref, &l), 0);
+	assert_true(l.cgroup);
 	put("sys/fs/cgroup/memory/job_9/memory.max_usage_in_bytes", "33554432\n");
 	assert_int_equal(memcg_limit(root, &ref, &l), 0);
 	assert_false(l.cgroup);

@@ -120,9 +120,12 @@ static int64_t count_in(const char *dir, const char *name, const char *key)
 /*
  * Whether the cgroup at dir says its limit of lim bytes was reached. v1's
  * failure counts are not kept by every kernel (6.18 kept none where the
- * charge failed on memory+swap), so its high-water mark at the limit says
- * it too; a page below it, as the charge is in pages.
+ * charge failed on memory+swap), so its high-water mark near the limit
+ * says it too: within the largest charge that can fail, a transparent
+ * huge page (2 MiB), as a rank's last charge often is.
  */
+#define LARGEST_CHARGE	(2 << 20)
+
 static bool reached(const char *dir, bool v1, int64_t lim)
 {
 	int64_t max_usage;
@@ -132,7 +135,7 @@ static bool reached(const char *dir, bool v1, int64_t lim)
 	if (count_in(dir, "memory.failcnt", "") > 0 || count_in(dir, "memory.memsw.failcnt", "") > 0)
 		return true;
 	max_usage = count_in(dir, "memory.max_usage_in_bytes", "");
-	return max_usage > 0 && max_usage + 4096 > lim;
+	return max_usage > 0 && max_usage + LARGEST_CHARGE > lim;
 }
 
 int memcg_limit(const char *root, const struct memcg_ref *ref, struct memcg_limit *out)
