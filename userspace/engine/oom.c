@@ -136,11 +136,28 @@ out:
 	free(all);
 }
 
+/*
+ * The limit p was killed under, 0 or -1. A victim already exiting may show
+ * the root cgroup (v1 moves an exiting task out of its groups): the copy
+ * read at its samples decides when that one names a limit reached.
+ */
+static int victim_limit(const char *root, const struct proc *p, struct memcg_limit *lim)
+{
+	const struct memcg_ref *kept = p->memcg && p->memcg->path[0] ? p->memcg : NULL;
+	struct memcg_limit other;
+	struct memcg_ref now;
+	bool read = !memcg_of(root, p->pid, &now);
+
+	if (memcg_limit(root, read ? &now : kept, lim))
+		return -1;
+	if (read && !lim->cgroup && kept && !memcg_limit(root, kept, &other) && other.cgroup)
+		*lim = other;
+	return 0;
+}
+
 void oom_fill(const struct session *s, const struct proc *p, double time, const char *root,
 	      struct sink_oom *o)
 {
-	struct memcg_ref now;
-	const struct memcg_ref *ref = NULL;
 	struct memcg_limit lim;
 
 	memset(o, 0, sizeof(*o));
@@ -148,11 +165,7 @@ void oom_fill(const struct session *s, const struct proc *p, double time, const 
 	o->pid = p->pid;
 	o->time = time;
 	o->sample_time = p->total.seen ? p->trend.last : -1;
-	if (!memcg_of(root, p->pid, &now))
-		ref = &now;
-	else if (p->memcg && p->memcg->path[0])
-		ref = p->memcg;
-	if (!memcg_limit(root, ref, &lim)) {
+	if (!victim_limit(root, p, &lim)) {
 		o->limit_bytes = lim.limit_bytes;
 		o->cgroup = lim.cgroup;
 		snprintf(o->cgroup_dir, sizeof(o->cgroup_dir), "%s", lim.dir);
