@@ -59,9 +59,14 @@ chmod 755 "$TMPD/bin/oom_grow" "$TMPD/bin/liboomgrow.so"
 cg_make
 
 OUT=$TMPD/out
-# The shell joins the cgroup and becomes runuser: everything below is limited.
-start_tool --output "$OUT" -- sh -c 'echo $$ >"$1/cgroup.procs" && exec runuser -u "$2" -- env -i \
-	PATH=/usr/bin:/bin OMPI_COMM_WORLD_RANK="$3" "$4" --app-mib 2 --lib-mib 1 --step-ms 150' \
+# The shell joins the cgroup (everything below is limited) and starts the
+# rank as mpirun would: a child that has its rank variable from its first
+# exec (setpriv, which execs the workload as the test user in place). A
+# chain that sets it only at a later exec (runuser, then env -i) leaves a
+# process named by its pid if a sample comes between the two.
+start_tool --output "$OUT" -- sh -c 'echo $$ >"$1/cgroup.procs" &&
+	(OMPI_COMM_WORLD_RANK="$3" exec setpriv --reuid="$2" --regid="$2" --clear-groups -- \
+		"$4" --app-mib 2 --lib-mib 1 --step-ms 150); exit $?' \
 	oom "$CG" "$TEST_USER" "$RANK" "$TMPD/bin/oom_grow"
 wait_exit "$TOOL_PID" 120 || fail "the tool still runs 120 s on: the workload was not killed?"
 log "tool exited with status $WAIT_RC; stdout:"
