@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-ARM64_PACKAGES=(libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64)
+ARM64_PACKAGES=(libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64
+	libprotobuf-c-dev:arm64)
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 	dpkg --add-architecture arm64
 	apt-get update -qq
