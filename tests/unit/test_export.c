@@ -605,8 +605,11 @@ static void test_demangle(void **state)
 	char out[256];
 
 	(void)state;
+	/* Without libstdc++ (the arm64 unit tests under qemu-user) a C++ name stays as it is. */
 	ex_demangle("_Z15generate_matrixiiiPP24HPC_Sparse_Matrix_STRUCTPPdS3_S3_", out, sizeof(out));
-	assert_string_equal(out, "generate_matrix(int, int, int, HPC_Sparse_Matrix_STRUCT**, double**, double**, double**)");
+	assert_string_equal(out, ex_cxx_demangler() ?
+			    "generate_matrix(int, int, int, HPC_Sparse_Matrix_STRUCT**, double**, double**, double**)" :
+			    "_Z15generate_matrixiiiPP24HPC_Sparse_Matrix_STRUCTPPdS3_S3_");
 	ex_demangle("__clover_module_MOD_allocate_fields", out, sizeof(out));
 	assert_string_equal(out, "clover_module::allocate_fields");
 	ex_demangle("main", out, sizeof(out));
@@ -616,9 +619,9 @@ static void test_demangle(void **state)
 	ex_demangle("__MOD_x", out, sizeof(out));
 	assert_string_equal(out, "__MOD_x");
 	ex_site_frame("test_HPCCG:_Z5HPCCGv+0x1f", out, sizeof(out));
-	assert_string_equal(out, "HPCCG()");
+	assert_string_equal(out, ex_cxx_demangler() ? "HPCCG()" : "_Z5HPCCGv");
 	ex_demangle("_Z15generate_matrixiiiPP24HPC_Sparse_Matrix_STRUCTPPdS3_S3_", out, 12);
-	assert_string_equal(out, "generate_ma");
+	assert_string_equal(out, ex_cxx_demangler() ? "generate_ma" : "_Z15generat");
 }
 
 int main(void)

@@ -7,6 +7,7 @@
  * read stays as it is.
  */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,11 @@ static cxa_demangle_fn cxa_demangle(void)
 	if (h)
 		fn = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
 	return fn;
+}
+
+bool ex_cxx_demangler(void)
+{
+	return cxa_demangle() != NULL;
 }
 
 /* gfortran: "__grid_mod_MOD_alloc_fields" -> "grid_mod::alloc_fields". */

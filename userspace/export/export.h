@@ -194,6 +194,8 @@ void ex_site_frame(const char *site, char *out, size_t len);
 
 /* A frame's function as written in its source: C++ demangled, gfortran's module procedures as mod::proc. */
 void ex_demangle(const char *in, char *out, size_t len);
+/* Whether C++ names can be demangled here (libstdc++ is there to do it). */
+bool ex_cxx_demangler(void);
 
 /* The writers ---------------------------------------------------------- */
 
