@@ -2,8 +2,8 @@
 /*
  * The figures of an OOM post-mortem are those of the victim's last sample:
  * the kill comes between samples, and a process being torn down has no
- * figures worth reading. Its memory cgroup is read at the kill and, as a
- * fallback for a victim already reaped, at its first sample.
+ * figures worth reading. Its memory cgroup is read at the kill, and kept
+ * from its samples for a victim already reaped or one whose exit hides it.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.8YiCsP/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.8YiCsP/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.8YiCsP/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 28849,28854 --output /tmp/memattr-bench.8YiCsP/runs/bpfstats.memreq/out
+/tmp/memattr-bench.fmYxzG/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.fmYxzG/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 9356,9365 --output /tmp/memattr-bench.fmYxzG/runs/bpfstats.memreq/out

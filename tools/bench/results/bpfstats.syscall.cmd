@@ -1,1 +1,1 @@
-/tmp/memattr-bench.8YiCsP/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.8YiCsP/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.8YiCsP/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 28620,28625 --output /tmp/memattr-bench.8YiCsP/runs/bpfstats.syscall/out
+/tmp/memattr-bench.fmYxzG/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.fmYxzG/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 9123,9132 --output /tmp/memattr-bench.fmYxzG/runs/bpfstats.syscall/out

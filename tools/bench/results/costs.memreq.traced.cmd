@@ -1,1 +1,1 @@
-/tmp/memattr-bench.8YiCsP/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.8YiCsP/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.8YiCsP/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 23722 --output /tmp/memattr-bench.8YiCsP/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.fmYxzG/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 4247 --output /tmp/memattr-bench.fmYxzG/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.8YiCsP/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.8YiCsP/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.8YiCsP/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.fmYxzG/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.storm1.untraced.4/go   ||   untraced

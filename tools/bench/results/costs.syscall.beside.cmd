@@ -1,1 +1,1 @@
-/tmp/memattr-bench.8YiCsP/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.8YiCsP/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.8YiCsP/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 23001 --output /tmp/memattr-bench.8YiCsP/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.fmYxzG/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 3588 --output /tmp/memattr-bench.fmYxzG/runs/costs.syscall.beside.4/out

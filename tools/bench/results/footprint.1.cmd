@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.8YiCsP/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.8YiCsP/runs/footprint.1/ready --stop-file /tmp/memattr-bench.8YiCsP/runs/footprint.1/stop   ||   memattr-bpf --job 24635 --output /tmp/memattr-bench.8YiCsP/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.fmYxzG/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fmYxzG/runs/footprint.1/ready --stop-file /tmp/memattr-bench.fmYxzG/runs/footprint.1/stop   ||   memattr-bpf --job 5434 --output /tmp/memattr-bench.fmYxzG/runs/footprint.1/out
