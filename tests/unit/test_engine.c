@@ -60,14 +60,22 @@
  *       -> test_oom_recorded_before_exit fails
  *   tracker.c on_oom(): the time of the record's handling, not the kernel's
  *       -> test_oom_recorded_before_exit fails
+ *   tracker.c on_fork(): exec_seen for every accounted parent's child (drop `if (p->under_rank)`)
+ *       -> test_fork_of_shell_named_at_exec fails
+ *   tracker.c on_fork(): no rank's child final at fork (drop the exec_seen line)
+ *       -> test_fork_child_of_rank_is_under_rank fails
  */
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "engine.h"
@@ -656,6 +664,77 @@ static void test_session_ends_with_its_last_process(void **state)
 	tracker_set_hooks(e->t, NULL);
 }
 
+/*
+ * A shell (accounted, no rank) forks a child that execs into a rank, as
+ * `(OMPI_COMM_WORLD_RANK=3 exec setpriv ... prog)` does: the rank variable
+ * is in the new image's environment only. A real child, so that /proc has
+ * it: a sample between its fork and its exec must not name it (a pid file
+ * for good), and once it exec'd it is read as rank 3 and named so.
+ */
+static void test_fork_of_shell_named_at_exec(void **state)
+{
+	struct env *e = *state;
+	const struct tracker_hooks hooks = { .tick = on_tick };
+	int go[2], execd[2];
+	struct proc *c;
+	char buf;
+	pid_t pid;
+
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe2(execd, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *const argv[] = { "sleep", "30", NULL };
+		char *const envp[] = { "OMPI_COMM_WORLD_RANK=3", "PATH=/usr/bin:/bin", NULL };
+
+		close(go[1]);
+		close(execd[0]);
+		if (read(go[0], &buf, 1) != 1)
+			_exit(1);
+		execve("/bin/sleep", argv, envp);
+		_exit(127);
+	}
+	close(go[0]);
+	close(execd[1]);
+
+	spawn(e, PID_LAUNCHER, "sh");
+	fork_rec(e, slot(e->s), PID_LAUNCHER, pid, "sh");
+	c = find(e, pid);
+	assert_non_null(c);
+	assert_true(c->account);
+	assert_false(c->under_rank);
+	/* Its identity waits for its exec. */
+	assert_false(c->exec_seen);
+
+	/* A sample before the exec: not named (the shell's pid is retired: no /proc). */
+	tracker_set_hooks(e->t, &hooks);
+	stop_run = 0;
+	assert_int_equal(tracker_run(e->t, &stop_run), 0);
+	c = find(e, pid);
+	assert_non_null(c);
+	assert_false(c->named);
+
+	/* It execs (the write end closes with it), with its rank in its environment. */
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(read(execd[0], &buf, 1), 0);
+	exec_rec(e, slot(e->s), pid, "sleep");
+	assert_true(c->exec_seen);
+	stop_run = 0;
+	assert_int_equal(tracker_run(e->t, &stop_run), 0);
+	c = find(e, pid);
+	assert_non_null(c);
+	assert_int_equal(c->rank, 3);
+	assert_true(c->named);
+	tracker_set_hooks(e->t, NULL);
+
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(go[1]);
+	close(execd[0]);
+	exit_rec(e, slot(e->s), pid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +757,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_held_past_bound_applied_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_accessors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_ends_with_its_last_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_of_shell_named_at_exec, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -683,8 +683,17 @@ static void on_fork(struct tracker *t, struct session *s, const struct ev_task *
 	if (p->account && parent && parent->account) {
 		proc_copy_mm(p, parent, t->probing);
 		inherit_held(t, s, p, parent);
-		/* A rank's child is never a rank itself: its pid file can open now. */
-		p->exec_seen = true;
+		/*
+		 * A rank's child (or its command's) is never a rank itself: its
+		 * pid file can open now. Any other accounted parent's child (a
+		 * shell, a wrapper such as setpriv or env that execs in place)
+		 * may exec into a rank, its rank variable in the new image's
+		 * environment only: its identity waits for that exec, or for
+		 * FORK_SETTLE_S as a launcher's child does (ready()). Named
+		 * before, it kept a pid file for good.
+		 */
+		if (p->under_rank)
+			p->exec_seen = true;
 	}
 }
 
