@@ -11,6 +11,14 @@
 # As root. Kernels and initramfs are cached under MATRIX_CACHE
 # (/var/cache/memattr-kernels): a rerun downloads nothing.
 set -euo pipefail
+# MATRIX_SCRIPT: the script the VM runs instead of tools/vmtest/guest.sh
+# (e.g. one check: MATRIX_SCRIPT=tools/vmtest/vm_oom.sh); a relative path
+# is the caller's. The VM runs it from its root: made absolute here.
+if [ -n "${MATRIX_SCRIPT:-}" ]; then
+	case $MATRIX_SCRIPT in /*) ;; *) MATRIX_SCRIPT=$PWD/$MATRIX_SCRIPT ;; esac
+	[ -f "$MATRIX_SCRIPT" ] && [ -x "$MATRIX_SCRIPT" ] ||
+		{ echo "kernel-matrix: MATRIX_SCRIPT $MATRIX_SCRIPT is no executable file" >&2; exit 1; }
+fi
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 CACHE=${MATRIX_CACHE:-/var/cache/memattr-kernels}
