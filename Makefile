@@ -204,6 +204,10 @@ $(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o 
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o -o $@ \
 		-lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
+# merge's command too: two nodes' datasets merged whole (merge.o is no pure module).
+$(BUILD)/tests/test_merge: tests/unit/test_merge.c $(PURE_OBJS) $(BUILD)/merge.o | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/merge.o -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
+
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
 

@@ -288,6 +288,72 @@ static void test_timeline(void **state)
 	assert_int_equal(system("rm -rf /tmp/mg-in.?????? /tmp/mg-out.??????"), 0);
 }
 
+/* The whole of dir/name, as merge wrote it. */
+static char *slurp(const char *dir, const char *name)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	char *t;
+
+	assert_true(fd >= 0);
+	t = read_text(fd, name);
+	close(fd);
+	return t;
+}
+
+/*
+ * Two nodes' datasets of one job, the second with an OOM kill of rank 5:
+ * the merged summary.csv fills oom_kill_time_s (on the job's clock) and
+ * oom_growth_bytes for the victim's rows only, each component's growth as
+ * that node's run_info.csv has it (0 for one it does not list, as the
+ * tracer's own summary writes it); a kill's bad time is refused in a line.
+ */
+static void test_merge_oom_summary(void **state)
+{
+	char a[] = "/tmp/mg-a.XXXXXX", b[] = "/tmp/mg-b.XXXXXX", out[64];
+	char *argv[] = { "merge", a, b, "-o", out, NULL };
+	int fa, fb;
+
+	(void)state;
+	assert_non_null(mkdtemp(a));
+	assert_non_null(mkdtemp(b));
+	snprintf(out, sizeof(out), "%s.out", a);
+	fa = open(a, O_RDONLY | O_DIRECTORY);
+	fb = open(b, O_RDONLY | O_DIRECTORY);
+	write_text(fa, "run_info.csv", "key,value\nhostname,na\njob,77\nstart_time_unix_s,100.000\n"
+		   "duration_s,5\nfinished,1\noom_watched,1\noom_kills,0\n");
+	write_text(fa, "rank-3.csv", "time_s,rank,pid,component,rss_bytes,pss_bytes\n"
+		   "0.100,3,77,total,100,50\n0.100,3,77,app,60,30\n");
+	write_text(fb, "run_info.csv", "key,value\nhostname,nb\njob,77\nstart_time_unix_s,101.500\n"
+		   "duration_s,5\nfinished,1\noom_watched,1\noom_kills,1\n"
+		   "oom_kill_1_rank,5\noom_kill_1_pid,88\noom_kill_1_time_s,0.500\noom_kill_1_kind,cgroup\n"
+		   "oom_kill_1_limit_bytes,4096\noom_kill_1_rss_bytes:total,400\n"
+		   "oom_kill_1_growth_bytes:total,300\noom_kill_1_growth_bytes:app,200\n");
+	write_text(fb, "rank-5.csv", "time_s,rank,pid,component,rss_bytes,pss_bytes\n"
+		   "0.100,5,88,total,100,50\n0.100,5,88,app,60,30\n0.100,5,88,libc,40,20\n"
+		   "0.400,5,88,total,400,200\n0.400,5,88,app,260,130\n0.400,5,88,libc,40,20\n");
+	write_text(fb, "rank-6.csv", "time_s,rank,pid,component,rss_bytes,pss_bytes\n"
+		   "0.100,6,89,total,10,5\n");
+	assert_int_equal(merge_main(5, argv), 0);
+	assert_string_equal(slurp(out, "summary.csv"),
+			    SUMMARY_HEADER_NODE "\n"
+			    "3,77,total,100,0.100,50,0.100,100,50,,,na\n"
+			    "3,77,app,60,0.100,30,0.100,60,30,,,na\n"
+			    "5,88,total,400,1.900,200,1.900,400,200,2.000,300,nb\n"
+			    "5,88,app,260,1.900,130,1.900,260,130,2.000,200,nb\n"
+			    "5,88,libc,40,1.600,20,1.600,40,20,2.000,0,nb\n"
+			    "6,89,total,10,1.600,5,1.600,10,5,,,nb\n");
+
+	/* A kill whose time is no number: one line, and no dataset. */
+	assert_int_equal(system("rm -rf /tmp/mg-a.??????.out"), 0);
+	write_text(fb, "run_info.csv", "key,value\nhostname,nb\njob,77\nstart_time_unix_s,101.500\n"
+		   "oom_kills,1\noom_kill_1_pid,88\noom_kill_1_time_s,soon\n");
+	assert_int_equal(merge_main(5, argv), 1);
+	assert_int_equal(access(out, F_OK), -1);
+	close(fa);
+	close(fb);
+	assert_int_equal(system("rm -rf /tmp/mg-a.?????? /tmp/mg-b.?????? /tmp/mg-a.??????.out"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_write_info),
 		cmocka_unit_test(test_write_info_oom),
 		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_merge_oom_summary),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

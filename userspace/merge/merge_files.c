@@ -152,19 +152,83 @@ static int copy_row(struct rp_reader *rd, const int *col, size_t nhdr, struct ti
 	return 0;
 }
 
-static int write_summary(struct mg_out *o, const struct timeline *tl, const char *node)
+/*
+ * The node's OOM kill of this timeline's process, as its run_info.csv
+ * keeps it (oom_kill_<K>_pid; the latest K when its pid was reused, as the
+ * tracer's own summary picks it): K, 0 when the OOM killer did not choose it.
+ */
+static unsigned int oom_kill_of(const struct mg_node *n, int pid)
 {
+	unsigned int found = 0;
+	char key[48];
+
+	for (unsigned int k = 1; k <= 4096; k++) {
+		const char *v;
+		char *end;
+		long p;
+
+		snprintf(key, sizeof(key), RUN_OOM_PREFIX "%u_pid", k);
+		v = mg_info(n, key);
+		if (!v)
+			break;
+		p = strtol(v, &end, 10);
+		if (end != v && !*end && p == pid)
+			found = k;
+	}
+	return found;
+}
+
+/* The kill's time on the job's clock and a component's growth before it (0: none kept, as the tracer writes it). */
+static int oom_fields(const struct mg_node *n, unsigned int k, const char *comp, double *time,
+		      int64_t *growth)
+{
+	char key[sizeof(n->info->key) + 64];
+	const char *v;
+	char *end;
+
+	snprintf(key, sizeof(key), RUN_OOM_PREFIX "%u_time_s", k);
+	v = mg_info(n, key);
+	if (!v || rp_parse_time(v, time))
+		return -1;
+	*time += n->offset;
+	*growth = 0;
+	snprintf(key, sizeof(key), RUN_OOM_PREFIX "%u_growth_bytes:%s", k, comp);
+	v = mg_info(n, key);
+	if (v) {
+		errno = 0;
+		*growth = strtoll(v, &end, 10);
+		if (end == v || *end || errno)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_summary(struct mg_out *o, const struct timeline *tl, const struct mg_node *n,
+			 char *err, size_t errlen)
+{
+	unsigned int kill = oom_kill_of(n, tl->pid);
+
 	for (size_t i = 0; i < tl->ncomps; i++) {
 		const struct comp_stats *c = &tl->comps[i];
 		struct summary_row row = {
 			.rank = tl->rank, .pid = tl->pid, .component = c->name,
 			.peak_rss = c->peak_rss, .peak_rss_time = c->peak_rss_time,
 			.peak_pss = c->peak_pss, .peak_pss_time = c->peak_pss_time,
-			.final_rss = c->rss, .final_pss = c->pss, .node = node,
+			.final_rss = c->rss, .final_pss = c->pss, .node = n->name,
 		};
 
-		if (summary_write_row(o->summary, &row))
+		/* The columns the node's own summary.csv filled for its victim. */
+		if (kill && oom_fields(n, kill, c->name, &row.oom_time, &row.oom_growth)) {
+			snprintf(err, errlen, "%s/%s: bad oom_kill_%u_time_s or oom_kill_%u_growth_bytes:%s",
+				 n->dir, FILE_RUN_INFO, kill, kill, c->name);
 			return -1;
+		}
+		row.oom = kill != 0;
+		if (summary_write_row(o->summary, &row)) {
+			snprintf(err, errlen, "%s/%s: cannot write: %s", o->dir.path, FILE_SUMMARY,
+				 strerror(errno ? errno : EIO));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -241,10 +305,8 @@ int mg_timeline(struct mg_out *o, const struct mg_node *n, const char *file, cha
 		snprintf(err, errlen, "%s/%s: cannot write: %s", o->dir.path, outname, strerror(errno ? errno : EIO));
 		goto out;
 	}
-	if (write_summary(o, tl, n->name)) {
-		snprintf(err, errlen, "%s/%s: cannot write: %s", o->dir.path, FILE_SUMMARY, strerror(errno ? errno : EIO));
+	if (write_summary(o, tl, n, err, errlen))
 		ret = -1;
-	}
 out:
 	if (out)
 		fclose(out);
