@@ -210,6 +210,68 @@ static void test_choose_two_terms(void **state)
 	assert_close(m.coef[1], 2e5, 1e-6);
 }
 
+/*
+ * Three runs (2, 4, 8 ranks) cannot confirm what more could: a constant
+ * component (+-5 KiB), one near zero that wobbles upward by 12 KiB (the
+ * naive choice: a P^2 or P log2 P term), and one of 64 KiB per peer. The
+ * first two stay constants, with why; the third is a + b*P; a curve no
+ * one-term model predicts from two of its runs is refused whole.
+ */
+static void test_choose_three_runs_confirmed_only(void **state)
+{
+	static const double jitter[3] = { 3072, -2048, 5120 };
+	struct md_point c[3], z[3], lin[3], curve[3];
+	struct md_model m, ru;
+	struct md_fit_opts o = {0};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		c[i] = (struct md_point){ ps[i], 0, 2 * MIB + jitter[i] };
+		lin[i] = (struct md_point){ ps[i], 0, 5 * MIB + 65536 * ps[i] + jitter[i] / 5 };
+	}
+	z[0] = (struct md_point){ 2, 0, 40960 };
+	z[1] = (struct md_point){ 4, 0, 43008 };
+	z[2] = (struct md_point){ 8, 0, 53248 };
+	curve[0] = (struct md_point){ 2, 0, MIB };
+	curve[1] = (struct md_point){ 4, 0, MIB + 100 * 1024 };
+	curve[2] = (struct md_point){ 8, 0, MIB + 700 * 1024 };
+
+	assert_true(md_noise(c, 3) == MD_NOISE_BYTES);
+	assert_int_equal(md_choose(c, 3, &o, &m, &ru), 0);
+	assert_int_equal(m.nterms, 0);
+	assert_close(m.c0, 2 * MIB, 0.01);
+
+	assert_int_equal(md_choose(z, 3, &o, &m, &ru), 0);
+	assert_int_equal(m.nterms, 0);
+	/* Why: the term the runs alone would have given, and the noise it is within. */
+	assert_non_null(strstr(m.why, "refused: the runs differ by 12.0 KiB, within the noise (16.0 KiB): a constant"));
+	assert_false(ru.valid && ru.nterms > 0);
+
+	assert_int_equal(md_choose(lin, 3, &o, &m, &ru), 0);
+	assert_int_equal(m.nterms, 1);
+	assert_int_equal(m.term[0], MD_T_P);
+	assert_close(m.coef[0], 65536, 0.02);
+
+	assert_int_equal(md_choose(curve, 3, &o, &m, &ru), 0);
+	assert_int_equal(m.nterms, 0);
+	assert_non_null(strstr(m.why, "3 runs leave no run to check its 2-run fits"));
+	assert_non_null(strstr(m.why, "above the noise (16.0 KiB): more rank counts could confirm it"));
+
+	/* More runs of the same curve: a term, confirmed (P^2, the truth here). */
+	{
+		struct md_point more[5];
+
+		for (size_t i = 0; i < 5; i++)
+			more[i] = (struct md_point){ ps[i], 0, MIB + 1024 * (ps[i] * ps[i]) + jitter[i % 3] / 5 };
+		assert_int_equal(md_choose(more, 5, &o, &m, &ru), 0);
+		assert_int_equal(m.nterms, 1);
+		assert_int_equal(m.term[0], MD_T_P2);
+		/* A second term it would take only for an error within the noise: said so. */
+		assert_non_null(strstr(m.why, "a + b*P + c*P^2 refused: its leave-one-out error"));
+		assert_non_null(strstr(m.why, "by less than the noise (16.0 KiB)"));
+	}
+}
+
 static void test_choose_size(void **state)
 {
 	static const double pn[][2] = { { 2, 100 }, { 4, 100 }, { 8, 100 }, { 2, 200 },
@@ -337,7 +399,7 @@ typedef void (*values_fn)(double p, double n, int rank, double *app, double *mpi
 static void lulesh_like(double p, double n, int rank, double *app, double *mpi, double *libc)
 {
 	(void)n;
-	*app = 20 * MIB + 1000.0 * rank;	/* the largest rank holds most */
+	*app = 20 * MIB + 16384.0 * rank;	/* the largest rank holds most (pages: above the noise) */
 	*mpi = 5 * MIB + 4096 * p;		/* per-peer state */
 	*libc = 2 * MIB;
 }
@@ -593,10 +655,10 @@ static void test_model_on_runs(void **state)
 			     strlen("mpi,max_rss,a + b*P,4,0,0.0000,5242880,P,4096,,,16,5308416,64,,5505024,5505024,5505024,t95,4.00,")));
 	l = csv_line(csv, "total");
 	assert_non_null(l);
-	assert_ptr_equal(l, csv + strlen("component,statistic,model,runs,loo_rmse_bytes,loo_relative_error,constant_bytes,term1,coefficient1,term2,coefficient2,largest_run_ranks,largest_run_bytes,predict_ranks,predict_size,predict_bytes,interval_low_bytes,interval_high_bytes,interval,extrapolation,weak,prediction_from,fitted_alone_bytes\n"));
-	/* total: the components' predictions summed (20 MiB + 63000, 5 MiB + 4096 * 64, 2 MiB). */
-	assert_true(strstr(l, ",64,,28636696,28636696,28636696,t95_quadrature,") != NULL);
-	assert_non_null(strstr(l, ",sum_of_components,28636696\n"));
+	assert_ptr_equal(l, csv + strlen("component,statistic,model,runs,loo_rmse_bytes,loo_relative_error,constant_bytes,term1,coefficient1,term2,coefficient2,largest_run_ranks,largest_run_bytes,predict_ranks,predict_size,predict_bytes,interval_low_bytes,interval_high_bytes,interval,extrapolation,weak,prediction_from,fitted_alone_bytes,refused\n"));
+	/* total: the components' predictions summed (20 MiB + 16 KiB * 63, 5 MiB + 4096 * 64, 2 MiB). */
+	assert_true(strstr(l, ",64,,29605888,29605888,29605888,t95_quadrature,") != NULL);
+	assert_non_null(strstr(l, ",sum_of_components,29605888,"));
 	assert_non_null(strstr(out, "the sum of the components' predictions"));
 	/* No temporary left beside it. */
 	assert_int_equal(glob(path(fx, "model.csv.tmp.*"), 0, NULL, &g), GLOB_NOMATCH);
@@ -611,6 +673,44 @@ static void test_model_on_runs(void **state)
 				   path(fx, "p8"), "-o", path(fx, "nodir/model.csv"), NULL), 1);
 	assert_non_null(strstr(err, "cannot write"));
 	assert_int_not_equal(stat(path(fx, "nodir"), &st), 0);
+}
+
+/* Per rank, at 2, 4 and 8 ranks: app constant, mpi 64 KiB per peer, libc near constant but drifting up. */
+static void three_runs(double p, double n, int rank, double *app, double *mpi, double *libc)
+{
+	(void)n, (void)rank;
+	*app = 20 * MIB;
+	*mpi = 5 * MIB + 65536 * p;
+	*libc = 2 * MIB + (p == 8 ? 12288 : p == 4 ? 2048 : 0);
+}
+
+/* The command on three runs: no P^2 anywhere, mpi's P term kept, libc's refusal printed and in the CSV. */
+static void test_model_three_runs(void **state)
+{
+	struct fixture *fx = *state;
+	char out[16384], err[4096], csv[8192];
+	const char *l;
+
+	make_run(path(fx, "q2"), 2, 0, "lulesh2.0", three_runs, NULL, 0);
+	make_run(path(fx, "q4"), 4, 0, "lulesh2.0", three_runs, NULL, 0);
+	make_run(path(fx, "q8"), 8, 0, "lulesh2.0", three_runs, NULL, 0);
+	assert_int_equal(run_model(out, sizeof(out), err, sizeof(err), path(fx, "q2"), path(fx, "q4"),
+				   path(fx, "q8"), "--predict", "32", "--all", "-o", path(fx, "q.csv"), NULL), 0);
+	assert_string_equal(err, "");
+	assert_null(strstr(out, "P^2 term"));
+	assert_null(strstr(out, "P log2 P term"));
+	assert_non_null(strstr(out, "mpi: +64.0 KiB per rank per peer (P term)"));
+	assert_non_null(strstr(out, "app: 20.0 MiB per rank (constant)"));
+	assert_non_null(strstr(out, "\nlibc: "));
+	assert_non_null(strstr(out, "refused: the runs differ by 12.0 KiB, within the noise (16.0 KiB): a constant\n  libc: "));
+	slurp(path(fx, "q.csv"), csv, sizeof(csv));
+	l = csv_line(csv, "libc");
+	assert_non_null(l);
+	assert_true(!strncmp(l, "libc,max_rss,a,3,", 17));
+	assert_non_null(strstr(l, "refused: the runs differ by 12.0 KiB"));
+	l = csv_line(csv, "mpi");
+	assert_non_null(l);
+	assert_true(!strncmp(l, "mpi,max_rss,a + b*P,3,", 22));
 }
 
 static void test_model_sizes(void **state)
@@ -762,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_choose_log_with_noise),
 		cmocka_unit_test(test_choose_constant),
 		cmocka_unit_test(test_choose_two_terms),
+		cmocka_unit_test(test_choose_three_runs_confirmed_only),
 		cmocka_unit_test(test_choose_size),
 		cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_app_name),
@@ -769,6 +870,7 @@ int main(void)
 		cmocka_unit_test(test_fmt_bytes),
 		cmocka_unit_test_setup_teardown(test_read_run_formats, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_on_runs, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_model_three_runs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_sizes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_total_is_the_sum, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_refusals, fx_setup, fx_teardown),

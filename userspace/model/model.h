@@ -9,7 +9,11 @@
  * small basis (P, log2 P, P log2 P, P^2, sqrt P; N/P and N when the runs
  * differ in size), each with a least-squares coefficient; the terms are
  * chosen by leave-one-out cross-validation over the runs, as Extra-P does
- * for run time (Calotoiu et al., SC13).
+ * for run time (Calotoiu et al., SC13), among those the runs can confirm:
+ * a component whose runs differ by less than the measurement noise is a
+ * constant, and a model whose leave-one-out fits are exact (as many runs
+ * left as it has coefficients: 3 runs for a one-term model) must predict
+ * every run left out to within the noise.
  *
  * model_read.c reads a run (report's CSV reader: summary.csv and
  * run_info.csv, or the timelines when there is no summary), model_fit.c is
@@ -126,13 +130,25 @@ struct md_model {
 	double loo_max;				/* largest |leave-one-out error|, bytes */
 	double mean_y;
 	bool valid;
+	/* md_choose: why a term that fitted the runs better was not taken, "" when none was. */
+	char why[512];
 };
 
 /* Which terms may be used: all the P terms, the N terms only when sizes differ. */
 struct md_fit_opts {
 	bool use_size;
 	double prefer_simpler;	/* a model with more terms must beat the best simpler LOO by this factor (0.9) */
+	double noise;		/* bytes two runs may differ by with no cause; 0: md_noise() */
 };
+
+/*
+ * What a per-rank peak varies by between runs of one program at one scale
+ * (page-granular RSS, allocator trimming, the kernel's own timing):
+ * MD_NOISE_BYTES, or MD_NOISE_REL of the largest value when that is more.
+ */
+#define MD_NOISE_BYTES	(16.0 * 1024)
+#define MD_NOISE_REL	0.001
+double md_noise(const struct md_point *pt, size_t n);
 
 /* Fit a + the given terms to the points, with its leave-one-out errors. 0, or -1 if under-determined. */
 int md_fit_terms(const struct md_point *pt, size_t n, const enum md_term *terms, size_t nterms,
@@ -141,10 +157,16 @@ int md_fit_terms(const struct md_point *pt, size_t n, const enum md_term *terms,
 /*
  * The model chosen by cross-validation: every set of at most MD_MAX_TERMS
  * terms whose leave-one-out fits are all determined; the lowest LOO error
- * wins, a simpler model winning unless a more complex one's LOO error is
- * below o->prefer_simpler times it. runner_up, if not NULL, gets the best
- * other model (valid false when none). 0, or -1 when not even the
- * constant can be cross-validated (fewer than 2 points).
+ * wins, errors below the noise counting as the noise (so that within it
+ * the simpler model, and the slower-growing term, win), a simpler model
+ * winning unless a more complex one's LOO error is below
+ * o->prefer_simpler times it. Refused, with the reason in best->why: every
+ * term when the points' spread is below the noise (a constant), and a model
+ * whose leave-one-out fits are exact (n - 1 points, n - 1 coefficients:
+ * nothing left to check them) that misses a point left out by more than
+ * the noise. runner_up, if not NULL, gets the best other model admitted
+ * (valid false when none). 0, or -1 when not even the constant can be
+ * cross-validated (fewer than 2 points).
  */
 int md_choose(const struct md_point *pt, size_t n, const struct md_fit_opts *o, struct md_model *best,
 	      struct md_model *runner_up);

@@ -265,7 +265,16 @@ int md_fit_terms(const struct md_point *pt, size_t n, const enum md_term *terms,
 	return 0;
 }
 
-/* Lower is better; errors within noise of zero are all zero (exact data). */
+double md_noise(const struct md_point *pt, size_t n)
+{
+	double ymax = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ymax = fmax(ymax, fabs(pt[i].y));
+	return fmax(MD_NOISE_BYTES, MD_NOISE_REL * ymax);
+}
+
+/* Lower is better; errors below floor are all floor (the noise: no model can tell them apart). */
 static double score(const struct md_model *m, double floor)
 {
 	return fmax(m->loo_rmse, floor);
@@ -276,22 +285,93 @@ static bool same_terms(const struct md_model *a, const struct md_model *b)
 	return a->nterms == b->nterms && !memcmp(a->term, b->term, a->nterms * sizeof(a->term[0]));
 }
 
+/*
+ * The winner among the admitted candidates: the best of each number of
+ * terms (the first of equals: the candidates' order), and a term more
+ * only when its error is below prefer x the simpler one's.
+ */
+static const struct md_model *pick(const struct md_model *cand, const bool *admitted, size_t nc,
+				   double floor, double prefer)
+{
+	const struct md_model *level[MD_MAX_TERMS + 1] = {0}, *win = NULL;
+
+	for (size_t c = 0; c < nc; c++) {
+		const struct md_model **l = &level[cand[c].nterms];
+
+		if (admitted[c] && (!*l || score(&cand[c], floor) < score(*l, floor)))
+			*l = &cand[c];
+	}
+	for (size_t lvl = 0; lvl <= MD_MAX_TERMS; lvl++)
+		if (level[lvl] && (!win || score(level[lvl], floor) < prefer * score(win, floor)))
+			win = level[lvl];
+	return win;
+}
+
+/* "a + b*P^2" */
+static void terms_text(const struct md_model *m, char *out, size_t len)
+{
+	size_t at = (size_t)snprintf(out, len, "a");
+
+	for (size_t j = 0; j < m->nterms && at < len; j++)
+		at += (size_t)snprintf(out + at, len - at, " + %c*%s", "bc"[j], md_term_name(m->term[j]));
+}
+
+/* Why the model cross-validation alone would have chosen (lost) is not the one chosen (won). */
+static void explain(struct md_model *won, const struct md_model *lost, size_t n, double spread,
+		    double noise, bool exact)
+{
+	char name[96], b1[48], b2[48], b3[48];
+
+	terms_text(lost, name, sizeof(name));
+	md_fmt_bytes(noise, b2, sizeof(b2));
+	if (spread < noise) {
+		md_fmt_bytes(spread, b1, sizeof(b1));
+		snprintf(won->why, sizeof(won->why),
+			 "%s refused: the runs differ by %s, within the noise (%s): a constant", name, b1, b2);
+	} else if (exact) {
+		md_fmt_bytes(lost->loo_max, b1, sizeof(b1));
+		snprintf(won->why, sizeof(won->why),
+			 "%s refused: %zu runs leave no run to check its %zu-run fits, and they miss a run by %s, above the noise (%s): more rank counts could confirm it",
+			 name, n, n - 1, b1, b2);
+	} else {
+		md_fmt_bytes(lost->loo_rmse, b1, sizeof(b1));
+		md_fmt_bytes(won->loo_rmse, b3, sizeof(b3));
+		snprintf(won->why, sizeof(won->why),
+			 "%s refused: its leave-one-out error (%s) beats this one's (%s) by less than the noise (%s)",
+			 name, b1, b3, b2);
+	}
+}
+
 int md_choose(const struct md_point *pt, size_t n, const struct md_fit_opts *o, struct md_model *best,
 	      struct md_model *runner_up)
 {
+	/*
+	 * The basis in the order ties go: the slower-growing terms first (a
+	 * steeper one that fits no better predicts more at scale, on nothing).
+	 */
+	static const enum md_term order[MD_T_NR] = {
+		MD_T_P, MD_T_LOG2P, MD_T_SQRTP, MD_T_N_OVER_P, MD_T_N, MD_T_PLOG2P, MD_T_P2,
+	};
 	enum md_term allowed[MD_T_NR];
 	/* 1 + 7 + 21 candidates at most. */
 	struct md_model cand[1 + MD_T_NR + MD_T_NR * (MD_T_NR - 1) / 2];
-	struct md_model *level[MD_MAX_TERMS + 1] = {0}, *win = NULL;
+	bool all[sizeof(cand) / sizeof(cand[0])], admitted[sizeof(cand) / sizeof(cand[0])];
+	const struct md_model *win, *naive;
 	size_t na = 0, nc = 0;
-	double ymax = 0, floor, prefer = o && o->prefer_simpler > 0 ? o->prefer_simpler : 0.9;
+	double ymax = 0, ymin = INFINITY, floor, noise, spread;
+	double prefer = o && o->prefer_simpler > 0 ? o->prefer_simpler : 0.9;
 
-	for (size_t i = 0; i < n; i++)
-		ymax = fmax(ymax, fabs(pt[i].y));
-	floor = 1e-9 * ymax + 1e-6;
-	for (int t = 0; t < MD_T_NR; t++)
-		if (!md_term_uses_size((enum md_term)t) || (o && o->use_size))
-			allowed[na++] = (enum md_term)t;
+	for (size_t i = 0; i < n; i++) {
+		ymax = fmax(ymax, pt[i].y);
+		ymin = fmin(ymin, pt[i].y);
+	}
+	spread = n ? ymax - ymin : 0;
+	noise = o && o->noise > 0 ? o->noise : md_noise(pt, n);
+	/* Exact data: errors of rounding only. */
+	floor = 1e-9 * fmax(fabs(ymax), fabs(ymin)) + 1e-6;
+	for (size_t t = 0; t < MD_T_NR; t++)
+		if (!md_term_uses_size(order[t]) || (o && o->use_size))
+			allowed[na++] = order[t];
 	if (runner_up)
 		memset(runner_up, 0, sizeof(*runner_up));
 	if (!md_fit_terms(pt, n, NULL, 0, &cand[nc]))
@@ -308,24 +388,30 @@ int md_choose(const struct md_point *pt, size_t n, const struct md_fit_opts *o, 
 				nc++;
 		}
 	}
-	/* The best model of each number of terms (the first of equals: the basis order). */
+	/*
+	 * What the runs can support: a term at all only if they differ by more
+	 * than the noise; a model whose leave-one-out fits are exact only if
+	 * each predicts the run left out to within the noise.
+	 */
 	for (size_t c = 0; c < nc; c++) {
-		struct md_model **l = &level[cand[c].nterms];
+		bool exact = n - 1 == cand[c].nterms + 1;
 
-		if (!*l || score(&cand[c], floor) < score(*l, floor))
-			*l = &cand[c];
+		all[c] = true;
+		admitted[c] = !cand[c].nterms ||
+			      (spread >= noise && (!exact || cand[c].loo_max <= noise));
 	}
-	/* A term more must pay for itself: its error below prefer x the simpler one's. */
-	for (size_t lvl = 0; lvl <= MD_MAX_TERMS; lvl++)
-		if (level[lvl] && (!win || score(level[lvl], floor) < prefer * score(win, floor)))
-			win = level[lvl];
+	naive = pick(cand, all, nc, floor, prefer);
+	win = pick(cand, admitted, nc, noise, prefer);
 	if (!win)
 		return -1;
 	*best = *win;
+	best->why[0] = '\0';
+	if (naive && !same_terms(naive, win))
+		explain(best, naive, n, spread, noise, n - 1 == naive->nterms + 1);
 	if (runner_up)
 		for (size_t c = 0; c < nc; c++)
-			if (!same_terms(&cand[c], win) &&
-			    (!runner_up->valid || score(&cand[c], floor) < score(runner_up, floor)))
+			if (admitted[c] && !same_terms(&cand[c], win) &&
+			    (!runner_up->valid || score(&cand[c], noise) < score(runner_up, noise)))
 				*runner_up = cand[c];
 	return 0;
 }

@@ -153,6 +153,8 @@ static void print_result(FILE *f, const struct md_report *rep, const struct md_r
 		fprintf(f, "; next best %s: %s", name, b2);
 	}
 	fputc('\n', f);
+	if (m->why[0])
+		fprintf(f, "  %s\n", m->why);
 	md_fmt_bytes(m->c0, b1, sizeof(b1));
 	fprintf(f, "  %s: %s per rank (constant)\n", r->name, b1);
 	for (size_t j = 0; j < m->nterms; j++) {
@@ -216,7 +218,7 @@ static void csv_str(FILE *f, const char *s)
 #define CSV_HEADER_MODEL "component,statistic,model,runs,loo_rmse_bytes,loo_relative_error," \
 	"constant_bytes,term1,coefficient1,term2,coefficient2,largest_run_ranks,largest_run_bytes," \
 	"predict_ranks,predict_size,predict_bytes,interval_low_bytes,interval_high_bytes," \
-	"interval,extrapolation,weak,prediction_from,fitted_alone_bytes"
+	"interval,extrapolation,weak,prediction_from,fitted_alone_bytes,refused"
 
 int md_print_csv(FILE *f, const struct md_report *rep)
 {
@@ -256,9 +258,11 @@ int md_print_csv(FILE *f, const struct md_report *rep)
 		}
 		csv_str(f, r->weak);
 		if (r->summed)
-			fprintf(f, ",sum_of_components,%.0f\n", r->alone_pred);
+			fprintf(f, ",sum_of_components,%.0f,", r->alone_pred);
 		else
-			fputs(r->predict ? ",model,\n" : ",,\n", f);
+			fputs(r->predict ? ",model,," : ",,,", f);
+		csv_str(f, m->why);
+		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
 }
