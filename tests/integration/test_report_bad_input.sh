@@ -118,7 +118,10 @@ give "$d"
 chmod 0550 "$d"
 refused readonly 1 "$d/report.html: cannot write: Permission denied" "$d" "$d"
 refused no_args 2 "usage: memattr-bpf report DIR" "$CASES"
-refused two_args 2 "usage: memattr-bpf report DIR" "$CASES" "$CASES" "$CASES"
+refused option_arg 2 "usage: memattr-bpf report DIR" "$CASES" "$CASES" --all
+# More directories ask for the memory model: one that cannot be fitted writes no page.
+refused two_runs 1 "the model of 2 runs: 2 runs given: a model in P needs at least 3" "$CASES" "$CASES" "$CASES"
+refused model_not_runs 1 "the model of 3 runs: .*$CASES" "$CASES" "$CASES" "$CASES" "$CASES"
 
 # 7. A planted report.html symlink is replaced, its target untouched.
 d=$(newcase planted)

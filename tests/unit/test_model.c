@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "model.h"
+#include "report_cmd.h"
 
 #define MIB	(1024.0 * 1024.0)
 
@@ -713,6 +714,64 @@ static void test_model_three_runs(void **state)
 	assert_true(!strncmp(l, "mpi,max_rss,a + b*P,3,", 22));
 }
 
+/*
+ * `report DIR RUN RUN`: DIR's page with the model of the three runs (the
+ * same as the text's: mpi's P term, libc's refusal said, escaped); a model
+ * that cannot be fitted (2 runs) fails in one line and writes no page.
+ */
+static void test_report_with_model(void **state)
+{
+	struct fixture *fx = *state;
+	char out[4096], err[4096], page[262144];
+	char *argv[4] = { "report", path(fx, "q8"), path(fx, "q2"), path(fx, "q4") };
+	const char *sec;
+	struct stat st;
+	int so, se;
+	FILE *fo = tmpfile(), *fe = tmpfile();
+	size_t k;
+	int rc, rc2;
+
+	make_run(path(fx, "q2"), 2, 0, "lulesh2.0", three_runs, NULL, 0);
+	make_run(path(fx, "q4"), 4, 0, "lulesh2.0", three_runs, NULL, 0);
+	make_run(path(fx, "q8"), 8, 0, "lulesh2.0", three_runs, NULL, 0);
+	assert_true(fo && fe);
+	fflush(stdout);
+	fflush(stderr);
+	so = dup(1);
+	se = dup(2);
+	dup2(fileno(fo), 1);
+	dup2(fileno(fe), 2);
+	rc = report_cmd_main(4, argv);
+	/* Two runs: no model, no page. */
+	rc2 = report_cmd_main(3, (char *[]){ "report", path(fx, "q2"), path(fx, "q4"), NULL });
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	rewind(fo);
+	k = fread(out, 1, sizeof(out) - 1, fo);
+	out[k] = '\0';
+	rewind(fe);
+	k = fread(err, 1, sizeof(err) - 1, fe);
+	err[k] = '\0';
+	fclose(fo);
+	fclose(fe);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "report.html (with the memory model)"));
+	slurp(path(fx, "q8/report.html"), page, sizeof(page));
+	sec = strstr(page, "<h2 id=\"model\">Memory model</h2>");
+	assert_non_null(sec);
+	assert_non_null(strstr(sec, "lulesh2.0: 3 runs at 8, 2, 4 ranks"));
+	assert_non_null(strstr(sec, "a + b*P</td><td class=\"l\">a = 5.00 MiB per rank<br>b: +64.0 KiB per rank per peer (P)"));
+	assert_non_null(strstr(sec, "a + b*P^2 refused: the runs differ by 12.0 KiB, within the noise (16.0 KiB): a constant"));
+	assert_null(strstr(sec, "</td><td class=\"l\">a + b*P^2</td>"));
+	assert_int_equal(rc2, 1);
+	assert_string_equal(err, "memattr-bpf report: the model of 2 runs: 2 runs given: a model in P needs at least 3, at 3 or more rank counts (one is left out in turn to cross-validate)\n");
+	assert_int_not_equal(stat(path(fx, "q2/report.html"), &st), 0);
+}
+
 static void test_model_sizes(void **state)
 {
 	struct fixture *fx = *state;
@@ -871,6 +930,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_run_formats, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_on_runs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_three_runs, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_report_with_model, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_sizes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_total_is_the_sum, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_refusals, fx_setup, fx_teardown),

@@ -18,7 +18,7 @@ void cli_usage(FILE *f)
 	      "       memattr-bpf --pid P[,P] [options]   given processes (and their children)\n"
 	      "       memattr-bpf [options] -- CMD ARGS   launch CMD and trace it from the start\n"
 	      "       memattr-bpf daemon [options]        every job on this node (memattr-bpf daemon --help)\n"
-	      "       memattr-bpf report DIR              DIR/report.html from a run's CSVs (no root needed)\n"
+	      "       memattr-bpf report DIR [RUN...]     DIR/report.html from a run's CSVs (no root needed); with RUNs, the model\n"
 	      "       memattr-bpf merge DIR... -o OUT     one dataset from a job's per-node datasets\n"
 	      "       memattr-bpf model RUN... [--predict P] per-component memory model from runs at several rank counts\n"
 	      "       memattr-bpf export DIR [--format F] a run's resident memory as folded stacks, speedscope or pprof\n"

@@ -18,6 +18,7 @@
 #include "merge.h"
 #include "model.h"
 #include "report.h"
+#include "report_cmd.h"
 #include "trace.h"
 
 struct command {
@@ -28,7 +29,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "daemon", daemon_main, "every job on this node (memattr-bpf daemon --help)" },
-	{ "report", report_main, "DIR/report.html from a run's CSVs (no root needed)" },
+	{ "report", report_cmd_main, "DIR/report.html from a run's CSVs, with the memory model given more runs" },
 	{ "merge",  merge_main,  "one dataset from a job's per-node datasets" },
 	{ "model",  model_main,  "per-component memory model from runs at several rank counts" },
 	{ "export", export_main, "a run's resident memory as folded stacks, speedscope or pprof" },

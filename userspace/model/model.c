@@ -393,6 +393,77 @@ static int check_predict(struct md_report *rep, const struct args *a, char *err,
 	return 0;
 }
 
+/*
+ * The runs named by args (RUN or RUN:SIZE) read, checked and fitted into
+ * rep (rep->runs and rep->res are the caller's to free, *runs its runs
+ * array). 0, or -1 with err.
+ */
+static int build(struct md_report *rep, struct md_run **runsp, char *const *args, size_t n,
+		 const struct args *a, char *err, size_t errlen)
+{
+	struct md_run *runs;
+
+	if (n < MIN_RUNS) {
+		snprintf(err, errlen, "%zu run%s given: a model in P needs at least %d, at %d or more rank counts (one is left out in turn to cross-validate)",
+			 n, n == 1 ? "" : "s", MIN_RUNS, MIN_RANK_COUNTS);
+		return -1;
+	}
+	if (n > MD_MAX_RUNS) {
+		snprintf(err, errlen, "%zu runs given: at most %d", n, MD_MAX_RUNS);
+		return -1;
+	}
+	runs = calloc(n, sizeof(*runs));
+	*runsp = runs;
+	if (!runs) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char dir[4096];
+		double size;
+
+		if (md_split_run_arg(args[i], dir, sizeof(dir), &size)) {
+			snprintf(err, errlen, "%.64s...: path too long", args[i]);
+			return -1;
+		}
+		if (md_read_run(&runs[i], dir, size, a->stat, a->pss, err, errlen))
+			return -1;
+	}
+	rep->runs = runs;
+	rep->nruns = n;
+	rep->stat = a->stat;
+	rep->use_pss = a->pss;
+	for (size_t i = 0; i < n && !rep->app; i++)
+		if (runs[i].app[0])
+			rep->app = runs[i].app;
+	return check_runs(runs, n, &rep->use_size, err, errlen) || check_predict(rep, a, err, errlen) ||
+	       fit_all(rep, a, err, errlen) ? -1 : 0;
+}
+
+static void free_built(struct md_report *rep, struct md_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n && runs; i++)
+		md_run_free(&runs[i]);
+	free(runs);
+	free(rep->res);
+}
+
+int md_model_html(FILE *f, char *const *dirs, size_t n, char *err, size_t errlen)
+{
+	struct md_report rep = {0};
+	struct md_run *runs = NULL;
+	struct args a = { .pred_n = -1 };
+	int ret = -1;
+
+	if (!build(&rep, &runs, dirs, n, &a, err, errlen)) {
+		ret = md_print_html(f, &rep);
+		if (ret)
+			snprintf(err, errlen, "cannot write the model: %s", strerror(errno ? errno : EIO));
+	}
+	free_built(&rep, runs, n);
+	return ret;
+}
+
 int model_main(int argc, char **argv)
 {
 	struct md_report rep = {0};
@@ -418,39 +489,7 @@ int model_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	n = (size_t)(argc - first);
-	if (n < MIN_RUNS) {
-		snprintf(err, sizeof(err), "%zu run%s given: a model in P needs at least %d, at %d or more rank counts (one is left out in turn to cross-validate)",
-			 n, n == 1 ? "" : "s", MIN_RUNS, MIN_RANK_COUNTS);
-		return fail(err);
-	}
-	if (n > MD_MAX_RUNS) {
-		snprintf(err, sizeof(err), "%zu runs given: at most %d", n, MD_MAX_RUNS);
-		return fail(err);
-	}
-	runs = calloc(n, sizeof(*runs));
-	if (!runs)
-		return fail("out of memory");
-	for (size_t i = 0; i < n; i++) {
-		char dir[4096];
-		double size;
-
-		if (md_split_run_arg(argv[first + (int)i], dir, sizeof(dir), &size)) {
-			snprintf(err, sizeof(err), "%.64s...: path too long", argv[first + (int)i]);
-			goto out;
-		}
-		if (md_read_run(&runs[i], dir, size, a.stat, a.pss, err, sizeof(err)))
-			goto out;
-	}
-	rep.runs = runs;
-	rep.nruns = n;
-	rep.stat = a.stat;
-	rep.use_pss = a.pss;
-	for (size_t i = 0; i < n && !rep.app; i++)
-		if (runs[i].app[0])
-			rep.app = runs[i].app;
-	if (check_runs(runs, n, &rep.use_size, err, sizeof(err)) ||
-	    check_predict(&rep, &a, err, sizeof(err)) ||
-	    fit_all(&rep, &a, err, sizeof(err)))
+	if (build(&rep, &runs, argv + first, n, &a, err, sizeof(err)))
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		if (runs[i].from_timelines)
@@ -466,9 +505,6 @@ int model_main(int argc, char **argv)
 out:
 	if (ret)
 		fail(err);
-	for (size_t i = 0; i < n && runs; i++)
-		md_run_free(&runs[i]);
-	free(runs);
-	free(rep.res);
+	free_built(&rep, runs, n);
 	return ret;
 }

@@ -222,9 +222,18 @@ void md_fmt_bytes(double b, char *out, size_t len);
 
 int md_print_text(FILE *f, const struct md_report *rep);
 int md_print_csv(FILE *f, const struct md_report *rep);
+/* A section of an HTML page (the report's): the runs, then per component its model, as the text says it. */
+int md_print_html(FILE *f, const struct md_report *rep);
 
 /* model.c --------------------------------------------------------------- */
 
 int model_main(int argc, char **argv);
+
+/*
+ * `memattr-bpf report DIR RUN...`: the model of the runs dirs (as `model`
+ * takes them: RUN or RUN:SIZE; no prediction) as an HTML section into f.
+ * 0, or -1 with the reason in err (too few runs, different programs, ...).
+ */
+int md_model_html(FILE *f, char *const *dirs, size_t n, char *err, size_t errlen);
 
 #endif

@@ -266,3 +266,88 @@ int md_print_csv(FILE *f, const struct md_report *rep)
 	}
 	return ferror(f) ? -1 : 0;
 }
+
+/* s with & < > " ' escaped. */
+static void html(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*s, f);
+		}
+}
+
+int md_print_html(FILE *f, const struct md_report *rep)
+{
+	char b[48], name[96];
+	size_t hidden = 0;
+
+	fputs("<h2 id=\"model\">Memory model</h2>\n<p>", f);
+	html(f, rep->app && rep->app[0] ? rep->app : "(program not named)");
+	fprintf(f, ": %zu runs at ", rep->nruns);
+	for (size_t i = 0; i < rep->nruns; i++) {
+		fprintf(f, "%s%d", i ? ", " : "", rep->runs[i].ranks);
+		if (rep->use_size)
+			fprintf(f, " (N=%g)", rep->runs[i].size);
+	}
+	fprintf(f, " ranks (");
+	for (size_t i = 0; i < rep->nruns; i++) {
+		fputs(i ? ", " : "", f);
+		fputs("<code>", f);
+		html(f, rep->runs[i].dir);
+		fputs("</code>", f);
+	}
+	fprintf(f, "); %s per component, fitted as a + at most 2 terms of P, log2 P, P log2 P, P^2, sqrt P%s, "
+		"chosen by leave-one-out cross-validation among the terms the runs can confirm "
+		"(<code>memattr-bpf model</code> predicts at a scale: <code>--predict RANKS</code>).</p>\n",
+		stat_words(rep), rep->use_size ? ", N/P, N" : "");
+	fputs("<table>\n<tr><th class=\"l\">component</th><th>at the largest run</th><th class=\"l\">model</th>"
+	      "<th class=\"l\">terms</th><th>leave-one-out error</th><th class=\"l\">notes</th></tr>\n", f);
+	for (size_t i = 0; i < rep->nres; i++) {
+		const struct md_result *r = &rep->res[i];
+		const struct md_model *m = &r->m;
+
+		if (i && r->largest < rep->small_below) {
+			hidden++;
+			continue;
+		}
+		fputs("<tr><td class=\"l\">", f);
+		html(f, r->name);
+		md_fmt_bytes(r->largest, b, sizeof(b));
+		fprintf(f, "</td><td>%s</td><td class=\"l\">", b);
+		model_name(m, name, sizeof(name));
+		html(f, name);
+		md_fmt_bytes(m->c0, b, sizeof(b));
+		fprintf(f, "</td><td class=\"l\">a = %s per rank", b);
+		for (size_t j = 0; j < m->nterms; j++) {
+			md_fmt_bytes(m->coef[j], b, sizeof(b));
+			fprintf(f, "<br>%c: %s%s per rank ", "bc"[j], m->coef[j] >= 0 ? "+" : "", b);
+			html(f, md_term_meaning(m->term[j]));
+			fputs(" (", f);
+			html(f, md_term_name(m->term[j]));
+			fputs(")", f);
+		}
+		md_fmt_bytes(m->loo_rmse, b, sizeof(b));
+		fprintf(f, "</td><td>%s (%.1f%%)</td><td class=\"l\">", b, 100 * m->loo_rmse / fmax(fabs(m->mean_y), 1));
+		if (r->weak[0]) {
+			fputs("weak: ", f);
+			html(f, r->weak);
+		}
+		if (m->why[0]) {
+			fputs(r->weak[0] ? "<br>" : "", f);
+			html(f, m->why);
+		}
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	if (hidden) {
+		md_fmt_bytes(rep->small_below, b, sizeof(b));
+		fprintf(f, "<p class=\"note\">%zu smaller component%s (under %s per rank) not shown: "
+			"<code>memattr-bpf model --all</code> lists them.</p>\n", hidden, hidden == 1 ? "" : "s", b);
+	}
+	return ferror(f) ? -1 : 0;
+}

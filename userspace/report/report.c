@@ -20,12 +20,14 @@
 #define REPORT_NAME	"report.html"
 #define EXIT_USAGE	2
 
-static void usage(FILE *f)
+void report_usage(FILE *f)
 {
-	fputs("usage: memattr-bpf report DIR\n"
+	fputs("usage: memattr-bpf report DIR [RUN[:SIZE]...]\n"
 	      "  Reads the CSVs a run wrote in DIR (rank-<R>.csv, pid-<P>.csv, summary.csv,\n"
 	      "  mpi_calls.csv, run_info.csv) and writes DIR/" REPORT_NAME ": one self-contained\n"
-	      "  page with per-rank timelines, the job total, heat maps and peak tables.\n", f);
+	      "  page with per-rank timelines, the job total, heat maps and peak tables.\n"
+	      "  Given other runs of the same program at other rank counts, the page also\n"
+	      "  shows the memory model of DIR and them (as memattr-bpf model fits it).\n", f);
 }
 
 static int fail(const char *msg)
@@ -88,24 +90,13 @@ sys:
 	return -1;
 }
 
-int report_main(int argc, char **argv)
+int report_dir(const char *dir, const char *model_html)
 {
 	struct rp_run *run;
 	char err[RP_ERRLEN];
-	const char *dir;
-	size_t len;
+	size_t len = strlen(dir);
 	int dirfd, ret = EXIT_FAILURE;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		usage(stdout);
-		return 0;
-	}
-	if (argc != 2 || !argv[1][0] || argv[1][0] == '-') {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	dir = argv[1];
-	len = strlen(dir);
 	if (len >= sizeof(run->dir))
 		return fail("directory path too long");
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -119,16 +110,34 @@ int report_main(int argc, char **argv)
 		close(dirfd);
 		return fail("out of memory");
 	}
-	if (rp_load_dir(run, dirfd, dir, err, sizeof(err)) ||
-	    write_report(dirfd, dir, run, err, sizeof(err))) {
+	if (rp_load_dir(run, dirfd, dir, err, sizeof(err))) {
 		fail(err);
 		goto out;
 	}
-	printf("memattr-bpf report: wrote %s%s%s\n", dir, dir[len - 1] == '/' ? "" : "/", REPORT_NAME);
+	run->model_html = model_html;
+	if (write_report(dirfd, dir, run, err, sizeof(err))) {
+		fail(err);
+		goto out;
+	}
+	printf("memattr-bpf report: wrote %s%s%s%s\n", dir, dir[len - 1] == '/' ? "" : "/", REPORT_NAME,
+	       model_html ? " (with the memory model)" : "");
 	ret = 0;
 out:
 	rp_run_free(run);
 	free(run);
 	close(dirfd);
 	return ret;
+}
+
+int report_main(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		report_usage(stdout);
+		return 0;
+	}
+	if (argc != 2 || !argv[1][0] || argv[1][0] == '-') {
+		report_usage(stderr);
+		return EXIT_USAGE;
+	}
+	return report_dir(argv[1], NULL);
 }

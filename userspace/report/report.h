@@ -113,6 +113,7 @@ struct rp_run {
 	bool keep_pss;		/* set before reading: keep every component's pss, not only total's */
 	size_t thinned;		/* processes whose timelines were thinned */
 	size_t dropped_samples;	/* incomplete last samples ignored */
+	const char *model_html;	/* a section made by the caller (report DIR RUN...: the memory model), NULL: none */
 };
 
 /* report_csv.c ---------------------------------------------------------- */
@@ -325,5 +326,12 @@ int rp_html_write(FILE *f, struct rp_run *run);
 /* report.c -------------------------------------------------------------- */
 
 int report_main(int argc, char **argv);
+void report_usage(FILE *f);
+/*
+ * DIR/report.html, with model_html (NULL: none) as its memory model
+ * section; says so on stdout. The exit status: 0, or 1 with one line on
+ * stderr and no page written.
+ */
+int report_dir(const char *dir, const char *model_html);
 
 #endif

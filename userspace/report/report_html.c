@@ -782,6 +782,8 @@ int rp_html_write(FILE *f, struct rp_run *run)
 	if (agg_chart(f, &pg))
 		goto out;
 	peak_table(f, &pg);
+	if (run->model_html)
+		fputs(run->model_html, f);
 	if (rp_html_nodes(f, run, &pg.g, pg.st, pg.interval, pg.dur,
 			  pg.agg.nb ? (double)pg.agg.peak_b * pg.agg.interval : -1, PAGE_W))
 		goto out;
