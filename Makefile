@@ -191,6 +191,19 @@ rules-check:
 $(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
+# test_elfsym reads the GNU build ID of a library linked here with one the
+# test knows (BUILDID_HEX, as --build-id=0x... writes it) and of the same
+# library linked with none.
+BUILDID_HEX := 4d454d41545452aa00112233445566778899abcd
+BUILDID_SOS := $(BUILD)/tests/buildid_fixed.so $(BUILD)/tests/buildid_none.so
+$(BUILD)/tests/buildid_fixed.so: tests/unit/fixtures/buildid.c | $(BUILD)
+	$(CC) -shared -fPIC -Wl,--build-id=0x$(BUILDID_HEX) $< -o $@
+$(BUILD)/tests/buildid_none.so: tests/unit/fixtures/buildid.c | $(BUILD)
+	$(CC) -shared -fPIC -Wl,--build-id=none $< -o $@
+$(BUILD)/tests/test_elfsym: tests/unit/test_elfsym.c $(PURE_OBJS) $(BUILDID_SOS) | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit -DBUILDID_DIR='"$(abspath $(BUILD))/tests"' \
+		-DBUILDID_HEX='"$(BUILDID_HEX)"' $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
+
 # The attribution core, without /proc and without the stack scanner: its
 # test supplies requester_find itself.
 $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/process.o | $(BUILD)

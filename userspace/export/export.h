@@ -60,6 +60,7 @@ struct ex_stack {
 	int pid;
 	char component[128];
 	char *frames;		/* "file:function+0xOFF;..." outermost first (malloc'ed) */
+	char *build_ids;	/* each frame's file's GNU build ID, ';'-joined; NULL: none known */
 	int64_t rss;		/* at the process's last sample */
 	int64_t peak_rss;	/* at its total's peak */
 };
@@ -112,6 +113,7 @@ struct ex_profile {
 	struct ex_strings str;
 	struct ex_strings fkey;	/* "component\x1fname" of frame i at index i + 1 */
 	uint32_t *mappings;	/* string index of each component's name */
+	uint32_t *build_ids;	/* string index of each mapping's GNU build ID (hex), 0: none */
 	size_t nmappings;
 	struct ex_frame *frames;
 	size_t nframes;
@@ -159,6 +161,8 @@ const char *ex_str(const struct ex_profile *pr, uint32_t i);
 
 /* The mapping of comp (a component or a file), made when new: index, or -1. */
 long ex_mapping(struct ex_profile *pr, const char *comp);
+/* The mapping's GNU build ID, hex (the first given stays; "" sets none). 0, or -1 out of memory. */
+int ex_mapping_build_id(struct ex_profile *pr, uint32_t mapping, const char *hex);
 /* The frame of name under the component comp (both strings): index, or -1. */
 long ex_frame(struct ex_profile *pr, const char *comp, const char *name);
 /* A new sample, zeroed but for proc; NULL out of memory. */
