@@ -24,7 +24,7 @@
 
 #include "export.h"
 #include "export_cmd.h"
-#include "profile.pb-c.h"
+#include "pprof_read.h"
 
 #define RUN	"fixtures/export/run"
 
@@ -398,31 +398,6 @@ static void test_speedscope(void **state)
 	free(out);
 	ex_profile_free(&pr);
 	ex_data_free(&d);
-}
-
-/* gunzip a buffer: the pprof writer's output must be gzip, as pprof reads it. */
-static uint8_t *gunzip(const char *in, size_t len, size_t *outlen)
-{
-	size_t cap = 1 << 20;
-	uint8_t *out = malloc(cap);
-	z_stream z = { 0 };
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)len;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-	*outlen = z.total_out;
-	inflateEnd(&z);
-	return out;
-}
-
-static const char *pstr(const Perftools__Profiles__Profile *p, int64_t i)
-{
-	assert_true(i >= 0 && (size_t)i < p->n_string_table);
-	return p->string_table[i];
 }
 
 static void test_pprof(void **state)

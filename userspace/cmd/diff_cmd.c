@@ -26,9 +26,12 @@ static void usage(FILE *f)
 	      "  Two runs' per-rank figures side by side (ranks matched by rank): each\n"
 	      "  component's peak and final rss and pss in A and B and the change, and\n"
 	      "  what each MPI function held.\n"
-	      "  -o, --output DIR       also write DIR/diff.csv, DIR/mpi_diff.csv, and\n"
-	      "                         difffolded.pl's form of each rank at its peak (diff.folded)\n"
-	      "                         and at the end (diff-end.folded)\n"
+	      "  -o, --output DIR       also write DIR/diff.csv, DIR/mpi_diff.csv, difffolded.pl's\n"
+	      "                         form (stack A B) of each rank at its peak (diff.folded) and\n"
+	      "                         at the end (diff-end.folded), and each run's pprof profile\n"
+	      "                         at the peak (a.pb.gz, b.pb.gz) and the end (a-end.pb.gz,\n"
+	      "                         b-end.pb.gz) for pprof's base convention:\n"
+	      "                           go tool pprof -top -base DIR/a.pb.gz DIR/b.pb.gz\n"
 	      "  -F, --fail-above PCT   exit 1 when a component's peak rss grew by more than\n"
 	      "                         PCT percent of A's total peak of that rank, naming it\n", f);
 }
@@ -81,9 +84,11 @@ int diff_parse_args(int argc, char **argv, struct diff_args *a, char *err, size_
 	return 0;
 }
 
+/* Both runs' profiles at each rank's peak ([0]) and at the end ([1]), built once. */
 struct outputs {
 	const struct ex_diff *d;
-	const struct ex_data *a, *b;
+	struct ex_profile a[2], b[2];
+	int at;		/* the moment the writer at hand takes */
 };
 
 static int w_csv(FILE *f, void *arg, char *err, size_t errlen)
@@ -103,64 +108,108 @@ static int w_fn_csv(FILE *f, void *arg, char *err, size_t errlen)
 }
 
 /* Both runs' stacks at one moment, as difffolded.pl writes them. */
-static int w_folded_at(FILE *f, const struct outputs *o, enum ex_at at, char *err, size_t errlen)
+static int w_folded(FILE *f, void *arg, char *err, size_t errlen)
 {
-	struct ex_select sel = { .at = at };
-	struct ex_profile pa, pb;
-	int ret = -1;
+	struct outputs *o = arg;
 
-	if (ex_build(o->a, &sel, &pa, err, errlen))
-		return -1;
-	if (ex_build(o->b, &sel, &pb, err, errlen)) {
-		ex_profile_free(&pa);
-		return -1;
+	if (!ex_diff_folded(f, &o->a[o->at], &o->b[o->at], EX_RSS))
+		return 0;
+	snprintf(err, errlen, "write error or out of memory");
+	return -1;
+}
+
+/* One run's profile for `pprof -base A B`: every sample type, so the two merge. */
+static int w_pprof_a(FILE *f, void *arg, char *err, size_t errlen)
+{
+	struct outputs *o = arg;
+
+	return ex_write_pprof(f, &o->a[o->at], EX_RSS, err, errlen);
+}
+
+static int w_pprof_b(FILE *f, void *arg, char *err, size_t errlen)
+{
+	struct outputs *o = arg;
+
+	return ex_write_pprof(f, &o->b[o->at], EX_RSS, err, errlen);
+}
+
+static void free_profiles(struct outputs *o)
+{
+	for (int i = 0; i < 2; i++) {
+		ex_profile_free(&o->a[i]);
+		ex_profile_free(&o->b[i]);
 	}
-	ret = ex_diff_folded(f, &pa, &pb, EX_RSS);
-	if (ret)
-		snprintf(err, errlen, "write error or out of memory");
-	ex_profile_free(&pa);
-	ex_profile_free(&pb);
-	return ret;
 }
 
-static int w_folded_peak(FILE *f, void *arg, char *err, size_t errlen)
+static int build_profiles(struct outputs *o, const struct ex_data *a, const struct ex_data *b,
+			  char *err, size_t errlen)
 {
-	return w_folded_at(f, arg, EX_AT_PEAK, err, errlen);
+	static const enum ex_at moments[2] = { EX_AT_PEAK, EX_AT_END };
+
+	memset(o->a, 0, sizeof(o->a));
+	memset(o->b, 0, sizeof(o->b));
+	for (int i = 0; i < 2; i++) {
+		struct ex_select sel = { .at = moments[i] };
+
+		if (ex_build(a, &sel, &o->a[i], err, errlen) || ex_build(b, &sel, &o->b[i], err, errlen)) {
+			free_profiles(o);
+			return -1;
+		}
+		/*
+		 * pprof merges a base only with a profile of the same sample
+		 * types: a run with heap sites gives both the heap types.
+		 */
+		o->a[i].has_heap = o->b[i].has_heap = o->a[i].has_heap || o->b[i].has_heap;
+	}
+	return 0;
 }
 
-/* At the end mpi is split by MPI function: where a leak in the library shows by name. */
-static int w_folded_end(FILE *f, void *arg, char *err, size_t errlen)
-{
-	return w_folded_at(f, arg, EX_AT_END, err, errlen);
-}
-
-/* DIR's files, each whole; DIR is made when missing. */
+/*
+ * DIR's files, each whole; DIR is made when missing. At each rank's peak
+ * and at the end (mpi split by MPI function: where a leak in the library
+ * shows by name): difffolded.pl's form, and each run's pprof profile.
+ */
 static int write_dir(const char *dir, const struct ex_data *a, const struct ex_data *b,
 		     const struct ex_diff *d, char *err, size_t errlen)
 {
-	static const char *const names[] = {
-		"diff.csv", "mpi_diff.csv", "diff.folded", "diff-end.folded",
+	static const struct {
+		const char *name;
+		int (*fn)(FILE *, void *, char *, size_t);
+		int at;
+	} files[] = {
+		{ "diff.csv", w_csv, 0 },
+		{ "mpi_diff.csv", w_fn_csv, 0 },
+		{ "diff.folded", w_folded, 0 },
+		{ "diff-end.folded", w_folded, 1 },
+		{ "a.pb.gz", w_pprof_a, 0 },
+		{ "b.pb.gz", w_pprof_b, 0 },
+		{ "a-end.pb.gz", w_pprof_a, 1 },
+		{ "b-end.pb.gz", w_pprof_b, 1 },
 	};
-	int (*const fns[])(FILE *, void *, char *, size_t) = {
-		w_csv, w_fn_csv, w_folded_peak, w_folded_end,
-	};
-	struct outputs o = { .d = d, .a = a, .b = b };
+	struct outputs o = { .d = d };
+	int ret = -1;
 
+	if (build_profiles(&o, a, b, err, errlen))
+		return -1;
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
+		goto out;
 	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char path[PATH_MAX];
 
-		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path)) {
+		if (snprintf(path, sizeof(path), "%s/%s", dir, files[i].name) >= (int)sizeof(path)) {
 			snprintf(err, errlen, "%.64s...: path too long", dir);
-			return -1;
+			goto out;
 		}
-		if (ex_output(path, fns[i], &o, err, errlen))
-			return -1;
+		o.at = files[i].at;
+		if (ex_output(path, files[i].fn, &o, err, errlen))
+			goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	free_profiles(&o);
+	return ret;
 }
 
 /*
