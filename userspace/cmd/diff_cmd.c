@@ -14,11 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmd_args.h"
 #include "diff_cmd.h"
 #include "export.h"
 #include "num_arg.h"
-
-#define EXIT_USAGE	2
 
 static void usage(FILE *f)
 {
@@ -48,16 +47,12 @@ int diff_parse_args(int argc, char **argv, struct diff_args *a, char *err, size_
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	optind = 0;	/* glibc: start afresh (the tests parse more than once) */
-	opterr = 0;
+	cmd_args_reset();
 	while ((c = getopt_long(argc, argv, "o:F:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (!optarg[0]) {
-				snprintf(err, errlen, "-o: empty directory name");
+			if (cmd_args_name("-o", "directory", optarg, &a->out, err, errlen))
 				return -1;
-			}
-			a->out = optarg;
 			break;
 		case 'F':
 			/* 0 is a gate too: any growth at all fails. */
@@ -70,8 +65,7 @@ int diff_parse_args(int argc, char **argv, struct diff_args *a, char *err, size_
 		case 'h':
 			return 1;
 		default:
-			snprintf(err, errlen, "unknown option or missing value: %s (see --help)",
-				 argv[optind - 1]);
+			cmd_args_unknown(argv, err, errlen);
 			return -1;
 		}
 	}
@@ -256,34 +250,25 @@ int diff_main(int argc, char **argv)
 	char err[EX_ERRLEN];
 	int r, ret = EXIT_FAILURE;
 
-	r = diff_parse_args(argc, argv, &a, err, sizeof(err));
-	if (r == 1) {
-		usage(stdout);
-		return 0;
-	}
-	if (r < 0) {
-		fprintf(stderr, "memattr-bpf diff: %s\n", err);
-		return EXIT_USAGE;
-	}
-	if (ex_load(&da, a.a, err, sizeof(err))) {
-		fprintf(stderr, "memattr-bpf diff: %s\n", err);
-		return EXIT_FAILURE;
-	}
+	r = cmd_args_done("diff", diff_parse_args(argc, argv, &a, err, sizeof(err)), err, usage);
+	if (r >= 0)
+		return r;
+	if (ex_load(&da, a.a, err, sizeof(err)))
+		return cmd_fail("diff", "%s", err);
 	if (ex_load(&db, a.b, err, sizeof(err))) {
-		fprintf(stderr, "memattr-bpf diff: %s\n", err);
 		ex_data_free(&da);
-		return EXIT_FAILURE;
+		return cmd_fail("diff", "%s", err);
 	}
 	if (ex_diff_build(&da, &db, &d)) {
-		fprintf(stderr, "memattr-bpf diff: out of memory\n");
+		cmd_fail("diff", "out of memory");
 		goto out;
 	}
 	if (ex_diff_text(stdout, &d, a.a, a.b) || fflush(stdout)) {
-		fprintf(stderr, "memattr-bpf diff: cannot write the output: %s\n", strerror(errno));
+		cmd_fail("diff", "cannot write the output: %s", strerror(errno));
 		goto out_diff;
 	}
 	if (a.out && write_dir(a.out, &da, &db, &d, err, sizeof(err))) {
-		fprintf(stderr, "memattr-bpf diff: %s\n", err);
+		cmd_fail("diff", "%s", err);
 		goto out_diff;
 	}
 	ret = 0;
@@ -292,10 +277,9 @@ int diff_main(int argc, char **argv)
 
 		rp_fmt_bytes((double)g.growth, grew, sizeof(grew));
 		rp_fmt_bytes((double)g.base, base, sizeof(base));
-		fprintf(stderr, "memattr-bpf diff: rank %d: %s's peak grew by %s, %.1f%% of A's total peak (%s), above %g%%\n",
-			g.rank, g.component, grew, g.pct, base, a.fail_above);
+		ret = cmd_fail("diff", "rank %d: %s's peak grew by %s, %.1f%% of A's total peak (%s), above %g%%",
+			       g.rank, g.component, grew, g.pct, base, a.fail_above);
 		name_stack(&da, &db, &g);
-		ret = EXIT_FAILURE;
 	}
 out_diff:
 	ex_diff_free(&d);
