@@ -13,21 +13,13 @@
 #include <string.h>
 
 #include "export.h"
+#include "fuzz_parts.h"
 
-#define SEP	"\n--\n"
-
-static FILE *devnull;
-
-static void read_part(struct ex_data *d, size_t idx, const char *p, size_t len)
+static void read_part(void *arg, size_t idx, FILE *f)
 {
+	struct ex_data *d = arg;
 	char err[EX_ERRLEN];
-	FILE *f;
 
-	if (!len)
-		return;
-	f = fmemopen((void *)p, len, "r");
-	if (!f)
-		return;
 	switch (idx) {
 	case 2:
 		rp_read_calls(&d->run, f, "mpi_calls.csv", err, sizeof(err));
@@ -42,7 +34,6 @@ static void read_part(struct ex_data *d, size_t idx, const char *p, size_t len)
 		rp_read_proc(&d->run, f, "rank-0.csv", err, sizeof(err));
 		break;
 	}
-	fclose(f);
 }
 
 static void export_all(const struct ex_data *d)
@@ -60,9 +51,9 @@ static void export_all(const struct ex_data *d)
 			continue;
 		for (size_t f = 0; f < 3; f++)
 			for (int v = 0; v < EX_NVALUES; v++)
-				ex_writer_find(formats[f])->write(devnull, &pr, (enum ex_value)v, err,
+				ex_writer_find(formats[f])->write(fuzz_devnull(), &pr, (enum ex_value)v, err,
 								  sizeof(err));
-		ex_diff_folded(devnull, &pr, &pr, EX_RSS);
+		ex_diff_folded(fuzz_devnull(), &pr, &pr, EX_RSS);
 		ex_diff_top_stack(&pr, &pr, 0, "mpi", stack, sizeof(stack), &growth);
 		ex_profile_free(&pr);
 	}
@@ -70,33 +61,15 @@ static void export_all(const struct ex_data *d)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ex_data *d;
+	struct ex_data *d = calloc(1, sizeof(*d));
 	struct ex_diff diff;
 	struct ex_growth g;
-	char *buf, *p, *end, *sep;
-	size_t idx = 0;
+	FILE *devnull = fuzz_devnull();
 
-	if (!devnull) {
-		devnull = fopen("/dev/null", "w");
-		if (!devnull)
-			abort();
-	}
-	d = calloc(1, sizeof(*d));
-	buf = malloc(size + 1);
-	if (!d || !buf)
+	if (!d)
 		abort();
 	d->run.keep_pss = true;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	p = buf;
-	end = buf + size;
-	while (p <= end && idx < 5) {
-		sep = memmem(p, (size_t)(end - p), SEP, strlen(SEP));
-		read_part(d, idx++, p, sep ? (size_t)(sep - p) + 1 : (size_t)(end - p));
-		if (!sep)
-			break;
-		p = sep + strlen(SEP);
-	}
+	fuzz_parts(data, size, 5, read_part, d);
 	if (d->run.nprocs) {
 		export_all(d);
 		if (!ex_diff_build(d, d, &diff)) {
@@ -109,6 +82,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ex_data_free(d);
 	free(d);
-	free(buf);
 	return 0;
 }
