@@ -4,7 +4,7 @@
  * from what they read. The input is cut at lines "--" into files: two
  * rank timelines, mpi_calls.csv, heap_sites.csv, alloc_stacks.csv. The
  * run is exported at its peak, its end and a time in every format, and
- * diffed against itself, all into /dev/null: hostile names and numbers
+ * diffed against itself (text, CSV, the page), all into /dev/null: hostile names and numbers
  * must make neither a crash nor invalid memory use in any writer.
  */
 #include <stdint.h>
@@ -36,8 +36,11 @@ static void read_part(void *arg, size_t idx, FILE *f)
 	}
 }
 
-static void export_all(const struct ex_data *d)
+/* Every writer of every moment; the page of the run against itself at its peak and end. */
+static void export_all(const struct ex_data *d, const struct ex_diff *diff)
 {
+	struct ex_profile both[2];
+	int nboth = 0;
 	static const enum ex_at moments[] = { EX_AT_PEAK, EX_AT_END, EX_AT_TIME };
 	static const char *const formats[] = { "folded", "speedscope", "pprof" };
 	char err[EX_ERRLEN], stack[256];
@@ -55,8 +58,15 @@ static void export_all(const struct ex_data *d)
 								  sizeof(err));
 		ex_diff_folded(fuzz_devnull(), &pr, &pr, EX_RSS);
 		ex_diff_top_stack(&pr, &pr, 0, "mpi", stack, sizeof(stack), &growth);
-		ex_profile_free(&pr);
+		if (m < 2 && nboth == (int)m)
+			both[nboth++] = pr;
+		else
+			ex_profile_free(&pr);
 	}
+	if (nboth == 2 && diff)
+		ex_diff_html(fuzz_devnull(), diff, "a", "b", &both[0], &both[0], &both[1], &both[1]);
+	while (nboth > 0)
+		ex_profile_free(&both[--nboth]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -71,13 +81,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d->run.keep_pss = true;
 	fuzz_parts(data, size, 5, read_part, d);
 	if (d->run.nprocs) {
-		export_all(d);
 		if (!ex_diff_build(d, d, &diff)) {
+			export_all(d, &diff);
 			ex_diff_text(devnull, &diff, "a", "b");
 			ex_diff_csv(devnull, &diff);
 			ex_diff_fn_csv(devnull, &diff);
 			ex_diff_over(&diff, 0, &g);
 			ex_diff_free(&diff);
+		} else {
+			export_all(d, NULL);
 		}
 	}
 	ex_data_free(d);

@@ -6,8 +6,8 @@
  * component's own peak and last value, rss and pss; the MPI functions;
  * the gate naming the component (total only when no component alone
  * passed the limit); a run against itself changes nothing and passes any
- * gate; the CSV, difffolded and pprof (-base) outputs; the command's exit
- * statuses.
+ * gate; the CSV, difffolded, pprof (-base) and HTML outputs; the command's
+ * exit statuses.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -78,6 +78,85 @@ static void test_self(void **state)
 	/* Against itself nothing grew: not even a gate at 0% fails. */
 	assert_false(ex_diff_over(&d, 0, &g));
 	ex_diff_free(&d);
+	ex_data_free(&a);
+	ex_data_free(&b);
+}
+
+/* The page of a and b (names na, nb) into a string the caller frees. */
+static char *html_of(const struct ex_data *a, const struct ex_data *b, const char *na, const char *nb)
+{
+	struct ex_select peak = { .at = EX_AT_PEAK }, end = { .at = EX_AT_END };
+	struct ex_profile pa, pb, ea, eb;
+	char err[EX_ERRLEN], *buf = NULL;
+	struct ex_diff d;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(ex_diff_build(a, b, &d), 0);
+	assert_int_equal(ex_build(a, &peak, &pa, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(b, &peak, &pb, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(a, &end, &ea, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(b, &end, &eb, err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(ex_diff_html(f, &d, na, nb, &pa, &pb, &ea, &eb), 0);
+	assert_int_equal(fclose(f), 0);
+	ex_profile_free(&pa);
+	ex_profile_free(&pb);
+	ex_profile_free(&ea);
+	ex_profile_free(&eb);
+	ex_diff_free(&d);
+	return buf;
+}
+
+/* strstr that must find it. */
+static const char *find(const char *hay, const char *needle)
+{
+	const char *at = strstr(hay, needle);
+
+	if (!at)
+		fail_msg("not in the page: %s", needle);
+	return at;
+}
+
+/*
+ * diff.html of run -> grown (16 KiB more held by MPI_Alloc_mem on rank 0,
+ * rank 2 only in B): rank 0's table has total first, then mpi (+16 KiB,
+ * marked grown) before the unchanged app; the stacks at the end list
+ * rank 0's MPI_Alloc_mem (+16 KiB) before rank 2's app (+9000 B), and
+ * rank 1's unchanged stacks not at all; run names are escaped. A run
+ * against itself: no stack changed.
+ */
+static void test_html(void **state)
+{
+	const char *end, *r0, *r1;
+	struct ex_data a, b;
+	char *page;
+
+	(void)state;
+	load(&a, RUN);
+	load(&b, GROWN);
+	page = html_of(&a, &b, "<a&b>", RUN);
+	find(page, "<!DOCTYPE html>");
+	find(page, "A: <code>&lt;a&amp;b&gt;</code>");
+	find(page, "rank 2: only in B");
+	r0 = find(page, "<h3>rank 0");
+	r1 = find(page, "<h3>rank 1");
+	assert_true(find(r0, ">total<") < find(r0, ">mpi<"));
+	assert_true(find(r0, ">mpi<") < find(r0, ">app<"));
+	assert_true(find(r0, ">app<") < r1);
+	find(find(r0, ">mpi<"), "<td class=\"up\">+16 KiB</td>");
+	end = find(page, "Stacks that changed most at the end");
+	assert_true(find(end, "rank 0;mpi;MPI_Alloc_mem") < find(end, "rank 2;app"));
+	assert_null(strstr(end, "rank 1;"));
+	assert_null(strstr(find(page, "Stacks that changed most at each"), "rank 1;"));
+	find(page, "</html>");
+	free(page);
+
+	page = html_of(&a, &a, RUN, RUN);
+	assert_null(strstr(page, "class=\"up\""));
+	find(find(page, "Stacks that changed most at the end"), "No stack changed.");
+	free(page);
 	ex_data_free(&a);
 	ex_data_free(&b);
 }
@@ -317,6 +396,10 @@ static void test_command(void **state)
 	free(text);
 
 	check_pprof_pair(out);
+	snprintf(path, sizeof(path), "%s/diff.html", out);
+	text = slurp(path);
+	assert_non_null(strstr(text, "rank 0;mpi;MPI_Alloc_mem"));
+	free(text);
 
 	/* Usage: 2. Bad runs: 1, and no directory made. */
 	snprintf(path, sizeof(path), "%s/never", dir);
@@ -331,8 +414,8 @@ static void test_command(void **state)
 	assert_int_equal(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
 	close(saved);
 
-	for (const char *n = "diff.csv\0mpi_diff.csv\0diff.folded\0diff-end.folded\0a.pb.gz\0b.pb.gz\0"
-			     "a-end.pb.gz\0b-end.pb.gz\0"; *n; n += strlen(n) + 1) {
+	for (const char *n = "diff.csv\0mpi_diff.csv\0diff.folded\0diff-end.folded\0diff.html\0a.pb.gz\0"
+			     "b.pb.gz\0a-end.pb.gz\0b-end.pb.gz\0"; *n; n += strlen(n) + 1) {
 		snprintf(path, sizeof(path), "%s/%s", out, n);
 		assert_int_equal(unlink(path), 0);
 	}
@@ -345,6 +428,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_grown),
+		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_total_named),
 		cmocka_unit_test(test_top_stack),
 		cmocka_unit_test(test_command),

@@ -27,7 +27,9 @@ static void usage(FILE *f)
 	      "  what each MPI function held.\n"
 	      "  -o, --output DIR       also write DIR/diff.csv, DIR/mpi_diff.csv, difffolded.pl's\n"
 	      "                         form (stack A B) of each rank at its peak (diff.folded) and\n"
-	      "                         at the end (diff-end.folded), and each run's pprof profile\n"
+	      "                         at the end (diff-end.folded), a page (diff.html: per rank\n"
+	      "                         and component, then the stacks that changed most), and\n"
+	      "                         each run's pprof profile\n"
 	      "                         at the peak (a.pb.gz, b.pb.gz) and the end (a-end.pb.gz,\n"
 	      "                         b-end.pb.gz) for pprof's base convention:\n"
 	      "                           go tool pprof -top -base DIR/a.pb.gz DIR/b.pb.gz\n"
@@ -81,6 +83,7 @@ int diff_parse_args(int argc, char **argv, struct diff_args *a, char *err, size_
 /* Both runs' profiles at each rank's peak ([0]) and at the end ([1]), built once. */
 struct outputs {
 	const struct ex_diff *d;
+	const char *name_a, *name_b;
 	struct ex_profile a[2], b[2];
 	int at;		/* the moment the writer at hand takes */
 };
@@ -107,6 +110,17 @@ static int w_folded(FILE *f, void *arg, char *err, size_t errlen)
 	struct outputs *o = arg;
 
 	if (!ex_diff_folded(f, &o->a[o->at], &o->b[o->at], EX_RSS))
+		return 0;
+	snprintf(err, errlen, "write error or out of memory");
+	return -1;
+}
+
+/* The page: per rank and component, then the stacks that changed most. */
+static int w_html(FILE *f, void *arg, char *err, size_t errlen)
+{
+	struct outputs *o = arg;
+
+	if (!ex_diff_html(f, o->d, o->name_a, o->name_b, &o->a[0], &o->b[0], &o->a[1], &o->b[1]))
 		return 0;
 	snprintf(err, errlen, "write error or out of memory");
 	return -1;
@@ -161,10 +175,11 @@ static int build_profiles(struct outputs *o, const struct ex_data *a, const stru
 /*
  * DIR's files, each whole; DIR is made when missing. At each rank's peak
  * and at the end (mpi split by MPI function: where a leak in the library
- * shows by name): difffolded.pl's form, and each run's pprof profile.
+ * shows by name): difffolded.pl's form, and each run's pprof profile; and
+ * the page of both moments.
  */
-static int write_dir(const char *dir, const struct ex_data *a, const struct ex_data *b,
-		     const struct ex_diff *d, char *err, size_t errlen)
+static int write_dir(const char *dir, const struct diff_args *args, const struct ex_data *a,
+		     const struct ex_data *b, const struct ex_diff *d, char *err, size_t errlen)
 {
 	static const struct {
 		const char *name;
@@ -175,12 +190,13 @@ static int write_dir(const char *dir, const struct ex_data *a, const struct ex_d
 		{ "mpi_diff.csv", w_fn_csv, 0 },
 		{ "diff.folded", w_folded, 0 },
 		{ "diff-end.folded", w_folded, 1 },
+		{ "diff.html", w_html, 0 },
 		{ "a.pb.gz", w_pprof_a, 0 },
 		{ "b.pb.gz", w_pprof_b, 0 },
 		{ "a-end.pb.gz", w_pprof_a, 1 },
 		{ "b-end.pb.gz", w_pprof_b, 1 },
 	};
-	struct outputs o = { .d = d };
+	struct outputs o = { .d = d, .name_a = args->a, .name_b = args->b };
 	int ret = -1;
 
 	if (build_profiles(&o, a, b, err, errlen))
@@ -267,7 +283,7 @@ int diff_main(int argc, char **argv)
 		cmd_fail("diff", "cannot write the output: %s", strerror(errno));
 		goto out_diff;
 	}
-	if (a.out && write_dir(a.out, &da, &db, &d, err, sizeof(err))) {
+	if (a.out && write_dir(a.out, &a, &da, &db, &d, err, sizeof(err))) {
 		cmd_fail("diff", "%s", err);
 		goto out_diff;
 	}
