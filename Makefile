@@ -62,13 +62,13 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
-PURE_MODULES := components alloc_stack spec procfs regions csv_out cli num_arg classify callscan unwind mpi_fn elfsym \
-		report_csv report_stats report_svg report_html report_nodes safe_open hooks \
+PURE_MODULES := components alloc_stack spec procfs regions csv_out cli num_arg cmd_args classify callscan unwind mpi_fn elfsym \
+		report_csv report_stats report_svg report_html report_style report_nodes safe_open hooks \
 		metrics daemon_cfg spool http_listen gz_read sock_proto \
 		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
 		model model_app model_fit model_read model_print report_oom trend memcg \
 		exp_load exp_profile exp_build exp_demangle exp_folded exp_speedscope exp_pprof exp_writers exp_out \
-		exp_diff exp_diff_print profile.pb-c export_cmd diff_cmd report report_cmd
+		exp_diff exp_diff_print exp_diff_html profile.pb-c export_cmd diff_cmd report report_cmd
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h userspace/$(d)/internal/*.h))
@@ -191,6 +191,19 @@ rules-check:
 $(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
+# test_elfsym reads the GNU build ID of a library linked here with one the
+# test knows (BUILDID_HEX, as --build-id=0x... writes it) and of the same
+# library linked with none.
+BUILDID_HEX := 4d454d41545452aa00112233445566778899abcd
+BUILDID_SOS := $(BUILD)/tests/buildid_fixed.so $(BUILD)/tests/buildid_none.so
+$(BUILD)/tests/buildid_fixed.so: tests/unit/fixtures/buildid.c | $(BUILD)
+	$(CC) -shared -fPIC -Wl,--build-id=0x$(BUILDID_HEX) $< -o $@
+$(BUILD)/tests/buildid_none.so: tests/unit/fixtures/buildid.c | $(BUILD)
+	$(CC) -shared -fPIC -Wl,--build-id=none $< -o $@
+$(BUILD)/tests/test_elfsym: tests/unit/test_elfsym.c $(PURE_OBJS) $(BUILDID_SOS) | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit -DBUILDID_DIR='"$(abspath $(BUILD))/tests"' \
+		-DBUILDID_HEX='"$(BUILDID_HEX)"' $< $(PURE_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
+
 # The attribution core, without /proc and without the stack scanner: its
 # test supplies requester_find itself.
 $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/process.o | $(BUILD)
@@ -266,12 +279,12 @@ FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 		-std=gnu11 -Wall -Wextra -Werror $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -D_GNU_SOURCE
 FUZZERS      := spec report maps environ stat export
 fuzz_mods_spec    := spec safe_open
-fuzz_mods_report  := report_csv report_stats report_svg report_html report_oom report_nodes safe_open hooks gz_read
+fuzz_mods_report  := report_csv report_stats report_svg report_html report_style report_oom report_nodes safe_open hooks gz_read
 fuzz_mods_maps    := procfs
 fuzz_mods_environ := procfs
 fuzz_mods_stat    := procfs
-fuzz_mods_export  := report_csv report_stats report_svg safe_open gz_read exp_load exp_profile exp_build exp_demangle \
-		     exp_folded exp_speedscope exp_pprof exp_writers exp_out exp_diff exp_diff_print
+fuzz_mods_export  := report_csv report_stats report_svg report_style safe_open gz_read exp_load exp_profile exp_build exp_demangle \
+		     exp_folded exp_speedscope exp_pprof exp_writers exp_out exp_diff exp_diff_print exp_diff_html
 # export's pprof writer: the messages protoc-c generates (make's rule above).
 fuzz_gen_export   := $(BUILD)/proto/profile.pb-c.c
 FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZERS))

@@ -58,6 +58,16 @@ want "build_mesh flat (stacks)" "$(go tool pprof -top -unit=B "$tmp/stacks.pb.gz
 	awk '$NF == "build_mesh" { print $1 }')" 9000B
 want "mapping of helper_alloc" "$(go tool pprof -raw "$tmp/stacks.pb.gz" 2>/dev/null |
 	awk '/^Mappings/ { on = 1; next } on' | grep -c 'libhelper.so')" 1
+# Each file's GNU build ID (alloc_stacks.csv's build_ids) on its mapping.
+want "build ID of libhelper.so" "$(go tool pprof -raw "$tmp/stacks.pb.gz" 2>/dev/null |
+	awk '/^Mappings/ { on = 1; next } on && $3 == "libhelper.so" { print $4 }')" \
+	4e1b00000000000000000000000000000000bb01
+
+# diff's pprof pair, read with pprof's -base: B's MPI_Alloc_mem less A's
+# (fixtures/export/grown holds 16384 bytes more on rank 0).
+"$bin" diff "$run" "$run/../grown" -o "$tmp/cmp" >/dev/null
+want "diff -base MPI_Alloc_mem" "$(go tool pprof -top -unit=B -base "$tmp/cmp/a-end.pb.gz" \
+	"$tmp/cmp/b-end.pb.gz" 2>/dev/null | awk '$NF == "MPI_Alloc_mem" { print $1 }')" 16384B
 
 "$bin" export "$run" --format speedscope -o "$tmp/run.json"
 want "speedscope" "$(python3 - "$tmp/run.json" <<'PY'

@@ -4,7 +4,7 @@
  * from what they read. The input is cut at lines "--" into files: two
  * rank timelines, mpi_calls.csv, heap_sites.csv, alloc_stacks.csv. The
  * run is exported at its peak, its end and a time in every format, and
- * diffed against itself, all into /dev/null: hostile names and numbers
+ * diffed against itself (text, CSV, the page), all into /dev/null: hostile names and numbers
  * must make neither a crash nor invalid memory use in any writer.
  */
 #include <stdint.h>
@@ -13,21 +13,13 @@
 #include <string.h>
 
 #include "export.h"
+#include "fuzz_parts.h"
 
-#define SEP	"\n--\n"
-
-static FILE *devnull;
-
-static void read_part(struct ex_data *d, size_t idx, const char *p, size_t len)
+static void read_part(void *arg, size_t idx, FILE *f)
 {
+	struct ex_data *d = arg;
 	char err[EX_ERRLEN];
-	FILE *f;
 
-	if (!len)
-		return;
-	f = fmemopen((void *)p, len, "r");
-	if (!f)
-		return;
 	switch (idx) {
 	case 2:
 		rp_read_calls(&d->run, f, "mpi_calls.csv", err, sizeof(err));
@@ -42,11 +34,13 @@ static void read_part(struct ex_data *d, size_t idx, const char *p, size_t len)
 		rp_read_proc(&d->run, f, "rank-0.csv", err, sizeof(err));
 		break;
 	}
-	fclose(f);
 }
 
-static void export_all(const struct ex_data *d)
+/* Every writer of every moment; the page of the run against itself at its peak and end. */
+static void export_all(const struct ex_data *d, const struct ex_diff *diff)
 {
+	struct ex_profile both[2];
+	int nboth = 0;
 	static const enum ex_at moments[] = { EX_AT_PEAK, EX_AT_END, EX_AT_TIME };
 	static const char *const formats[] = { "folded", "speedscope", "pprof" };
 	char err[EX_ERRLEN], stack[256];
@@ -60,55 +54,45 @@ static void export_all(const struct ex_data *d)
 			continue;
 		for (size_t f = 0; f < 3; f++)
 			for (int v = 0; v < EX_NVALUES; v++)
-				ex_writer_find(formats[f])->write(devnull, &pr, (enum ex_value)v, err,
+				ex_writer_find(formats[f])->write(fuzz_devnull(), &pr, (enum ex_value)v, err,
 								  sizeof(err));
-		ex_diff_folded(devnull, &pr, &pr, EX_RSS);
+		ex_diff_folded(fuzz_devnull(), &pr, &pr, EX_RSS);
 		ex_diff_top_stack(&pr, &pr, 0, "mpi", stack, sizeof(stack), &growth);
-		ex_profile_free(&pr);
+		if (m < 2 && nboth == (int)m)
+			both[nboth++] = pr;
+		else
+			ex_profile_free(&pr);
 	}
+	if (nboth == 2 && diff)
+		ex_diff_html(fuzz_devnull(), diff, "a", "b", &both[0], &both[0], &both[1], &both[1]);
+	while (nboth > 0)
+		ex_profile_free(&both[--nboth]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ex_data *d;
+	struct ex_data *d = calloc(1, sizeof(*d));
 	struct ex_diff diff;
 	struct ex_growth g;
-	char *buf, *p, *end, *sep;
-	size_t idx = 0;
+	FILE *devnull = fuzz_devnull();
 
-	if (!devnull) {
-		devnull = fopen("/dev/null", "w");
-		if (!devnull)
-			abort();
-	}
-	d = calloc(1, sizeof(*d));
-	buf = malloc(size + 1);
-	if (!d || !buf)
+	if (!d)
 		abort();
 	d->run.keep_pss = true;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	p = buf;
-	end = buf + size;
-	while (p <= end && idx < 5) {
-		sep = memmem(p, (size_t)(end - p), SEP, strlen(SEP));
-		read_part(d, idx++, p, sep ? (size_t)(sep - p) + 1 : (size_t)(end - p));
-		if (!sep)
-			break;
-		p = sep + strlen(SEP);
-	}
+	fuzz_parts(data, size, 5, read_part, d);
 	if (d->run.nprocs) {
-		export_all(d);
 		if (!ex_diff_build(d, d, &diff)) {
+			export_all(d, &diff);
 			ex_diff_text(devnull, &diff, "a", "b");
 			ex_diff_csv(devnull, &diff);
 			ex_diff_fn_csv(devnull, &diff);
 			ex_diff_over(&diff, 0, &g);
 			ex_diff_free(&diff);
+		} else {
+			export_all(d, NULL);
 		}
 	}
 	ex_data_free(d);
 	free(d);
-	free(buf);
 	return 0;
 }

@@ -12,23 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_parts.h"
 #include "report.h"
 
-#define SEP	"\n--\n"
-
-static FILE *devnull;
-
 /* Read one part with the reader its position selects; a refusal is fine. */
-static void read_part(struct rp_run *run, size_t idx, const char *p, size_t len)
+static void read_part(void *arg, size_t idx, FILE *f)
 {
+	struct rp_run *run = arg;
 	char err[RP_ERRLEN];
-	FILE *f;
 
-	if (!len)
-		return;
-	f = fmemopen((void *)p, len, "r");
-	if (!f)
-		return;
 	switch (idx) {
 	case 2:
 		rp_read_summary(run, f, "summary.csv", err, sizeof(err));
@@ -43,40 +35,18 @@ static void read_part(struct rp_run *run, size_t idx, const char *p, size_t len)
 		rp_read_proc(run, f, "rank-0.csv", err, sizeof(err));
 		break;
 	}
-	fclose(f);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rp_run *run;
-	char *buf, *p, *end, *sep;
-	size_t idx = 0;
+	struct rp_run *run = calloc(1, sizeof(*run));
 
-	if (!devnull) {
-		devnull = fopen("/dev/null", "w");
-		if (!devnull)
-			abort();
-	}
-	run = calloc(1, sizeof(*run));
-	buf = malloc(size + 1);
-	if (!run || !buf)
+	if (!run)
 		abort();
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	p = buf;
-	end = buf + size;
-	while (p <= end && idx < 8) {
-		sep = memmem(p, (size_t)(end - p), SEP, strlen(SEP));
-		/* The part keeps its line break, as a file would. */
-		read_part(run, idx++, p, sep ? (size_t)(sep - p) + 1 : (size_t)(end - p));
-		if (!sep)
-			break;
-		p = sep + strlen(SEP);
-	}
+	fuzz_parts(data, size, 8, read_part, run);
 	if (run->nprocs)
-		rp_html_write(devnull, run);
+		rp_html_write(fuzz_devnull(), run);
 	rp_run_free(run);
 	free(run);
-	free(buf);
 	return 0;
 }

@@ -4,7 +4,7 @@
 # overlapping jobs of two users. User 1's client, run as user 1, follows
 # job A to its end and exits 0; its directory holds plain rank-R.csv whose
 # bytes are exactly the spool's rank-R.csv.gz inflated, the spool's
-# summary.csv, run_info.csv and mpi_calls.csv, all owned by user 1, and check_csv.py
+# summary.csv, run_info.csv, mpi_calls.csv and alloc_stacks.csv, all owned by user 1, and check_csv.py
 # accepts it. User 2 asking for job A is refused ("belongs to another
 # user"), as is a job nobody runs ("no job ... is traced"), and --heap
 # (root only): each with a non-zero exit and no directory. User 2's own
@@ -170,10 +170,10 @@ for r in 0 1; do
 	cmp -s <(zcat "$ADIR/rank-$r.csv.gz") "$U1/A/rank-$r.csv" ||
 		fail "rank-$r.csv differs from the spool's: $(diff <(zcat "$ADIR/rank-$r.csv.gz") "$U1/A/rank-$r.csv" | head -5)"
 done
-for f in summary.csv run_info.csv mpi_calls.csv; do
+for f in summary.csv run_info.csv mpi_calls.csv alloc_stacks.csv; do
 	cmp -s "$ADIR/$f" "$U1/A/$f" || fail "$f differs from the spool's"
 done
-[ "$(ls "$U1/A" | sort | tr '\n' ' ')" = "mpi_calls.csv rank-0.csv rank-1.csv run_info.csv summary.csv " ] ||
+[ "$(ls "$U1/A" | sort | tr '\n' ' ')" = "alloc_stacks.csv mpi_calls.csv rank-0.csv rank-1.csv run_info.csv summary.csv " ] ||
 	fail "unexpected files in $U1/A: $(ls -a "$U1/A")"
 bad=$(find "$U1/A" ! -user "$TEST_USER" -o -perm /o=rwx | head -3)
 [ -z "$bad" ] || fail "not the user's own, or open to others: $bad"

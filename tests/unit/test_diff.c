@@ -6,7 +6,8 @@
  * component's own peak and last value, rss and pss; the MPI functions;
  * the gate naming the component (total only when no component alone
  * passed the limit); a run against itself changes nothing and passes any
- * gate; the CSV and difffolded outputs; the command's exit statuses.
+ * gate; the CSV, difffolded, pprof (-base) and HTML outputs; the command's
+ * exit statuses.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 
 #include "diff_cmd.h"
 #include "export.h"
+#include "pprof_read.h"
 
 #define RUN	"fixtures/export/run"
 #define GROWN	"fixtures/export/grown"
@@ -76,6 +78,85 @@ static void test_self(void **state)
 	/* Against itself nothing grew: not even a gate at 0% fails. */
 	assert_false(ex_diff_over(&d, 0, &g));
 	ex_diff_free(&d);
+	ex_data_free(&a);
+	ex_data_free(&b);
+}
+
+/* The page of a and b (names na, nb) into a string the caller frees. */
+static char *html_of(const struct ex_data *a, const struct ex_data *b, const char *na, const char *nb)
+{
+	struct ex_select peak = { .at = EX_AT_PEAK }, end = { .at = EX_AT_END };
+	struct ex_profile pa, pb, ea, eb;
+	char err[EX_ERRLEN], *buf = NULL;
+	struct ex_diff d;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(ex_diff_build(a, b, &d), 0);
+	assert_int_equal(ex_build(a, &peak, &pa, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(b, &peak, &pb, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(a, &end, &ea, err, sizeof(err)), 0);
+	assert_int_equal(ex_build(b, &end, &eb, err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(ex_diff_html(f, &d, na, nb, &pa, &pb, &ea, &eb), 0);
+	assert_int_equal(fclose(f), 0);
+	ex_profile_free(&pa);
+	ex_profile_free(&pb);
+	ex_profile_free(&ea);
+	ex_profile_free(&eb);
+	ex_diff_free(&d);
+	return buf;
+}
+
+/* strstr that must find it. */
+static const char *find(const char *hay, const char *needle)
+{
+	const char *at = strstr(hay, needle);
+
+	if (!at)
+		fail_msg("not in the page: %s", needle);
+	return at;
+}
+
+/*
+ * diff.html of run -> grown (16 KiB more held by MPI_Alloc_mem on rank 0,
+ * rank 2 only in B): rank 0's table has total first, then mpi (+16 KiB,
+ * marked grown) before the unchanged app; the stacks at the end list
+ * rank 0's MPI_Alloc_mem (+16 KiB) before rank 2's app (+9000 B), and
+ * rank 1's unchanged stacks not at all; run names are escaped. A run
+ * against itself: no stack changed.
+ */
+static void test_html(void **state)
+{
+	const char *end, *r0, *r1;
+	struct ex_data a, b;
+	char *page;
+
+	(void)state;
+	load(&a, RUN);
+	load(&b, GROWN);
+	page = html_of(&a, &b, "<a&b>", RUN);
+	find(page, "<!DOCTYPE html>");
+	find(page, "A: <code>&lt;a&amp;b&gt;</code>");
+	find(page, "rank 2: only in B");
+	r0 = find(page, "<h3>rank 0");
+	r1 = find(page, "<h3>rank 1");
+	assert_true(find(r0, ">total<") < find(r0, ">mpi<"));
+	assert_true(find(r0, ">mpi<") < find(r0, ">app<"));
+	assert_true(find(r0, ">app<") < r1);
+	find(find(r0, ">mpi<"), "<td class=\"up\">+16 KiB</td>");
+	end = find(page, "Stacks that changed most at the end");
+	assert_true(find(end, "rank 0;mpi;MPI_Alloc_mem") < find(end, "rank 2;app"));
+	assert_null(strstr(end, "rank 1;"));
+	assert_null(strstr(find(page, "Stacks that changed most at each"), "rank 1;"));
+	find(page, "</html>");
+	free(page);
+
+	page = html_of(&a, &a, RUN, RUN);
+	assert_null(strstr(page, "class=\"up\""));
+	find(find(page, "Stacks that changed most at the end"), "No stack changed.");
+	free(page);
 	ex_data_free(&a);
 	ex_data_free(&b);
 }
@@ -191,6 +272,67 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* Sum of a profile's samples of type t on rank, and of those whose leaf is function fn (NULL: any). */
+static int64_t pprof_sum(const Perftools__Profiles__Profile *p, size_t t, const char *rank,
+			 const char *fn)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+		bool on_rank = false, is_fn = !fn;
+
+		for (size_t k = 0; k < s->n_label; k++)
+			on_rank |= !strcmp(pstr(p, s->label[k]->key), "rank") &&
+				   !strcmp(pstr(p, s->label[k]->str), rank);
+		for (size_t l = 0; fn && l < p->n_location; l++)
+			if (p->location[l]->id == s->location_id[0])
+				is_fn = !strcmp(pstr(p, p->function[p->location[l]->line[0]->function_id - 1]->name), fn);
+		if (on_rank && is_fn)
+			sum += s->value[t];
+	}
+	return sum;
+}
+
+/*
+ * The pprof pair `pprof -base DIR/a.pb.gz DIR/b.pb.gz` reads: the same
+ * sample types in both (pprof merges nothing else), each rank at its peak
+ * summing to its total peak (rank 0: 30000 in A, 46384 in B, the 16 KiB
+ * that grew), rank 2 in B only; at the end MPI_Alloc_mem's 3000 and
+ * 19384 bytes.
+ */
+static void check_pprof_pair(const char *out)
+{
+	Perftools__Profiles__Profile *a, *b;
+	char pa[192], pb[192];
+
+	snprintf(pa, sizeof(pa), "%s/a.pb.gz", out);
+	snprintf(pb, sizeof(pb), "%s/b.pb.gz", out);
+	a = pprof_read_file(pa);
+	b = pprof_read_file(pb);
+	assert_int_equal(a->n_sample_type, b->n_sample_type);
+	for (size_t i = 0; i < a->n_sample_type; i++)
+		assert_string_equal(pstr(a, a->sample_type[i]->type), pstr(b, b->sample_type[i]->type));
+	assert_string_equal(pstr(a, a->sample_type[EX_RSS]->type), "resident_space");
+	assert_int_equal(pprof_sum(a, EX_RSS, "0", NULL), 30000);
+	assert_int_equal(pprof_sum(b, EX_RSS, "0", NULL), 46384);
+	assert_int_equal(pprof_sum(a, EX_RSS, "1", NULL), pprof_sum(b, EX_RSS, "1", NULL));
+	assert_int_equal(pprof_sum(a, EX_RSS, "2", NULL), 0);
+	assert_int_equal(pprof_sum(b, EX_RSS, "2", NULL), 9000);
+	perftools__profiles__profile__free_unpacked(a, NULL);
+	perftools__profiles__profile__free_unpacked(b, NULL);
+
+	snprintf(pa, sizeof(pa), "%s/a-end.pb.gz", out);
+	snprintf(pb, sizeof(pb), "%s/b-end.pb.gz", out);
+	a = pprof_read_file(pa);
+	b = pprof_read_file(pb);
+	assert_int_equal(a->n_sample_type, b->n_sample_type);
+	assert_int_equal(pprof_sum(a, EX_RSS, "0", "MPI_Alloc_mem"), 3000);
+	assert_int_equal(pprof_sum(b, EX_RSS, "0", "MPI_Alloc_mem"), 19384);
+	perftools__profiles__profile__free_unpacked(a, NULL);
+	perftools__profiles__profile__free_unpacked(b, NULL);
+}
+
 static int run_diff(const char *a1, ...)
 {
 	char *argv[9] = { "diff", (char *)a1 };
@@ -253,6 +395,12 @@ static void test_command(void **state)
 	assert_non_null(strstr(text, "\nrank 0;mpi;MPI_Alloc_mem 3000 19384\n"));
 	free(text);
 
+	check_pprof_pair(out);
+	snprintf(path, sizeof(path), "%s/diff.html", out);
+	text = slurp(path);
+	assert_non_null(strstr(text, "rank 0;mpi;MPI_Alloc_mem"));
+	free(text);
+
 	/* Usage: 2. Bad runs: 1, and no directory made. */
 	snprintf(path, sizeof(path), "%s/never", dir);
 	assert_int_equal(run_diff(RUN, NULL), 2);
@@ -266,7 +414,8 @@ static void test_command(void **state)
 	assert_int_equal(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
 	close(saved);
 
-	for (const char *n = "diff.csv\0mpi_diff.csv\0diff.folded\0diff-end.folded\0"; *n; n += strlen(n) + 1) {
+	for (const char *n = "diff.csv\0mpi_diff.csv\0diff.folded\0diff-end.folded\0diff.html\0a.pb.gz\0"
+			     "b.pb.gz\0a-end.pb.gz\0b-end.pb.gz\0"; *n; n += strlen(n) + 1) {
 		snprintf(path, sizeof(path), "%s/%s", out, n);
 		assert_int_equal(unlink(path), 0);
 	}
@@ -279,6 +428,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_grown),
+		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_total_named),
 		cmocka_unit_test(test_top_stack),
 		cmocka_unit_test(test_command),

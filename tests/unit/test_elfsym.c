@@ -208,6 +208,43 @@ static void test_writable_end(void **state)
 	data_probe++;
 }
 
+/*
+ * GNU build IDs: the library the Makefile linked with --build-id=0xBUILDID_HEX
+ * gives exactly that, by elfsym_build_id and in its symbol table; the same
+ * code linked with --build-id=none, a file that is gone and one that is
+ * not ELF give "" and no error.
+ */
+static void test_build_id(void **state)
+{
+	char hex[2 * ELFSYM_BUILD_ID_MAX + 1], small[8];
+	struct elfsym_table t;
+
+	(void)state;
+	assert_int_equal(elfsym_build_id(BUILDID_DIR "/buildid_fixed.so", hex, sizeof(hex)), 0);
+	assert_string_equal(hex, BUILDID_HEX);
+	assert_int_equal(elfsym_load(&t, BUILDID_DIR "/buildid_fixed.so"), 0);
+	assert_string_equal(t.build_id, BUILDID_HEX);
+	elfsym_free(&t);
+
+	strcpy(hex, "x");
+	assert_int_equal(elfsym_build_id(BUILDID_DIR "/buildid_none.so", hex, sizeof(hex)), 0);
+	assert_string_equal(hex, "");
+	assert_int_equal(elfsym_load(&t, BUILDID_DIR "/buildid_none.so"), 0);
+	assert_string_equal(t.build_id, "");
+	assert_true(elfsym_func_offset(&t, "buildid_fixture", &(uint64_t){ 0 }) == 0);
+	elfsym_free(&t);
+
+	strcpy(hex, "x");
+	assert_int_equal(elfsym_build_id(BUILDID_DIR "/no-such-library.so", hex, sizeof(hex)), 0);
+	assert_string_equal(hex, "");
+	strcpy(hex, "x");
+	assert_int_equal(elfsym_build_id("fixtures/garbage.bin", hex, sizeof(hex)), 0);
+	assert_string_equal(hex, "");
+	/* Too small a buffer: nothing rather than a cut ID. */
+	assert_int_equal(elfsym_build_id(BUILDID_DIR "/buildid_fixed.so", small, sizeof(small)), 0);
+	assert_string_equal(small, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_no_functions),
 		cmocka_unit_test(test_needed),
 		cmocka_unit_test(test_writable_end),
+		cmocka_unit_test(test_build_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

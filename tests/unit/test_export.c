@@ -24,7 +24,7 @@
 
 #include "export.h"
 #include "export_cmd.h"
-#include "profile.pb-c.h"
+#include "pprof_read.h"
 
 #define RUN	"fixtures/export/run"
 
@@ -400,31 +400,6 @@ static void test_speedscope(void **state)
 	ex_data_free(&d);
 }
 
-/* gunzip a buffer: the pprof writer's output must be gzip, as pprof reads it. */
-static uint8_t *gunzip(const char *in, size_t len, size_t *outlen)
-{
-	size_t cap = 1 << 20;
-	uint8_t *out = malloc(cap);
-	z_stream z = { 0 };
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)len;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-	*outlen = z.total_out;
-	inflateEnd(&z);
-	return out;
-}
-
-static const char *pstr(const Perftools__Profiles__Profile *p, int64_t i)
-{
-	assert_true(i >= 0 && (size_t)i < p->n_string_table);
-	return p->string_table[i];
-}
-
 static void test_pprof(void **state)
 {
 	Perftools__Profiles__Profile *p;
@@ -488,6 +463,72 @@ static void test_pprof(void **state)
 	ex_data_free(&d);
 }
 
+/* The build ID of the pprof mapping whose file is file ("" if none, NULL if no such mapping). */
+static const char *mapping_build_id(const Perftools__Profiles__Profile *p, const char *file)
+{
+	for (size_t i = 0; i < p->n_mapping; i++)
+		if (!strcmp(pstr(p, p->mapping[i]->filename), file))
+			return pstr(p, p->mapping[i]->build_id);
+	return NULL;
+}
+
+static Perftools__Profiles__Profile *pprof_of(const struct ex_profile *pr)
+{
+	Perftools__Profiles__Profile *p;
+	size_t len, plen;
+	char *out = write_mem(pr, EX_RSS, ex_write_pprof, &len);
+	uint8_t *raw = gunzip(out, len, &plen);
+
+	p = perftools__profiles__profile__unpack(NULL, plen, raw);
+	assert_non_null(p);
+	free(raw);
+	free(out);
+	return p;
+}
+
+/*
+ * Each file's mapping carries the GNU build ID alloc_stacks.csv's
+ * build_ids gives its frames (fixtures/export/stacks: solver's and
+ * libhelper.so's, rank 1's row none); a component's own mapping has none;
+ * a file of the version before build_ids loads, with no IDs.
+ */
+static void test_pprof_build_ids(void **state)
+{
+	static const char old[] = "rank,pid,component,stack,rss_bytes,peak_rss_bytes\n"
+				  "0,100,app,solver:main+0x15;libhelper.so:helper_alloc+0x10,2000,2000\n";
+	Perftools__Profiles__Profile *p;
+	struct ex_data d;
+	struct ex_profile pr;
+	char err[EX_ERRLEN];
+	FILE *f;
+
+	(void)state;
+	load_dir(&d, "fixtures/export/stacks");
+	build(&d, &pr, EX_AT_END, 0, -1);
+	p = pprof_of(&pr);
+	assert_string_equal(mapping_build_id(p, "solver"), "5e1f0000000000000000000000000000000000aa");
+	assert_string_equal(mapping_build_id(p, "libhelper.so"), "4e1b00000000000000000000000000000000bb01");
+	assert_string_equal(mapping_build_id(p, "app"), "");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	ex_profile_free(&pr);
+	/* Rank 1 alone: its row has no IDs, so solver's mapping has none. */
+	build(&d, &pr, EX_AT_END, 0, 1);
+	p = pprof_of(&pr);
+	assert_string_equal(mapping_build_id(p, "solver"), "");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+
+	memset(&d, 0, sizeof(d));
+	f = fmemopen((void *)old, strlen(old), "r");
+	assert_non_null(f);
+	assert_int_equal(ex_read_stacks(&d, f, "alloc_stacks.csv", err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(d.nstacks, 1);
+	assert_null(d.stacks[0].build_ids);
+	ex_data_free(&d);
+}
+
 static void test_stacks_refused(void **state)
 {
 	static const char *const bad[] = {
@@ -496,6 +537,7 @@ static void test_stacks_refused(void **state)
 		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,a:b+0x1,-5,5\n",
 		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,,a:b+0x1,5,5\n",
 		"rank,pid,component,stack,rss_bytes,peak_rss_bytes\n0,1,app,\"a,5,5\n",
+		"rank,pid,component,stack,rss_bytes,peak_rss_bytes,build_ids\n0,1,app,a:b+0x1,5,5,XYZ\n",
 	};
 	char err[EX_ERRLEN];
 
@@ -640,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_pprof_build_ids),
 		cmocka_unit_test(test_sites_refused),
 		cmocka_unit_test(test_command),
 	};

@@ -132,6 +132,17 @@ static void test_file_names(void **state)
 	assert_true(jsp_file_served("mpi_calls.csv"));
 	assert_int_equal(jsp_whole_file("mpi_calls.csv"), 2);
 	assert_int_equal(jsp_whole_file("rank-0.csv.gz"), -1);
+	/* The allocation stacks: rewritten whole, written under their own name, compressed or not. */
+	assert_true(jsp_file_served("alloc_stacks.csv"));
+	assert_int_equal(jsp_whole_file("alloc_stacks.csv"), 3);
+	assert_true(jsp_whole_file("alloc_stacks.csv") < JSP_NWHOLE);
+	assert_int_equal(jsp_local_name("alloc_stacks.csv", false, out, sizeof(out)), 0);
+	assert_string_equal(out, "alloc_stacks.csv");
+	assert_int_equal(jsp_local_name("alloc_stacks.csv", true, out, sizeof(out)), 0);
+	assert_string_equal(out, "alloc_stacks.csv");
+	assert_false(jsp_file_served("alloc_stacks.csv.tmp"));
+	assert_false(jsp_file_served("alloc_stacks.csv.gz"));
+	assert_false(jsp_file_served("../alloc_stacks.csv"));
 	assert_false(jsp_file_served("heap_sites.csv"));
 	assert_true(jsp_file_served("rank-0.csv.gz"));
 	assert_true(jsp_file_served("pid-48121.csv.gz"));

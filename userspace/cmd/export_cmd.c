@@ -12,11 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_args.h"
 #include "export.h"
 #include "export_cmd.h"
 #include "num_arg.h"
-
-#define EXIT_USAGE	2
 
 static void usage(FILE *f)
 {
@@ -65,8 +64,7 @@ int export_parse_args(int argc, char **argv, struct export_args *a, char *err, s
 	memset(a, 0, sizeof(*a));
 	a->writer = ex_writer_find("folded");
 	a->sel.at = EX_AT_PEAK;
-	optind = 0;	/* glibc: start afresh (the tests parse more than once) */
-	opterr = 0;
+	cmd_args_reset();
 	while ((c = getopt_long(argc, argv, "f:r:a:V:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -97,17 +95,13 @@ int export_parse_args(int argc, char **argv, struct export_args *a, char *err, s
 			}
 			break;
 		case 'o':
-			if (!optarg[0]) {
-				snprintf(err, errlen, "-o: empty file name");
+			if (cmd_args_name("-o", "file", optarg, &a->out, err, errlen))
 				return -1;
-			}
-			a->out = optarg;
 			break;
 		case 'h':
 			return 1;
 		default:
-			snprintf(err, errlen, "unknown option or missing value: %s (see --help)",
-				 argv[optind - 1]);
+			cmd_args_unknown(argv, err, errlen);
 			return -1;
 		}
 	}
@@ -165,35 +159,27 @@ int export_main(int argc, char **argv)
 	char err[EX_ERRLEN];
 	int r, ret = EXIT_FAILURE;
 
-	r = export_parse_args(argc, argv, &a, err, sizeof(err));
-	if (r == 1) {
-		usage(stdout);
-		return 0;
-	}
-	if (r < 0) {
-		fprintf(stderr, "memattr-bpf export: %s\n", err);
-		return EXIT_USAGE;
-	}
+	r = cmd_args_done("export", export_parse_args(argc, argv, &a, err, sizeof(err)), err, usage);
+	if (r >= 0)
+		return r;
 	if (a.writer->binary && (!a.out || !strcmp(a.out, "-")) && isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "memattr-bpf export: --format %s is binary: give -o FILE or redirect the output\n",
-			a.writer->name);
-		return EXIT_USAGE;
+		cmd_fail("export", "--format %s is binary: give -o FILE or redirect the output",
+			 a.writer->name);
+		return CMD_EXIT_USAGE;
 	}
-	if (ex_load(&d, a.dir, err, sizeof(err))) {
-		fprintf(stderr, "memattr-bpf export: %s\n", err);
-		return EXIT_FAILURE;
-	}
+	if (ex_load(&d, a.dir, err, sizeof(err)))
+		return cmd_fail("export", "%s", err);
 	if (a.value == EX_INUSE && !d.has_sites) {
-		fprintf(stderr, "memattr-bpf export: %s: no heap_sites.csv (--value heap needs a run traced with --heap)\n",
-			a.dir);
+		cmd_fail("export", "%s: no heap_sites.csv (--value heap needs a run traced with --heap)",
+			 a.dir);
 		goto out_data;
 	}
 	if (ex_build(&d, &a.sel, &pr, err, sizeof(err))) {
-		fprintf(stderr, "memattr-bpf export: %s\n", err);
+		cmd_fail("export", "%s", err);
 		goto out_data;
 	}
 	if (ex_output(a.out, write_profile, &w, err, sizeof(err)))
-		fprintf(stderr, "memattr-bpf export: %s\n", err);
+		cmd_fail("export", "%s", err);
 	else
 		ret = 0;
 	notes(&pr);

@@ -132,7 +132,7 @@ fail:
 	return -1;
 }
 
-/* summary.csv, run_info.csv, mpi_calls.csv as the daemon last rewrote it, replacing ours at once. */
+/* summary.csv, run_info.csv, mpi_calls.csv, alloc_stacks.csv as the daemon last rewrote it, replacing ours at once. */
 static int copy_whole(struct client *c, const char *name, int fd)
 {
 	int which = jsp_whole_file(name);

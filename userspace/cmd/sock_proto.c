@@ -162,7 +162,9 @@ static bool timeline_name(const char *name, const char *suffix)
 
 int jsp_whole_file(const char *name)
 {
-	static const char *const whole[JSP_NWHOLE] = { FILE_SUMMARY, FILE_RUN_INFO, FILE_MPI_CALLS };
+	static const char *const whole[JSP_NWHOLE] = {
+		FILE_SUMMARY, FILE_RUN_INFO, FILE_MPI_CALLS, FILE_ALLOC_STACKS,
+	};
 
 	for (int i = 0; i < JSP_NWHOLE; i++)
 		if (!strcmp(name, whole[i]))

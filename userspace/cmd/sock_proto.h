@@ -63,9 +63,9 @@ int jsp_format_ambiguous(char *buf, size_t len, const char *job);
 
 /*
  * A file of a job's spool the daemon serves and the client accepts:
- * summary.csv, run_info.csv, mpi_calls.csv, rank-<R>.csv.gz,
- * pid-<P>.csv.gz. Anything else (temporary files, a name with '/') is
- * neither sent nor written.
+ * summary.csv, run_info.csv, mpi_calls.csv, alloc_stacks.csv,
+ * rank-<R>.csv.gz, pid-<P>.csv.gz. Anything else (temporary files, a name
+ * with '/') is neither sent nor written.
  */
 bool jsp_file_served(const char *name);
 
@@ -73,7 +73,7 @@ bool jsp_file_served(const char *name);
  * The files the daemon rewrites whole (by rename): their index among them,
  * 0..JSP_NWHOLE-1, or -1 for a timeline (appended to) or a file not served.
  */
-#define JSP_NWHOLE	3
+#define JSP_NWHOLE	4
 int jsp_whole_file(const char *name);
 
 /*

@@ -36,10 +36,13 @@ static int write_mpi_calls(FILE *f, struct tracker *t, const struct session *s,
 	return 0;
 }
 
-/* "libfoo.so.1:function+0x1a", or the file and offset, or the bare address. */
+/*
+ * "libfoo.so.1:function+0x1a", or the file and offset, or the bare
+ * address; *build_id (when asked for) the file's GNU build ID, "" if none.
+ */
 static void name_site(struct tracker *t, const struct comp_table *comps, const struct proc *p,
-		      uint64_t site,
-		      char *out, size_t len, const char **library)
+		      uint64_t site, char *out, size_t len, const char **library,
+		      const char **build_id)
 {
 	const struct code_map *m = proc_code_map(p, site);
 	const struct elfsym_table *syms;
@@ -48,6 +51,8 @@ static void name_site(struct tracker *t, const struct comp_table *comps, const s
 	uint64_t off, delta;
 
 	*library = "unattributed";
+	if (build_id)
+		*build_id = "";
 	if (!m) {
 		snprintf(out, len, "0x%" PRIx64, site);
 		return;
@@ -57,6 +62,8 @@ static void name_site(struct tracker *t, const struct comp_table *comps, const s
 	snprintf(copy, sizeof(copy), "%s", m->path);
 	syms = probes_symbols(&t->probes, m->path);
 	fn = syms ? elfsym_name_at(syms, off, &delta) : NULL;
+	if (build_id && syms)
+		*build_id = syms->build_id;
 	if (fn)
 		snprintf(out, len, "%s:%s+0x%" PRIx64, basename(copy), fn, delta);
 	else
@@ -71,7 +78,8 @@ static int write_heap_sites(FILE *f, struct tracker *t, const struct session *se
 		const char *library;
 		char site[PATH_MAX + 128];
 
-		name_site(t, &sess->comps, p, p->heap_sites[i].addr, site, sizeof(site), &library);
+		name_site(t, &sess->comps, p, p->heap_sites[i].addr, site, sizeof(site), &library,
+			  NULL);
 		if (csv_put_rank_pid(f, p->rank, p->pid) || csv_put_field(f, library) ||
 		    fputc(',', f) == EOF || csv_put_field(f, site))
 			return -1;
@@ -89,18 +97,20 @@ static int write_heap_sites(FILE *f, struct tracker *t, const struct session *se
  * addresses do not change, and naming costs a stat and a symbol lookup
  * per frame at every rewrite of the file. A frame in code not known yet
  * (a bare address) is named again next time: the name is *tmp's then,
- * for the caller to free. NULL out of memory.
+ * for the caller to free. NULL out of memory. The frames' files' build
+ * IDs, joined the same way, follow the name's '\0' in the one allocation
+ * (stack_build_ids).
  */
 static const char *stack_name(struct tracker *t, const struct session *sess, struct proc *p,
 			      uint32_t id, char **tmp)
 {
 	bool whole = true;
-	const char *library;
+	const char *library, *build_id;
 	const uint64_t *pcs;
 	unsigned int n = alloc_stack_get(&p->stacks, id, &pcs);
-	char frame[PATH_MAX + 128], *name = NULL;
-	size_t len = 0;
-	FILE *sf;
+	char frame[PATH_MAX + 128], *name = NULL, *ids = NULL;
+	size_t len = 0, ids_len = 0;
+	FILE *sf, *idf;
 
 	if (id >= p->nstack_names) {
 		size_t want = p->stacks.n + 1;
@@ -115,13 +125,28 @@ static const char *stack_name(struct tracker *t, const struct session *sess, str
 	if (p->stack_names[id])
 		return p->stack_names[id];
 	sf = open_memstream(&name, &len);
-	if (!sf)
+	idf = open_memstream(&ids, &ids_len);
+	if (!sf || !idf) {
+		if (sf && !fclose(sf))
+			free(name);
+		if (idf && !fclose(idf))
+			free(ids);
 		return NULL;
+	}
 	for (unsigned int k = n; k-- > 0;) {
-		name_site(t, &sess->comps, p, pcs[k], frame, sizeof(frame), &library);
+		name_site(t, &sess->comps, p, pcs[k], frame, sizeof(frame), &library, &build_id);
 		whole &= proc_code_map(p, pcs[k]) != NULL;
 		fprintf(sf, "%s%s", k == n - 1 ? "" : ";", frame);
+		fprintf(idf, "%s%s", k == n - 1 ? "" : ";", build_id);
 	}
+	/* name, its '\0', then the build IDs: one string to keep and free. */
+	if (fclose(idf) || fwrite(ids, 1, ids_len + 1, sf) != ids_len + 1) {
+		free(ids);
+		if (!fclose(sf))
+			free(name);
+		return NULL;
+	}
+	free(ids);
 	if (fclose(sf)) {
 		free(name);
 		return NULL;
@@ -130,6 +155,12 @@ static const char *stack_name(struct tracker *t, const struct session *sess, str
 		return *tmp = name;
 	p->stack_names[id] = name;
 	return name;
+}
+
+/* The build IDs kept after a stack's name by stack_name. */
+static const char *stack_build_ids(const char *name)
+{
+	return name + strlen(name) + 1;
 }
 
 /* One row per allocation stack holding memory, now or at the peak. */
@@ -149,11 +180,12 @@ static int write_alloc_stacks(FILE *f, struct tracker *t, const struct session *
 		name = stack_name(t, sess, p, (uint32_t)id, &tmp);
 		bad = !name || csv_put_rank_pid(f, p->rank, p->pid) ||
 		      csv_put_field(f, comp_table_name(&sess->comps, fig->owner)) ||
-		      fputc(',', f) == EOF || csv_put_field(f, name);
+		      fputc(',', f) == EOF || csv_put_field(f, name) ||
+		      fprintf(f, ",%lld,%lld,", (long long)fig->rss, (long long)fig->rss_at_peak) < 0 ||
+		      csv_put_field(f, stack_build_ids(name)) || fputc('\n', f) == EOF;
 		free(tmp);
 		if (bad)
 			return -1;
-		fprintf(f, ",%lld,%lld\n", (long long)fig->rss, (long long)fig->rss_at_peak);
 	}
 	return 0;
 }

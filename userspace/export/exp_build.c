@@ -133,6 +133,7 @@ static int split_stacks(struct ex_profile *pr, const struct ex_data *d, const st
 		const struct ex_stack *st = &d->stacks[i];
 		int64_t v = pr->at == EX_AT_END ? st->rss : st->peak_rss;
 		char *copy, *save = NULL;
+		const char *ids;
 
 		if (!stack_of(st, ep, comp) || v <= 0)
 			continue;
@@ -145,15 +146,20 @@ static int split_stacks(struct ex_profile *pr, const struct ex_data *d, const st
 			return -1;
 		}
 		s->frames[s->depth++] = (uint32_t)root;
+		ids = st->build_ids;
 		for (char *f = strtok_r(copy, ";", &save); f && s->depth < EX_MAX_DEPTH;
 		     f = strtok_r(NULL, ";", &save)) {
-			char file[256], fn[512];
+			char file[256], fn[512], hex[160];
+			size_t n = ids ? strcspn(ids, ";") : 0;
 			long id;
 
 			site_file(f, file, sizeof(file));
 			ex_site_frame(f, fn, sizeof(fn));
+			/* The frame's file's build ID: the same place in build_ids. */
+			snprintf(hex, sizeof(hex), "%.*s", n < sizeof(hex) ? (int)n : 0, ids ? ids : "");
+			ids = ids && ids[n] ? ids + n + 1 : NULL;
 			id = ex_frame(pr, file[0] ? file : comp, fn);
-			if (id < 0) {
+			if (id < 0 || (file[0] && ex_mapping_build_id(pr, pr->frames[id].mapping, hex))) {
 				free(copy);
 				return -1;
 			}

@@ -151,24 +151,18 @@ int ex_diff_fn_csv(FILE *f, const struct ex_diff *d)
 	return ferror(f) ? -1 : 0;
 }
 
-/* One profile's folded stacks with a rank frame, each as "stack" and a value. */
-struct line {
-	char *stack;
-	int64_t a, b;
-};
-
 static int cmp_line(const void *x, const void *y)
 {
-	return strcmp(((const struct line *)x)->stack, ((const struct line *)y)->stack);
+	return strcmp(((const struct ex_diff_line *)x)->stack, ((const struct ex_diff_line *)y)->stack);
 }
 
-static int collect(const struct ex_profile *pr, enum ex_value v, bool is_b, struct line **lines,
-		   size_t *n)
+static int collect(const struct ex_profile *pr, enum ex_value v, bool is_b,
+		   struct ex_diff_line **lines, size_t *n)
 {
 	for (size_t i = 0; i < pr->nsamples; i++) {
 		const struct ex_sample *s = &pr->samples[i];
 		char stack[1200], name[512];
-		struct line *grown;
+		struct ex_diff_line *grown;
 		size_t at;
 
 		/* No rank, no match: pids differ from run to run. */
@@ -185,7 +179,7 @@ static int collect(const struct ex_profile *pr, enum ex_value v, bool is_b, stru
 		if (!grown)
 			return -1;
 		*lines = grown;
-		grown[*n] = (struct line){ .stack = strdup(stack) };
+		grown[*n] = (struct ex_diff_line){ .stack = strdup(stack) };
 		if (!grown[*n].stack)
 			return -1;
 		*(is_b ? &grown[*n].b : &grown[*n].a) = s->v[v];
@@ -194,11 +188,10 @@ static int collect(const struct ex_profile *pr, enum ex_value v, bool is_b, stru
 	return 0;
 }
 
-/* Both profiles' stacks, sorted, each once with A's and B's value. */
-static int merged(const struct ex_profile *a, const struct ex_profile *b, enum ex_value v,
-		  struct line **out, size_t *nout)
+int ex_diff_lines(const struct ex_profile *a, const struct ex_profile *b, enum ex_value v,
+		  struct ex_diff_line **out, size_t *nout)
 {
-	struct line *lines = NULL;
+	struct ex_diff_line *lines = NULL;
 	size_t n = 0, w = 0;
 
 	if (collect(a, v, false, &lines, &n) || collect(b, v, true, &lines, &n)) {
@@ -223,7 +216,7 @@ static int merged(const struct ex_profile *a, const struct ex_profile *b, enum e
 	return 0;
 }
 
-static void free_lines(struct line *lines, size_t n)
+void ex_diff_lines_free(struct ex_diff_line *lines, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].stack);
@@ -232,15 +225,15 @@ static void free_lines(struct line *lines, size_t n)
 
 int ex_diff_folded(FILE *f, const struct ex_profile *a, const struct ex_profile *b, enum ex_value v)
 {
-	struct line *lines;
+	struct ex_diff_line *lines;
 	size_t n;
 
-	if (merged(a, b, v, &lines, &n))
+	if (ex_diff_lines(a, b, v, &lines, &n))
 		return -1;
 	/* Stacks of both runs on one line: A's value, then B's (0 where one has none). */
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%s %" PRId64 " %" PRId64 "\n", lines[i].stack, lines[i].a, lines[i].b);
-	free_lines(lines, n);
+	ex_diff_lines_free(lines, n);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -248,11 +241,11 @@ int ex_diff_top_stack(const struct ex_profile *a, const struct ex_profile *b, in
 		      const char *comp, char *out, size_t len, int64_t *growth)
 {
 	char prefix[256];
-	struct line *lines;
+	struct ex_diff_line *lines;
 	size_t n, plen;
 	int found = 0;
 
-	if (merged(a, b, EX_RSS, &lines, &n))
+	if (ex_diff_lines(a, b, EX_RSS, &lines, &n))
 		return -1;
 	/* Below the component, not the component's own bytes: "rank R;comp;...". */
 	snprintf(prefix, sizeof(prefix), "rank %d;%s;", rank, comp);
@@ -266,6 +259,6 @@ int ex_diff_top_stack(const struct ex_profile *a, const struct ex_profile *b, in
 		*growth = g;
 		found = 1;
 	}
-	free_lines(lines, n);
+	ex_diff_lines_free(lines, n);
 	return found;
 }

@@ -71,9 +71,14 @@ static int site_row(struct rp_reader *rd, char **fld, const int *col, struct ex_
 typedef int (*row_fn)(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
 		      char *err, size_t errlen);
 
-/* A CSV whose header has every column of cols (found by name), each row through row. */
+/*
+ * A CSV whose header has every column of cols (found by name) but the last
+ * nopt, which may be missing (col -1: a file of an older version), each
+ * row through row.
+ */
 static int read_table(struct ex_data *d, FILE *f, const char *name, const char *const *cols,
-		      size_t ncols, const char *what, row_fn row, char *err, size_t errlen)
+		      size_t ncols, size_t nopt, const char *what, row_fn row, char *err,
+		      size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
@@ -97,7 +102,7 @@ static int read_table(struct ex_data *d, FILE *f, const char *name, const char *
 	nhdr = (size_t)n;
 	for (size_t i = 0; i < ncols; i++) {
 		col[i] = rp_col(hdr, nhdr, cols[i]);
-		if (col[i] < 0) {
+		if (col[i] < 0 && i < ncols - nopt) {
 			rp_reader_err(err, errlen, &rd, "not a memattr-bpf %s (no column '%s' in the header)",
 				      what, cols[i]);
 			goto out;
@@ -146,16 +151,17 @@ static int add_site(struct ex_data *d, struct rp_reader *rd, char **fld, const i
 
 int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
 {
-	if (read_table(d, f, name, site_cols, NCOLS_SITE, "heap_sites.csv", add_site, err, errlen))
+	if (read_table(d, f, name, site_cols, NCOLS_SITE, 0, "heap_sites.csv", add_site, err, errlen))
 		return -1;
 	d->has_sites = true;
 	return 0;
 }
 
-enum { K_RANK, K_PID, K_COMP, K_STACK, K_RSS, K_PEAK, NCOLS_STACK };
+enum { K_RANK, K_PID, K_COMP, K_STACK, K_RSS, K_PEAK, K_IDS, NCOLS_STACK };
 
+/* build_ids last: optional, the files of a version before it have none. */
 static const char *const stack_cols[NCOLS_STACK] = {
-	"rank", "pid", "component", "stack", "rss_bytes", "peak_rss_bytes",
+	"rank", "pid", "component", "stack", "rss_bytes", "peak_rss_bytes", "build_ids",
 };
 
 static int add_stack(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
@@ -176,15 +182,21 @@ static int add_stack(struct ex_data *d, struct rp_reader *rd, char **fld, const 
 		bad = "rss_bytes";
 	else if (rp_parse_i64(fld[col[K_PEAK]], 0, &row.peak_rss))
 		bad = "peak_rss_bytes";
+	else if (col[K_IDS] >= 0 && fld[col[K_IDS]][strspn(fld[col[K_IDS]], "0123456789abcdef;")])
+		bad = "build_ids";
 	if (bad) {
 		rp_reader_err(err, errlen, rd, "bad value in column %s", bad);
 		return -1;
 	}
 	snprintf(row.component, sizeof(row.component), "%s", fld[col[K_COMP]]);
 	row.frames = strdup(fld[col[K_STACK]]);
-	grown = row.frames ? realloc(d->stacks, (d->nstacks + 1) * sizeof(*grown)) : NULL;
+	if (col[K_IDS] >= 0 && fld[col[K_IDS]][0])
+		row.build_ids = strdup(fld[col[K_IDS]]);
+	grown = row.frames && (col[K_IDS] < 0 || !fld[col[K_IDS]][0] || row.build_ids) ?
+		realloc(d->stacks, (d->nstacks + 1) * sizeof(*grown)) : NULL;
 	if (!grown) {
 		free(row.frames);
+		free(row.build_ids);
 		rp_reader_err(err, errlen, rd, "out of memory");
 		return -1;
 	}
@@ -195,7 +207,7 @@ static int add_stack(struct ex_data *d, struct rp_reader *rd, char **fld, const 
 
 int ex_read_stacks(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
 {
-	if (read_table(d, f, name, stack_cols, NCOLS_STACK, "alloc_stacks.csv", add_stack, err,
+	if (read_table(d, f, name, stack_cols, NCOLS_STACK, 1, "alloc_stacks.csv", add_stack, err,
 		       errlen))
 		return -1;
 	d->has_stacks = true;
@@ -251,8 +263,10 @@ void ex_data_free(struct ex_data *d)
 {
 	rp_run_free(&d->run);
 	free(d->sites);
-	for (size_t i = 0; i < d->nstacks; i++)
+	for (size_t i = 0; i < d->nstacks; i++) {
 		free(d->stacks[i].frames);
+		free(d->stacks[i].build_ids);
+	}
 	free(d->stacks);
 	memset(d, 0, sizeof(*d));
 }

@@ -6,7 +6,8 @@
  *
  * Sample types: resident_space and proportional_space (bytes); with heap
  * sites, inuse_space, inuse_objects, alloc_space, alloc_objects as pprof's
- * heap profiles name them. One Mapping per component (library), one
+ * heap profiles name them. One Mapping per component (library; with its
+ * GNU build ID where alloc_stacks.csv gives the file's), one
  * Function and Location per frame, labels rank, pid, component and
  * mpi_function on each sample so that pprof's -tagfocus picks a rank.
  */
@@ -112,6 +113,9 @@ static int build_tables(struct pp *p, const struct ex_profile *pr, bool *oom)
 		/* Ids are 1-based: 0 means "none" to pprof. */
 		m->id = i + 1;
 		m->filename = str_of(p, map_file(ex_str(pr, pr->mappings[i])), oom);
+		/* The file's GNU build ID (alloc_stacks.csv's build_ids): what symbolizers match on. */
+		if (pr->build_ids[i])
+			m->build_id = str_of(p, ex_str(pr, pr->build_ids[i]), oom);
 		/* Names, no addresses: pprof must not try to symbolize these. */
 		m->has_functions = 1;
 		p->map_ptr[i] = m;

@@ -106,8 +106,27 @@ static long mapping_of(struct ex_profile *pr, uint32_t name)
 	if (!grown)
 		return -1;
 	pr->mappings = grown;
+	grown = realloc(pr->build_ids, (pr->nmappings + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	pr->build_ids = grown;
 	pr->mappings[pr->nmappings] = name;
+	pr->build_ids[pr->nmappings] = 0;
 	return (long)pr->nmappings++;
+}
+
+int ex_mapping_build_id(struct ex_profile *pr, uint32_t mapping, const char *hex)
+{
+	long id;
+
+	/* The first ID seen stays: one file name, one mapping. */
+	if (mapping >= pr->nmappings || !hex[0] || pr->build_ids[mapping])
+		return 0;
+	id = ex_intern(&pr->str, hex);
+	if (id < 0)
+		return -1;
+	pr->build_ids[mapping] = (uint32_t)id;
+	return 0;
 }
 
 long ex_mapping(struct ex_profile *pr, const char *comp)
@@ -166,6 +185,7 @@ void ex_profile_free(struct ex_profile *pr)
 	ex_strings_free(&pr->str);
 	ex_strings_free(&pr->fkey);
 	free(pr->mappings);
+	free(pr->build_ids);
 	free(pr->frames);
 	free(pr->samples);
 	free(pr->procs);

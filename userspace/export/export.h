@@ -60,6 +60,7 @@ struct ex_stack {
 	int pid;
 	char component[128];
 	char *frames;		/* "file:function+0xOFF;..." outermost first (malloc'ed) */
+	char *build_ids;	/* each frame's file's GNU build ID, ';'-joined; NULL: none known */
 	int64_t rss;		/* at the process's last sample */
 	int64_t peak_rss;	/* at its total's peak */
 };
@@ -112,6 +113,7 @@ struct ex_profile {
 	struct ex_strings str;
 	struct ex_strings fkey;	/* "component\x1fname" of frame i at index i + 1 */
 	uint32_t *mappings;	/* string index of each component's name */
+	uint32_t *build_ids;	/* string index of each mapping's GNU build ID (hex), 0: none */
 	size_t nmappings;
 	struct ex_frame *frames;
 	size_t nframes;
@@ -159,6 +161,8 @@ const char *ex_str(const struct ex_profile *pr, uint32_t i);
 
 /* The mapping of comp (a component or a file), made when new: index, or -1. */
 long ex_mapping(struct ex_profile *pr, const char *comp);
+/* The mapping's GNU build ID, hex (the first given stays; "" sets none). 0, or -1 out of memory. */
+int ex_mapping_build_id(struct ex_profile *pr, uint32_t mapping, const char *hex);
 /* The frame of name under the component comp (both strings): index, or -1. */
 long ex_frame(struct ex_profile *pr, const char *comp, const char *name);
 /* A new sample, zeroed but for proc; NULL out of memory. */
@@ -282,6 +286,21 @@ bool ex_diff_over(const struct ex_diff *d, double limit_pct, struct ex_growth *g
 
 /* exp_diff_print.c ----------------------------------------------------- */
 
+/* A folded stack ("rank R;comp;...") with its value in each run. */
+struct ex_diff_line {
+	char *stack;
+	int64_t a, b;
+};
+
+/*
+ * Both profiles' stacks of value v, with a rank frame (processes that are
+ * no rank left out), sorted by stack, each once with A's and B's value
+ * (0 where a run has none). 0, or -1 out of memory.
+ */
+int ex_diff_lines(const struct ex_profile *a, const struct ex_profile *b, enum ex_value v,
+		  struct ex_diff_line **out, size_t *n);
+void ex_diff_lines_free(struct ex_diff_line *lines, size_t n);
+
 /* The terminal's text: per rank and component, then per MPI function. */
 int ex_diff_text(FILE *f, const struct ex_diff *d, const char *name_a, const char *name_b);
 /* diff.csv: one row per rank and component, every figure of both runs and the change. */
@@ -302,6 +321,19 @@ int ex_diff_folded(FILE *f, const struct ex_profile *a, const struct ex_profile 
  */
 int ex_diff_top_stack(const struct ex_profile *a, const struct ex_profile *b, int rank,
 		      const char *comp, char *out, size_t len, int64_t *growth);
+
+/* exp_diff_html.c ------------------------------------------------------ */
+
+/*
+ * diff.html, in the report's style: per rank and component each run's
+ * peak and final rss and the change (the components that changed most
+ * first), what each MPI function held, and the stacks whose rss changed
+ * most at the peak (peak_a, peak_b) and at the end (end_a, end_b), largest
+ * change first. 0, or -1 (write error, out of memory).
+ */
+int ex_diff_html(FILE *f, const struct ex_diff *d, const char *name_a, const char *name_b,
+		 const struct ex_profile *peak_a, const struct ex_profile *peak_b,
+		 const struct ex_profile *end_a, const struct ex_profile *end_b);
 
 /* exp_out.c ------------------------------------------------------------ */
 

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_args.h"
 #include "model.h"
 
-#define EXIT_USAGE	2
 #define MIN_RUNS	3
 #define MIN_RANK_COUNTS	3
 #define SMALL_SHARE	0.01	/* text shows components above 1% of the total */
@@ -41,8 +41,7 @@ static void usage(FILE *f)
 
 static int fail(const char *msg)
 {
-	fprintf(stderr, "memattr-bpf model: %s\n", msg);
-	return EXIT_FAILURE;
+	return cmd_fail("model", "%s", msg);
 }
 
 static const struct option opts[] = {
@@ -98,8 +97,7 @@ static int parse_args(int argc, char **argv, struct args *a, int *first, char *e
 
 	memset(a, 0, sizeof(*a));
 	a->pred_n = -1;
-	optind = 0;	/* glibc: start afresh (a test calls this more than once) */
-	opterr = 0;
+	cmd_args_reset();
 	while ((c = getopt_long(argc, argv, "p:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -107,11 +105,8 @@ static int parse_args(int argc, char **argv, struct args *a, int *first, char *e
 				return -1;
 			break;
 		case 'o':
-			if (!optarg[0]) {
-				snprintf(err, errlen, "-o: empty file name");
+			if (cmd_args_name("-o", "file", optarg, &a->csv, err, errlen))
 				return -1;
-			}
-			a->csv = optarg;
 			break;
 		case 'S':
 			if (!strcmp(optarg, "max"))
@@ -132,8 +127,7 @@ static int parse_args(int argc, char **argv, struct args *a, int *first, char *e
 		case 'h':
 			return 1;
 		default:
-			snprintf(err, errlen, "unknown option or missing value: %s (see --help)",
-				 argv[optind - 1]);
+			cmd_args_unknown(argv, err, errlen);
 			return -2;
 		}
 	}
@@ -471,22 +465,18 @@ int model_main(int argc, char **argv)
 	char err[MD_ERRLEN];
 	struct args a;
 	size_t n = 0;
-	int first, r, ret = EXIT_FAILURE;
+	int first = 0, r, ret = EXIT_FAILURE;
 
 	r = parse_args(argc, argv, &a, &first, err, sizeof(err));
-	if (r == 1) {
-		usage(stdout);
-		return 0;
-	}
-	if (r == -2) {
-		fprintf(stderr, "memattr-bpf model: %s\n", err);
-		return EXIT_USAGE;
-	}
-	if (r < 0)
+	/* A bad option value is a refused input here (1); an unknown option, usage (2). */
+	if (r == -1)
 		return fail(err);
+	r = cmd_args_done("model", r, err, usage);
+	if (r >= 0)
+		return r;
 	if (first >= argc) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return CMD_EXIT_USAGE;
 	}
 	n = (size_t)(argc - first);
 	if (build(&rep, &runs, argv + first, n, &a, err, sizeof(err)))

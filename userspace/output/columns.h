@@ -72,8 +72,10 @@
  * alloc_stacks.csv (every mode), per process and allocation stack: the
  * resident bytes of the regions it asked for at the last sample and at
  * the total's peak; stack is "file:function+0xOFF" frames, outermost
- * first, joined by ';'.
+ * first, joined by ';'; build_ids the GNU build ID (hex) of each frame's
+ * file in the same order and joined the same way, empty where the file
+ * has none or could not be read.
  */
-#define ALLOC_STACKS_HEADER "rank,pid,component,stack,rss_bytes,peak_rss_bytes"
+#define ALLOC_STACKS_HEADER "rank,pid,component,stack,rss_bytes,peak_rss_bytes,build_ids"
 
 #endif

@@ -321,6 +321,9 @@ int rp_html_nodes(FILE *f, const struct rp_run *run, const struct rp_groups *g,
 
 /* report_html.c --------------------------------------------------------- */
 
+/* report_style.c: the style sheet every page of ours inlines. */
+extern const char rp_html_css[];
+
 int rp_html_write(FILE *f, struct rp_run *run);
 
 /* report.c -------------------------------------------------------------- */

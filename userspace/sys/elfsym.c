@@ -154,6 +154,75 @@ static int open_elf(const char *path, int *fd, Elf **e, struct stat *st)
 	return 0;
 }
 
+/*
+ * The GNU build ID (NT_GNU_BUILD_ID in a PT_NOTE segment, or in a note
+ * section of a file without program headers) as lowercase hex into hex;
+ * "" when the file has none or it does not fit.
+ */
+static bool note_build_id(Elf_Data *d, char *hex, size_t len)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc = (const unsigned char *)d->d_buf + desc_off;
+
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4))
+			continue;
+		if (!nh.n_descsz || nh.n_descsz > ELFSYM_BUILD_ID_MAX || 2 * nh.n_descsz >= len)
+			return false;
+		for (size_t i = 0; i < nh.n_descsz; i++)
+			snprintf(hex + 2 * i, 3, "%02x", desc[i]);
+		return true;
+	}
+	return false;
+}
+
+static void read_build_id(Elf *e, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	size_t n;
+
+	hex[0] = '\0';
+	if (!elf_getphdrnum(e, &n))
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			if (note_build_id(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+							       ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR),
+					  hex, len))
+				return;
+		}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    note_build_id(elf_getdata(scn, NULL), hex, len))
+			return;
+	}
+	hex[0] = '\0';
+}
+
+int elfsym_build_id(const char *path, char *hex, size_t len)
+{
+	int fd;
+	Elf *e;
+
+	if (!len)
+		return -EINVAL;
+	hex[0] = '\0';
+	/* A file gone, unreadable or not ELF has no build ID: not an error to the caller. */
+	if (open_elf(path, &fd, &e, NULL))
+		return 0;
+	read_build_id(e, hex, len);
+	elf_end(e);
+	close(fd);
+	return 0;
+}
+
 int elfsym_load(struct elfsym_table *t, const char *path)
 {
 	struct stat st;
@@ -172,6 +241,8 @@ int elfsym_load(struct elfsym_table *t, const char *path)
 	ret = t->path ? read_segments(t, e) : -ENOMEM;
 	if (!ret)
 		ret = read_symbols(t, e);
+	if (!ret)
+		read_build_id(e, t->build_id, sizeof(t->build_id));
 	elf_end(e);
 	close(fd);
 	if (ret)

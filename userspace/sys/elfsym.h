@@ -20,6 +20,9 @@ struct elfsym_seg {
 	uint64_t vaddr, offset, filesz;
 };
 
+/* The longest GNU build ID kept, in bytes (ld writes 20: SHA-1; --build-id=0x... up to this). */
+#define ELFSYM_BUILD_ID_MAX	64
+
 struct elfsym_table {
 	char *path;
 	/* Which file it was read from: a path names another file after an upgrade or in a container. */
@@ -35,6 +38,7 @@ struct elfsym_table {
 	uint32_t *by_name;
 	struct elfsym_seg *segs;	/* PT_LOAD segments */
 	size_t nsegs;
+	char build_id[2 * ELFSYM_BUILD_ID_MAX + 1];	/* GNU build ID in hex, "" if none */
 };
 
 /*
@@ -45,6 +49,13 @@ struct elfsym_table {
 #define ELFSYM_MAX_FILE	(2ULL << 30)
 int elfsym_load(struct elfsym_table *t, const char *path);
 void elfsym_free(struct elfsym_table *t);
+
+/*
+ * path's GNU build ID (NT_GNU_BUILD_ID) as lowercase hex into hex (len:
+ * 2 * ELFSYM_BUILD_ID_MAX + 1 holds any). A file that is gone, is not
+ * ELF, or has no such note gives "" and 0: no error; -EINVAL if len is 0.
+ */
+int elfsym_build_id(const char *path, char *hex, size_t len);
 
 /* File offset where function name starts. 0, or -ENOENT when not defined here. */
 int elfsym_func_offset(const struct elfsym_table *t, const char *name, uint64_t *file_off);
