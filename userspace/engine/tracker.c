@@ -1109,19 +1109,11 @@ static int64_t drift(const struct proc *p)
 	return p->sample_total - regions_rss_total(&p->regions);
 }
 
-static bool drifted(struct proc *p)
+/* Beyond the gap of the last count of all pages, by more than the bound? */
+static bool drifted(const struct proc *p)
 {
-	int64_t d;
+	int64_t d = drift(p) - p->recount_gap;
 
-	/* Counted since the gap was taken (a read for PSS): the gap is that count's. */
-	if (p->recount_at != p->counts) {
-		p->recount_at = p->counts;
-		p->recount_gap = drift(p);
-		p->ntouched = 0;
-		p->touched_full = false;
-		return false;
-	}
-	d = drift(p) - p->recount_gap;
 	if (d < 0)
 		d = -d;
 	return d > DRIFT_FLOOR && d > p->sample_total / DRIFT_SHARE;
@@ -1142,29 +1134,40 @@ static bool mark_again(struct tracker *t, struct session *s, struct proc *p)
 	return true;
 }
 
-/*
- * Count p's pages again: first the regions its requests touched since the
- * last count (a few, page by page), and only if the drift remains, all of
- * them (timed_sync). False when p is gone (retired).
- */
-static void recount(struct tracker *t, struct session *s, struct proc *p)
+/* A count of all of p's pages (or a read for PSS) just ended: its gap is the new base. */
+static void counted_all(struct proc *p)
 {
-	double t0 = mono_now();
-	bool alive;
-
-	if (!proc_count_touched(p)) {
-		s->recounts_touched++;
-		alive = mark_again(t, s, p);
-		if (!alive || !drifted(p))
-			goto done;
-	}
-	s->recounts++;
-	if (!timed_sync(t, s, p) || !mark_again(t, s, p))
-		goto done;
 	p->recount_at = p->counts;
 	p->recount_gap = drift(p);
 	p->ntouched = 0;
 	p->touched_full = false;
+}
+
+/*
+ * Sampled attribution's step at each sample of p, after its VmRSS read.
+ * The regions its requests touched are counted every time (a request that
+ * gives pages back can hide pages taken elsewhere from the drift); all of
+ * its pages only past the drift bound, or when the touched ranges
+ * overflowed.
+ */
+static void sampled_count(struct tracker *t, struct session *s, struct proc *p)
+{
+	double t0 = mono_now();
+
+	if (p->recount_at != p->counts) {
+		counted_all(p);		/* read for PSS in this sample */
+		return;
+	}
+	if (p->ntouched && !p->touched_full) {
+		if (proc_count_touched(p) || !mark_again(t, s, p))
+			goto done;	/* gone, or unreadable: the next sample tries again */
+		s->recounts_touched++;
+	}
+	if (p->touched_full || drifted(p)) {
+		s->recounts++;
+		if (timed_sync(t, s, p) && mark_again(t, s, p))
+			counted_all(p);
+	}
 done:
 	s->recount_ns += (uint64_t)((mono_now() - t0) * 1e9);
 }
@@ -1198,8 +1201,8 @@ static void mark_session(struct tracker *t, struct session *s, double now)
 		p->mark_epoch_known = true;
 		if (ret == -ESRCH || ret == -ENOENT)
 			retire(t, s, p);	/* gone, its exit event lost */
-		else if (!ret && t->opt->sampled && drifted(p))
-			recount(t, s, p);
+		else if (!ret && t->opt->sampled)
+			sampled_count(t, s, p);
 	}
 }
 
