@@ -27,10 +27,10 @@ int64_t fake_tracer_flags(pid_t pid)
 	return i < 0 ? -1 : (int64_t)fake_tracer.traced[i].flags;
 }
 
-int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
-		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_modes *modes,
+		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
-	(void)ringbuf_bytes, (void)mpi_calls, (void)heap, (void)fault_frame, (void)verbose;
+	(void)ringbuf_bytes, (void)modes, (void)verbose;
 	(void)err, (void)errlen;
 	memset(t, 0, sizeof(*t));
 	fake_tracer.fn = fn;

@@ -94,6 +94,26 @@ static void test_infer_options(void **state)
 	cli_free(&o);
 }
 
+/* --attribution: exact by default, sampled on request, refused beside --mpi-calls. */
+static void test_attribution_option(void **state)
+{
+	struct options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--job", "1", NULL), 0);
+	assert_false(o.sampled);
+	cli_free(&o);
+	assert_int_equal(parse(&o, "--job", "1", "--attribution", "sampled", "--heap", NULL), 0);
+	assert_true(o.sampled);
+	cli_free(&o);
+	assert_int_not_equal(parse(&o, "--job", "1", "--attribution", "fast", NULL), 0);
+	assert_non_null(strstr(err, "--attribution: 'fast' is not exact or sampled"));
+	cli_free(&o);
+	assert_int_not_equal(parse(&o, "--job", "1", "--attribution", "sampled", "--mpi-calls", NULL), 0);
+	assert_non_null(strstr(err, "--mpi-calls needs --attribution exact"));
+	cli_free(&o);
+}
+
 static void test_all_options(void **state)
 {
 	struct options o;
@@ -215,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_job_defaults),
 		cmocka_unit_test(test_job_user),
 		cmocka_unit_test(test_infer_options),
+		cmocka_unit_test(test_attribution_option),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_pid_list),
 		cmocka_unit_test(test_launch_keeps_command_flags),

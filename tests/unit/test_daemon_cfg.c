@@ -169,6 +169,26 @@ static void test_example_config(void **state)
 	assert_string_equal(c.listen, "127.0.0.1:9466");
 	assert_int_equal(c.retain_days, 30);
 	assert_string_equal(c.socket, "/run/memattr-bpf/memattr.sock");
+	assert_false(c.sampled);
+}
+
+/* attribution: exact or sampled, from either source; anything else refused. */
+static void test_attribution(void **state)
+{
+	struct daemon_cfg c;
+
+	(void)state;
+	assert_int_equal(args(&c, NULL), 0);
+	assert_false(c.sampled);
+	assert_int_equal(args(&c, "--attribution", "sampled", NULL), 0);
+	assert_true(c.sampled);
+	assert_int_equal(args(&c, "--attribution", "exact", NULL), 0);
+	assert_false(c.sampled);
+	expect_error("attribution", args(&c, "--attribution", "cheap", NULL));
+	expect_error("attribution", args(&c, "--attribution", "", NULL));
+	daemon_cfg_defaults(&c);
+	assert_int_equal(daemon_cfg_parse_text(&c, "attribution = sampled\n", "f.conf", err, sizeof(err)), 0);
+	assert_true(c.sampled);
 }
 
 int main(void)
@@ -180,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_spool_names),
 		cmocka_unit_test(test_example_config),
+		cmocka_unit_test(test_attribution),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

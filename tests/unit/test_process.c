@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "classify.h"
@@ -896,6 +897,61 @@ static void test_brk_growth_and_trim(void **state)
 	assert_int_equal(p->brk_cur, HEAP_END + 0x10000);
 }
 
+/* What a count of pages finds in a range: the pages of it marked in touched_pages. */
+static bool touched_pages[64];
+static uint64_t touched_base;
+
+static int64_t count_marked(void *ctx, uint64_t start, uint64_t end)
+{
+	int64_t n = 0;
+
+	(void)ctx;
+	for (uint64_t a = start; a < end; a += 4096)
+		if (a >= touched_base && a < touched_base + 64 * 4096 && touched_pages[(a - touched_base) / 4096])
+			n += 4096;
+	return n;
+}
+
+/*
+ * Sampled attribution: no fault is reported, so a mapping's pages are
+ * counted in the range its request touched, and again later, as the
+ * program reaches more of them; a region outside every touched range is
+ * left as it was.
+ */
+static void test_count_touched_regions(void **state)
+{
+	const uint64_t at = 0x7f1000000000ULL, len = 64 * 4096;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	touched_base = at;
+	memset(touched_pages, 0, sizeof(touched_pages));
+	mapped_by(LATER, at, len, HELPER_CODE + 0x30);
+	assert_int_equal(regions_find(&p->regions, at)->rss, 0);
+	for (size_t i = 0; i < 24; i++)
+		touched_pages[i] = true;
+	assert_int_equal(proc_count_touched_by(p, count_marked, NULL, LATER + 1), 0);
+	assert_int_equal(regions_find(&p->regions, at)->rss, 24 * 4096);
+	for (size_t i = 24; i < 40; i++)
+		touched_pages[i] = true;
+	assert_int_equal(proc_count_touched_by(p, count_marked, NULL, LATER + 2), 0);
+	assert_int_equal(regions_find(&p->regions, at)->rss, 40 * 4096);
+	assert_int_equal(regions_find(&p->regions, at)->owner, id_of("lib:libhelper.so"));
+	/* The heap was in no request's range: its figure from the read stays. */
+	assert_int_equal(regions_find(&p->regions, HEAP)->rss, 132 * KIB);
+}
+
+/* More separate ranges than a process keeps: counting them gives way to a count of all pages. */
+static void test_touched_ranges_overflow(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	for (uint64_t i = 0; i <= PROC_TOUCHED_MAX; i++)
+		mapped_by(LATER + i, 0x7f0000000000ULL + i * 0x100000, 0x1000, HELPER_CODE + 0x30);
+	assert_true(p->touched_full);
+	assert_int_equal(proc_count_touched_by(p, count_marked, NULL, LATER + 1), -E2BIG);
+}
+
 /*
  * realloc grew a block in place (mremap) just before a read: the read
  * shows one larger mapping, and the new part belongs to the block's owner,
@@ -1162,6 +1218,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_mremap_grown_in_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_mremap_moved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brk_growth_and_trim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_count_touched_regions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_touched_ranges_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mprotect_gives_the_writable_part, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mremap_and_munmap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_owner_resolved_at_sync, setup, teardown),

@@ -40,6 +40,9 @@ void cli_usage(FILE *f)
 	      "  --compress          rank timelines gzip'ed (rank-<R>.csv.gz, readable while written)\n"
 	      "  --quiet             no end-of-run summary on stdout\n"
 	      "  --verbose           libbpf and attribution diagnostics on stderr\n"
+	      "  --attribution MODE  exact (default): every page fault's owner, as it happens; sampled:\n"
+	      "                      no program at any page fault, pages counted at samples where the\n"
+	      "                      components drift from the kernel's total (docs/attribution.md)\n"
 	      "  --no-fault-frame    a program at every page fault's entry gives its address, not the\n"
 	      "                      fault's own frame (for a kernel whose frames mislead the tool)\n"
 	      "  --infer-budget MIB  at attach, read at most MIB of each process's memory to infer who holds\n"
@@ -87,7 +90,7 @@ enum {
 	OPT_DURATION, OPT_SPEC, OPT_SPEC_DIR, OPT_WAIT, OPT_RINGBUF, OPT_QUIET,
 	OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MPI_CALLS, OPT_HEAP, OPT_COMPRESS,
 	OPT_SOCKET, OPT_READY_FD, OPT_NO_FAULT_FRAME, OPT_JOB_USER, OPT_NO_INFER,
-	OPT_INFER_BUDGET, OPT_PROBLEM_SIZE,
+	OPT_INFER_BUDGET, OPT_PROBLEM_SIZE, OPT_ATTRIBUTION,
 };
 
 static const struct option long_opts[] = {
@@ -113,6 +116,7 @@ static const struct option long_opts[] = {
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "no-fault-frame", no_argument, NULL, OPT_NO_FAULT_FRAME },
 	{ "no-infer", no_argument, NULL, OPT_NO_INFER },
+	{ "attribution", required_argument, NULL, OPT_ATTRIBUTION },
 	{ "infer-budget", required_argument, NULL, OPT_INFER_BUDGET },
 	{ "problem-size", required_argument, NULL, OPT_PROBLEM_SIZE },
 	{ NULL, 0, NULL, 0 },
@@ -217,6 +221,12 @@ static int parse_one(int c, const char *arg, struct options *o, char *err, size_
 		return 0;
 	case OPT_NO_INFER:
 		o->no_infer = true;
+		return 0;
+	case OPT_ATTRIBUTION:
+		if (attribution_parse(arg, &o->sampled)) {
+			snprintf(err, errlen, "--attribution: '%s' is not exact or sampled", arg);
+			return -1;
+		}
 		return 0;
 	case OPT_INFER_BUDGET:
 		/* 0 is no limit: stored as UINT_MAX, 0 in options being the default. */
@@ -330,6 +340,11 @@ int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen
 	}
 	if (o->wait && o->target != TARGET_JOB) {
 		snprintf(err, errlen, "--wait applies to --job only");
+		return -1;
+	}
+	/* Which MPI function a page went to is known only at the fault that brought it in. */
+	if (o->sampled && o->mpi_calls) {
+		snprintf(err, errlen, "--mpi-calls needs --attribution exact (the faults inside each MPI call)");
 		return -1;
 	}
 	return expand_output(o, err, errlen);

@@ -629,6 +629,8 @@ static void reload(struct daemon *d)
 		" (interval and pss-interval take effect at the next start)" : "");
 	if (strcmp(c.socket, d->cfg.socket))
 		fprintf(stderr, "memattr-bpf: SIGHUP: socket takes effect at the next start\n");
+	if (c.sampled != d->cfg.sampled)
+		fprintf(stderr, "memattr-bpf: SIGHUP: attribution takes effect at the next start\n");
 }
 
 static void on_tick(void *ctx, struct tracker *t, double now)
@@ -675,6 +677,7 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	d->opt.target = TARGET_JOB;
 	d->opt.interval_ms = d->cfg.interval_ms;
 	d->opt.pss_interval_ms = d->cfg.pss_interval_ms;
+	d->opt.sampled = d->cfg.sampled;
 	d->opt.ringbuf_mb = RINGBUF_MB;
 	d->opt.compress = true;
 	d->opt.quiet = true;

@@ -8,6 +8,7 @@
 
 #include "daemon_cfg.h"
 #include "num_arg.h"
+#include "options.h"
 #include "safe_open.h"
 
 #define CFG_MAX_BYTES	(64 << 10)
@@ -17,6 +18,7 @@ static const char *const keys[DK_NR] = {
 	[DK_INTERVAL] = "interval", [DK_PSS_INTERVAL] = "pss-interval", [DK_RETAIN] = "retain",
 	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs", [DK_SOCKET] = "socket",
 	[DK_MAX_USER_JOBS] = "max-jobs-per-user", [DK_MAX_USER_SPOOL] = "max-spool-dirs-per-user",
+	[DK_ATTRIBUTION] = "attribution",
 };
 
 void daemon_usage(FILE *f)
@@ -34,6 +36,9 @@ void daemon_usage(FILE *f)
 	      "  --max-jobs-per-user N  jobs of one user traced at once (default 32): one user's\n"
 	      "                      jobs (or fake job IDs) cannot take every slot\n"
 	      "  --max-procs N       processes traced at once; jobs past it are refused (default 8192)\n"
+	      "  --attribution MODE  exact (default): every page fault's owner as it happens; sampled:\n"
+	      "                      no program at any page fault, pages counted at samples where\n"
+	      "                      the components drift from the kernel's total (docs/attribution.md)\n"
 	      "  --max-spool-dirs-per-user N  job directories one user may have in the spool\n"
 	      "                      (default 1000); past it their jobs are traced without one\n"
 	      "  --verbose, --help\n", f);
@@ -136,6 +141,11 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		if (!parse_uint(v, 1, 1000000, &c->max_user_spool))
 			return 0;
 		snprintf(err, errlen, "max-spool-dirs-per-user: '%s' is not a count between 1 and 1000000", v);
+		return -1;
+	case DK_ATTRIBUTION:
+		if (!attribution_parse(v, &c->sampled))
+			return 0;
+		snprintf(err, errlen, "attribution: '%s' is not exact or sampled", v);
 		return -1;
 	case DK_MAX_PROCS:
 		if (!parse_uint(v, 1, 1000000, &c->max_procs))

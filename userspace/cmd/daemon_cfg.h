@@ -18,7 +18,8 @@
 
 enum daemon_key {
 	DK_SPOOL, DK_LISTEN, DK_TEXTFILE, DK_INTERVAL, DK_PSS_INTERVAL, DK_RETAIN,
-	DK_MAX_JOBS, DK_MAX_PROCS, DK_SOCKET, DK_MAX_USER_JOBS, DK_MAX_USER_SPOOL, DK_NR,
+	DK_MAX_JOBS, DK_MAX_PROCS, DK_SOCKET, DK_MAX_USER_JOBS, DK_MAX_USER_SPOOL, DK_ATTRIBUTION,
+	DK_NR,
 };
 
 struct daemon_cfg {
@@ -31,6 +32,7 @@ struct daemon_cfg {
 	unsigned int max_jobs, max_procs;
 	unsigned int max_user_jobs;	/* jobs of one user traced at once */
 	unsigned int max_user_spool;	/* spool directories of one user */
+	bool sampled;			/* attribution = sampled (options.h) */
 	bool verbose;
 	char config[4096];		/* --config, "": none */
 	bool set_by_cli[DK_NR];		/* the file does not override these */

@@ -90,3 +90,16 @@ int proc_mark_sample(struct proc *p)
 	p->sample_total = (int64_t)total_rss;
 	return 0;
 }
+
+int proc_count_touched(struct proc *p)
+{
+	struct pagemap_reader pagemap = { .pid = p->pid, .fd = -EBADF };
+	int ret;
+
+	if (p->touched_full)
+		return -E2BIG;
+	ret = proc_count_touched_by(p, pagemap_resident, &pagemap, boot_clock_ns());
+	if (pagemap.fd >= 0)
+		close(pagemap.fd);
+	return ret;
+}

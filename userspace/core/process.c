@@ -985,6 +985,79 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
 }
 
+int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_t start, uint64_t end),
+			  void *ctx, uint64_t now_ns)
+{
+	if (p->touched_full)
+		return -E2BIG;
+	for (unsigned int i = 0; i < p->ntouched; i++) {
+		const struct touched_range *t = &p->touched[i];
+
+		for (struct region *r = regions_next(&p->regions, t->start); r && r->start < t->end;
+		     r = regions_next(&p->regions, r->end)) {
+			int64_t got = resident(ctx, r->start, r->end);
+
+			if (got < 0)
+				return (int)got;
+			r->rss = got;
+			r->counted_ns = now_ns;
+		}
+	}
+	return 0;
+}
+
+/* [start, end) may hold pages no count has seen: kept for the next one (proc_count_touched). */
+static void touch(struct proc *p, uint64_t start, uint64_t end)
+{
+	struct touched_range *r;
+
+	if (start >= end || p->touched_full)
+		return;
+	for (unsigned int i = 0; i < p->ntouched; i++) {
+		r = &p->touched[i];
+		if (start <= r->end && end >= r->start) {	/* overlapping or adjacent: one range */
+			r->start = start < r->start ? start : r->start;
+			r->end = end > r->end ? end : r->end;
+			return;
+		}
+	}
+	if (p->ntouched == PROC_TOUCHED_MAX) {
+		p->touched_full = true;
+		return;
+	}
+	p->touched[p->ntouched++] = (struct touched_range){ start, end };
+}
+
+/* Where a call that succeeded can have made pages resident that no event will report. */
+static void touch_call(struct proc *p, const struct ev_syscall *e, uint64_t old_brk)
+{
+	uint64_t a0 = e->args[0], ret = (uint64_t)e->ret;
+
+	switch (e->nr) {
+	case NR_MMAP:
+	case NR_SHMAT:
+		touch(p, ret, ret + page_up(e->args[1]));
+		break;
+	case NR_MREMAP:
+		touch(p, ret, ret + page_up(e->args[2]));
+		break;
+	case NR_BRK:
+		/* A trim: the heap left below the new end, whose share of the pages was a guess. */
+		if (p->brk_cur < old_brk && p->brk_cur >= PAGE_SIZE_)
+			touch(p, p->brk_cur - PAGE_SIZE_, old_brk);
+		else
+			touch(p, old_brk, p->brk_cur);
+		break;
+	case NR_MADVISE:
+	case NR_MLOCK:
+	case NR_MLOCK2:
+		touch(p, a0, a0 + page_up(e->args[1]));
+		break;
+	default:
+		break;	/* an unmap takes its regions and their pages away */
+	}
+}
+
 static void apply_syscall(struct proc *p, const struct classifier *cls,
 			  const struct ev_syscall *e, double when)
 {
@@ -1036,6 +1109,7 @@ static void apply_syscall(struct proc *p, const struct classifier *cls,
 		/* mlockall: no range; the change shows in the remainder. */
 		break;
 	}
+	touch_call(p, e, old_brk);
 	/* Memory taken is charged once its region exists. */
 	if (delta > 0)
 		charge_syscall(p, cls, e, old_brk, delta, when);

@@ -69,6 +69,8 @@ struct pending_owner {
 	bool map_stack;
 };
 
+#define PROC_TOUCHED_MAX	16	/* ranges kept between counts (sampled attribution) */
+
 struct proc {
 	pid_t pid;
 	uint64_t start_ticks;		/* /proc/PID/stat starttime when first read, 0: not yet:
@@ -162,6 +164,17 @@ struct proc {
 	 */
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
+	/*
+	 * Sampled attribution (tracker.c drifted): the counts of its pages so
+	 * far, and the gap between the kernel's total and its regions that the
+	 * count numbered recount_at left.
+	 */
+	unsigned int counts, recount_at;
+	int64_t recount_gap;
+	/* The ranges requests mapped, grew or advised since the last count of all pages; full: count all. */
+	struct touched_range { uint64_t start, end; } touched[PROC_TOUCHED_MAX];
+	unsigned int ntouched;
+	bool touched_full;
 	/*
 	 * The fault epochs the sample's VmRSS read and the last smaps read
 	 * ended with (the tracker steps the epoch around each read): what a
@@ -292,6 +305,19 @@ const struct code_map *proc_code_map(const struct proc *p, uint64_t addr);
  * process is gone. (proc_read.c)
  */
 int proc_sample(struct proc *p, const struct classifier *cls, double now);
+
+/*
+ * Sampled attribution: count, page by page (pagemap), the regions the
+ * requests since the last count of all pages touched (mapped, grown,
+ * advised): they keep filling as the program reaches their pages, long
+ * after the request. 0, -E2BIG (more ranges than kept: count everything,
+ * proc_sync), or -errno (gone, unreadable).
+ */
+int proc_count_touched(struct proc *p);
+
+/* The same with resident() counting a range's pages (unit tests give their own). */
+int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_t start, uint64_t end),
+			  void *ctx, uint64_t now_ns);
 
 /*
  * The first step of a sample taken in two: read VmRSS now and mark the

@@ -825,6 +825,15 @@ void regions_rss_by_owner(const struct region_table *t, int64_t *rss, size_t nco
 	}
 }
 
+int64_t regions_rss_total(const struct region_table *t)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		sum += t->r[i].rss;
+	return sum;
+}
+
 void regions_sum(const struct region_table *t, int64_t *rss, int64_t *pss,
 		 size_t ncomp)
 {

@@ -141,6 +141,9 @@ void regions_set_counted(struct region_table *t, uint64_t start, uint64_t end, u
 void regions_sync_begin(struct region_table *t);
 void regions_sync_end(struct region_table *t);
 
+/* Every region's rss, whoever owns it. */
+int64_t regions_rss_total(const struct region_table *t);
+
 /*
  * Add each region's rss and estimated pss into rss[owner] and pss[owner]
  * (arrays of component_count() entries). PSS between smaps reads is scaled

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define CLI_MAX_SPECS	32
@@ -44,9 +45,20 @@ struct options {
 	bool compress;			/* --compress: rank timelines as rank-<R>.csv.gz */
 	bool no_fault_frame;		/* --no-fault-frame: ma_fault_user gives faults' addresses */
 	bool no_infer;			/* --no-infer: memory held before attach stays unattributed */
+	bool sampled;			/* --attribution sampled: pages counted at samples, no program at faults */
 	unsigned int infer_budget_mib;	/* --infer-budget: MiB read per process, 0: the default */
 	double problem_size;		/* --problem-size: the run's N for `model`, 0: not given */
 	bool verbose, quiet;
 };
+
+/* --attribution's names (the command line's and the node service's settings): 0, or -1. */
+static inline int attribution_parse(const char *name, bool *sampled)
+{
+	if (!strcmp(name, "exact") || !strcmp(name, "sampled")) {
+		*sampled = name[0] == 's';
+		return 0;
+	}
+	return -1;
+}
 
 #endif

@@ -101,6 +101,9 @@ void session_counters(const struct session *s, struct sink_counters *c)
 	c->unplaced_events = s->ended_unplaced;
 	c->procs_traced = s->procs_traced;
 	c->procs_refused = s->procs_refused;
+	c->recounts = s->recounts;
+	c->recounts_touched = s->recounts_touched;
+	c->recount_ns = s->recount_ns;
 	for (p = s->procs.first; p; p = p->next) {
 		c->requests += p->requests;
 		c->unwind_failures += p->unknown_callers;

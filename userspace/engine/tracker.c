@@ -68,6 +68,15 @@ static struct proc *find_any(struct tracker *t, pid_t pid, struct session **in)
 	return NULL;
 }
 
+/* run_info's modes: the opt-in probes, and the attribution when it is not exact. */
+static const char *modes_name(const struct options *o)
+{
+	if (o->sampled)
+		return o->heap ? "heap sampled" : "sampled";	/* --mpi-calls needs exact (cli.c) */
+	return o->mpi_calls && o->heap ? "mpi-calls heap" :
+	       o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
+}
+
 /* The job as the sinks see it now. */
 static void job_view(struct tracker *t, const struct session *s, struct sink_job *j)
 {
@@ -84,8 +93,8 @@ static void job_view(struct tracker *t, const struct session *s, struct sink_job
 	j->start_realtime = t->start_realtime + s->t0;
 	j->interval_ms = o->interval_ms;
 	j->problem_size = o->problem_size;
-	j->modes = o->mpi_calls && o->heap ? "mpi-calls heap" :
-		   o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
+	j->modes = modes_name(o);
+	j->sampled = o->sampled;
 	j->version = MEMATTR_VERSION;
 	j->cmdline = t->cmdline;
 	session_counters(s, &j->c);
@@ -339,6 +348,7 @@ static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 	ret = proc_sync(p, &s->cls, tracker_now(t));
 	p->sync_epoch = read_ends(t, p);
 	p->sync_epoch_known = true;
+	p->counts++;
 	if (ret == -ESRCH || ret == -ENOENT) {
 		retire(t, s, p);	/* gone; its exit event, if any, finds nothing */
 		return false;
@@ -862,6 +872,8 @@ int tracker_on_event(void *ctx, void *data, size_t size)
 static int tracker_init(struct tracker *t, const struct options *opt,
 			const struct spec_set *specs, const char *cmdline, char *err, size_t errlen)
 {
+	struct tracer_modes modes;
+
 	t->opt = opt;
 	t->specs = specs;
 	t->cmdline = cmdline;
@@ -882,8 +894,11 @@ static int tracker_init(struct tracker *t, const struct options *opt,
 	node_name(t->node, sizeof(t->node));
 	t->own_job = getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "";
 	t->start_boot_ns = boot_clock_ns();
-	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, opt->mpi_calls, opt->heap,
-			!opt->no_fault_frame, tracker_on_event, t,
+	modes.mpi_calls = opt->mpi_calls;
+	modes.heap = opt->heap;
+	modes.fault_frame = !opt->no_fault_frame;
+	modes.rss_events = !opt->sampled;
+	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, &modes, tracker_on_event, t,
 			opt->verbose, err, errlen)) {
 		if (t->probing)
 			probes_free(&t->probes);
@@ -1085,6 +1100,87 @@ static void sync_mappings(struct tracker *t, struct session *s, double now, doub
 	free(due);
 }
 
+/*
+ * Sampled attribution (--attribution sampled): no program follows the
+ * faults, so the regions hold what the last count of the process's pages
+ * found, moved since only by its requests and releases. Once they drift
+ * from the kernel's total by more than a share of it (beyond the gap the
+ * last count itself left: pages in no mapping, the per-CPU slack of the
+ * kernel's counter), the pages are counted again: smaps, page by page
+ * where several regions share a mapping (proc_sync). The share is half the
+ * bound the components keep against exact attribution (docs/attribution.md).
+ */
+#define DRIFT_SHARE	100		/* 1% of the total */
+#define DRIFT_FLOOR	(64 << 10)	/* bytes: below it, never counted again */
+
+static int64_t drift(const struct proc *p)
+{
+	return p->sample_total - regions_rss_total(&p->regions);
+}
+
+/* Beyond the gap of the last count of all pages, by more than the bound? */
+static bool drifted(const struct proc *p)
+{
+	int64_t d = drift(p) - p->recount_gap;
+
+	if (d < 0)
+		d = -d;
+	return d > DRIFT_FLOOR && d > p->sample_total / DRIFT_SHARE;
+}
+
+/* Read p's total again, beside a count of its pages; false when p is gone (retired). */
+static bool mark_again(struct tracker *t, struct session *s, struct proc *p)
+{
+	int ret;
+
+	read_begins(t, p);
+	ret = proc_mark_sample(p);
+	p->sample_mark_epoch = read_ends(t, p);
+	if (ret == -ESRCH || ret == -ENOENT) {
+		retire(t, s, p);
+		return false;
+	}
+	return true;
+}
+
+/* A count of all of p's pages (or a read for PSS) just ended: its gap is the new base. */
+static void counted_all(struct proc *p)
+{
+	p->recount_at = p->counts;
+	p->recount_gap = drift(p);
+	p->ntouched = 0;
+	p->touched_full = false;
+}
+
+/*
+ * Sampled attribution's step at each sample of p, after its VmRSS read.
+ * The regions its requests touched are counted every time (a request that
+ * gives pages back can hide pages taken elsewhere from the drift); all of
+ * its pages only past the drift bound, or when the touched ranges
+ * overflowed.
+ */
+static void sampled_count(struct tracker *t, struct session *s, struct proc *p)
+{
+	double t0 = mono_now();
+
+	if (p->recount_at != p->counts) {
+		counted_all(p);		/* read for PSS in this sample */
+		return;
+	}
+	if (p->ntouched && !p->touched_full) {
+		if (proc_count_touched(p) || !mark_again(t, s, p))
+			goto done;	/* gone, or unreadable: the next sample tries again */
+		s->recounts_touched++;
+	}
+	if (p->touched_full || drifted(p)) {
+		s->recounts++;
+		if (timed_sync(t, s, p) && mark_again(t, s, p))
+			counted_all(p);
+	}
+done:
+	s->recount_ns += (uint64_t)((mono_now() - t0) * 1e9);
+}
+
 /* A sample's first step: mappings read where due, then every VmRSS. */
 static void mark_session(struct tracker *t, struct session *s, double now)
 {
@@ -1114,6 +1210,8 @@ static void mark_session(struct tracker *t, struct session *s, double now)
 		p->mark_epoch_known = true;
 		if (ret == -ESRCH || ret == -ENOENT)
 			retire(t, s, p);	/* gone, its exit event lost */
+		else if (!ret && t->opt->sampled)
+			sampled_count(t, s, p);
 	}
 }
 

@@ -316,6 +316,10 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "heap_blocks_untracked,%llu\n", (unsigned long long)c->heap_untracked);
 	fprintf(f, "processes_refused,%llu\n", (unsigned long long)c->procs_refused);
 	fprintf(f, "processes_traced,%llu\n", (unsigned long long)c->procs_traced);
+	if (j->sampled)
+		fprintf(f, "sampled_counts_touched,%llu\nsampled_counts_all,%llu\nsampled_count_ms,%.1f\n",
+			(unsigned long long)c->recounts_touched, (unsigned long long)c->recounts,
+			(double)c->recount_ns / 1e6);
 	fprintf(f, "processes_refused_map_full,%llu\n", (unsigned long long)c->traced_map_full);
 	/* Files of this run that could not be written whole (a full disk): said on stderr too. */
 	fprintf(f, "output_errors,%zu\n", cs->dir->nfailed);

@@ -106,6 +106,8 @@ struct sink_counters {
 	uint64_t unwind_fallbacks;		/* walks the word scan had to finish */
 	uint64_t interposer_hooks;		/* libc calls found patched, summed over processes */
 	uint64_t procs_traced;		/* every process the job had while traced */
+	/* Sampled attribution: the reads that counted a process's pages again, and their time. */
+	uint64_t recounts, recounts_touched, recount_ns;
 	uint64_t procs_refused;
 	/* Lost precision: events whose process or place was not known. */
 	uint64_t unknown_pid_events;	/* no traced process had the pid (node-wide) */
@@ -133,6 +135,7 @@ struct sink_job {
 	unsigned int interval_ms;
 	double problem_size;		/* --problem-size, 0: not given */
 	const char *modes;		/* "mpi-calls heap", "" */
+	bool sampled;			/* --attribution sampled */
 	const char *version;
 	const char *cmdline;
 	struct sink_counters c;

@@ -256,9 +256,11 @@ static void attach_oom(struct bpf_tracer *t)
 			strerror(errno));
 }
 
-int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
-		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_modes *modes,
+		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen)
 {
+	bool mpi_calls = modes->mpi_calls, heap = modes->heap, fault_frame = modes->fault_frame;
+	bool faults = modes->rss_events;
 	struct kernel_feats feats;
 	int ret;
 
@@ -310,11 +312,14 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	 * The faults' frame is searched for where rss_stat fires inside each
 	 * fault (percpu counters); before 6.2 it fires every 64 faults.
 	 */
-	fault_frame = fault_frame && feats.rdonly_cast && feats.percpu_rss;
+	fault_frame = faults && fault_frame && feats.rdonly_cast && feats.percpu_rss;
 	bpf_program__set_autoload(t->skel->progs.ma_find_fault_frame, fault_frame);
 	/* Without them (arm64) a fault's address comes only from its frame. */
-	bpf_program__set_autoload(t->skel->progs.ma_fault_user, feats.fault_tps);
-	bpf_program__set_autoload(t->skel->progs.ma_fault_kernel, feats.fault_tps);
+	bpf_program__set_autoload(t->skel->progs.ma_fault_user, faults && feats.fault_tps);
+	bpf_program__set_autoload(t->skel->progs.ma_fault_kernel, faults && feats.fault_tps);
+	/* Sampled attribution: nothing at any process's faults, not even a test of its bits. */
+	bpf_program__set_autoload(t->skel->progs.ma_rss_stat, faults);
+	bpf_program__set_autoload(t->skel->progs.ma_flush_runs, faults);
 	ret = memattr_bpf__load(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with --verbose for the verifier log)",
@@ -342,7 +347,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool
 	}
 	if (fault_frame)
 		find_fault_frame(t);
-	if (!t->skel->bss->fault_frame_pos && feats.fault_tps) {
+	if (faults && !t->skel->bss->fault_frame_pos && feats.fault_tps) {
 		t->skel->links.ma_fault_user = bpf_program__attach(t->skel->progs.ma_fault_user);
 		if (!t->skel->links.ma_fault_user) {
 			snprintf(err, errlen, "cannot attach ma_fault_user: %s", strerror(errno));
@@ -405,6 +410,8 @@ int tracer_flush_runs(struct bpf_tracer *t)
 	ssize_t n;
 	int fd;
 
+	if (!t->skel->links.ma_flush_runs)
+		return 0;	/* sampled attribution: no runs */
 	/* The iterator's program writes nothing: reading it runs it over every task. */
 	fd = bpf_iter_create(bpf_link__fd(t->skel->links.ma_flush_runs));
 	if (fd < 0)

@@ -33,16 +33,26 @@ struct bpf_tracer {
 	bool oom_watched;	/* oom:mark_victim attached: OOM kills are recorded */
 };
 
+/* What the programs are asked to follow (the run's options). */
+struct tracer_modes {
+	bool mpi_calls, heap;	/* the opt-in modes' uprobes */
+	bool fault_frame;	/* a user fault's address from its frame, where found */
+	bool rss_events;	/* every RSS change of a traced process (exact attribution) */
+};
+
 /*
  * Load and attach every program (the uprobe programs of the opt-in modes
  * are attached per process by tracer_attach_uprobes; the maps of a mode
  * that is off are made as small as they can be). The memory syscalls'
- * tracepoints are found through tracefs (mounted if it is not). fault_frame: user page faults' addresses
- * come from their frames where found (find_fault_frame), else from
- * ma_fault_user. On failure nothing stays attached and err holds one line.
+ * tracepoints are found through tracefs (mounted if it is not).
+ * fault_frame: user page faults' addresses come from their frames where
+ * found (find_fault_frame), else from ma_fault_user. Without rss_events no
+ * program runs at page faults or RSS changes, for any process: the
+ * sampled attribution (docs/attribution.md) counts pages at samples
+ * instead. On failure nothing stays attached and err holds one line.
  */
-int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, bool mpi_calls, bool heap,
-		bool fault_frame, event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);
+int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_modes *modes,
+		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);
 
 /* Detach and free; safe on a tracer that failed to open. */
 void tracer_close(struct bpf_tracer *t);
