@@ -952,6 +952,21 @@ static void test_touched_ranges_overflow(void **state)
 	assert_int_equal(proc_count_touched_by(p, count_marked, NULL, LATER + 1), -E2BIG);
 }
 
+/* An unmapped range needs no count: it leaves room for the next request's. */
+static void test_unmap_frees_a_touched_range(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	for (uint64_t i = 0; i < PROC_TOUCHED_MAX; i++)
+		mapped_by(LATER + i, 0x7f0000000000ULL + i * 0x100000, 0x1000, HELPER_CODE + 0x30);
+	assert_int_equal(p->ntouched, PROC_TOUCHED_MAX);
+	proc_apply_syscall(p, &cls, sys(LATER + 20, NR_MUNMAP, 0x7f0000000000ULL, 0x1000, 0, 0, 0, 0, 0), 0);
+	assert_int_equal(p->ntouched, PROC_TOUCHED_MAX - 1);
+	mapped_by(LATER + 21, 0x7f2000000000ULL, 0x1000, HELPER_CODE + 0x30);
+	assert_false(p->touched_full);
+	assert_int_equal(p->ntouched, PROC_TOUCHED_MAX);
+}
+
 /*
  * realloc grew a block in place (mremap) just before a read: the read
  * shows one larger mapping, and the new part belongs to the block's owner,
@@ -1220,6 +1235,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_brk_growth_and_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_touched_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_touched_ranges_overflow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unmap_frees_a_touched_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mprotect_gives_the_writable_part, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mremap_and_munmap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_owner_resolved_at_sync, setup, teardown),

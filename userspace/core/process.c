@@ -1028,6 +1028,21 @@ static void touch(struct proc *p, uint64_t start, uint64_t end)
 	p->touched[p->ntouched++] = (struct touched_range){ start, end };
 }
 
+/* [start, end) is gone: kept ranges inside it need no count (and leave room for others). */
+static void untouch(struct proc *p, uint64_t start, uint64_t end)
+{
+	unsigned int i = 0;
+
+	while (i < p->ntouched) {
+		struct touched_range *r = &p->touched[i];
+
+		if (r->start >= start && r->end <= end)
+			*r = p->touched[--p->ntouched];
+		else
+			i++;
+	}
+}
+
 /* Where a call that succeeded can have made pages resident that no event will report. */
 static void touch_call(struct proc *p, const struct ev_syscall *e, uint64_t old_brk)
 {
@@ -1053,8 +1068,12 @@ static void touch_call(struct proc *p, const struct ev_syscall *e, uint64_t old_
 	case NR_MLOCK2:
 		touch(p, a0, a0 + page_up(e->args[1]));
 		break;
+	case NR_MUNMAP:
+	case NR_SHMDT:
+		untouch(p, a0, a0 + page_up(e->args[1]));
+		break;
 	default:
-		break;	/* an unmap takes its regions and their pages away */
+		break;
 	}
 }
 
