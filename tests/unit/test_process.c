@@ -937,6 +937,13 @@ static void test_count_touched_regions(void **state)
 	assert_int_equal(proc_count_touched_by(p, count_marked, NULL, LATER + 2), 0);
 	assert_int_equal(regions_find(&p->regions, at)->rss, 40 * 4096);
 	assert_int_equal(regions_find(&p->regions, at)->owner, id_of("lib:libhelper.so"));
+	assert_int_equal(p->ntouched, 1);
+	/* Every page in: the range is counted no more, until a request touches it again. */
+	for (size_t i = 40; i < 64; i++)
+		touched_pages[i] = true;
+	assert_int_equal(proc_count_touched_by(p, count_marked, NULL, LATER + 3), 0);
+	assert_int_equal(regions_find(&p->regions, at)->rss, 64 * 4096);
+	assert_int_equal(p->ntouched, 0);
 	/* The heap was in no request's range: its figure from the read stays. */
 	assert_int_equal(regions_find(&p->regions, HEAP)->rss, 132 * KIB);
 }

@@ -988,10 +988,13 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_t start, uint64_t end),
 			  void *ctx, uint64_t now_ns)
 {
+	unsigned int i = 0;
+
 	if (p->touched_full)
 		return -E2BIG;
-	for (unsigned int i = 0; i < p->ntouched; i++) {
+	while (i < p->ntouched) {
 		const struct touched_range *t = &p->touched[i];
+		bool full = true;
 
 		for (struct region *r = regions_next(&p->regions, t->start); r && r->start < t->end;
 		     r = regions_next(&p->regions, r->end)) {
@@ -1001,7 +1004,13 @@ int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_
 				return (int)got;
 			r->rss = got;
 			r->counted_ns = now_ns;
+			full = full && (uint64_t)got >= r->end - r->start;
 		}
+		/* Every page in: only another request (touching it again) can change it. */
+		if (full)
+			p->touched[i] = p->touched[--p->ntouched];
+		else
+			i++;
 	}
 	return 0;
 }
