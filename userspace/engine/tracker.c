@@ -1094,12 +1094,13 @@ static void sync_mappings(struct tracker *t, struct session *s, double now, doub
 /*
  * Sampled attribution (--attribution sampled): no program follows the
  * faults, so the regions hold what the last count of the process's pages
- * found, moved since only by its requests and releases. Once they drift
- * from the kernel's total by more than a share of it (beyond the gap the
- * last count itself left: pages in no mapping, the per-CPU slack of the
- * kernel's counter), the pages are counted again: smaps, page by page
- * where several regions share a mapping (proc_sync). The share is half the
- * bound the components keep against exact attribution (docs/attribution.md).
+ * found, moved since only by its requests and releases. The regions the
+ * requests touched are counted at each sample (proc_count_touched); once
+ * the rest drifts from the kernel's total by more than a share of it
+ * (beyond the gap the last count of all pages left: pages in no mapping,
+ * the per-CPU slack of the kernel's counter), all pages are counted again
+ * (proc_sync). The share is half the bound the components keep against
+ * exact attribution (docs/attribution.md, "Sampled attribution").
  */
 #define DRIFT_SHARE	100		/* 1% of the total */
 #define DRIFT_FLOOR	(64 << 10)	/* bytes: below it, never counted again */
