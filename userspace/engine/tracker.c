@@ -348,7 +348,6 @@ static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 	ret = proc_sync(p, &s->cls, tracker_now(t));
 	p->sync_epoch = read_ends(t, p);
 	p->sync_epoch_known = true;
-	p->counts++;
 	if (ret == -ESRCH || ret == -ENOENT) {
 		retire(t, s, p);	/* gone; its exit event, if any, finds nothing */
 		return false;
@@ -1135,10 +1134,14 @@ static bool mark_again(struct tracker *t, struct session *s, struct proc *p)
 	return true;
 }
 
-/* A count of all of p's pages (or a read for PSS) just ended: its gap is the new base. */
+/*
+ * A count of all of p's pages just ended, with VmRSS read right after it:
+ * its gap is the new base. (Not after the other reads of the mappings: one
+ * made while the ring buffer drained, long before this sample's VmRSS,
+ * would take the pages faulted since for the gap.)
+ */
 static void counted_all(struct proc *p)
 {
-	p->recount_at = p->counts;
 	p->recount_gap = drift(p);
 	p->ntouched = 0;
 	p->touched_full = false;
@@ -1154,15 +1157,18 @@ static void counted_all(struct proc *p)
 static void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 {
 	double t0 = mono_now();
+	int ret;
 
-	if (p->recount_at != p->counts) {
-		counted_all(p);		/* read for PSS in this sample */
-		return;
-	}
 	if (p->ntouched && !p->touched_full) {
-		if (proc_count_touched(p) || !mark_again(t, s, p))
-			goto done;	/* gone, or unreadable: the next sample tries again */
-		s->recounts_touched++;
+		ret = proc_count_touched(p);
+		if (ret == -ESRCH || ret == -ENOENT)
+			goto done;	/* gone: the next sample retires it */
+		if (ret)
+			p->touched_full = true;		/* not countable by range: count it all */
+		else if (!mark_again(t, s, p))
+			goto done;
+		else
+			s->recounts_touched++;
 	}
 	if (p->touched_full || drifted(p)) {
 		s->recounts++;
