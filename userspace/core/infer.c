@@ -591,11 +591,16 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 	 * a slot of a frame not written yet still holds what an earlier call
 	 * left there -- the program's pointers, in an MPI function's frame
 	 * while a rank waits in MPI -- and would be the nearest root to the
-	 * program's arrays.
+	 * program's arrays. At the same distance a library's static data
+	 * comes before the program's frames, which can hold a stale copy of
+	 * that library's pointer (a word a returned call left below a live
+	 * one); MPI's data comes after them, since MPI keeps the program's
+	 * buffers (registered, in flight) in its own.
 	 */
-	scan_roots(&in, 0, true, true);
-	for (int pass = 1; pass <= 2; pass++)
-		scan_roots(&in, pass, true, false);
+	scan_roots(&in, 0, true, false);
+	scan_roots(&in, 1, true, false);
+	scan_roots(&in, 0, false, true);
+	scan_roots(&in, 2, true, false);
 	walk(&in);
 	for (int pass = 1; pass <= 2; pass++)
 		scan_roots(&in, pass, false, true);

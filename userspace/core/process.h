@@ -165,11 +165,10 @@ struct proc {
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
 	/*
-	 * Sampled attribution (tracker.c drifted): the counts of its pages so
-	 * far, and the gap between the kernel's total and its regions that the
-	 * count numbered recount_at left.
+	 * Sampled attribution (tracker.c drifted): the gap between the
+	 * kernel's total and its regions that the last count of all its pages
+	 * left.
 	 */
-	unsigned int counts, recount_at;
 	int64_t recount_gap;
 	/* The ranges requests mapped, grew or advised since the last count of all pages; full: count all. */
 	struct touched_range { uint64_t start, end; } touched[PROC_TOUCHED_MAX];

@@ -348,7 +348,6 @@ static bool timed_sync(struct tracker *t, struct session *s, struct proc *p)
 	ret = proc_sync(p, &s->cls, tracker_now(t));
 	p->sync_epoch = read_ends(t, p);
 	p->sync_epoch_known = true;
-	p->counts++;
 	if (ret == -ESRCH || ret == -ENOENT) {
 		retire(t, s, p);	/* gone; its exit event, if any, finds nothing */
 		return false;
@@ -1103,12 +1102,13 @@ static void sync_mappings(struct tracker *t, struct session *s, double now, doub
 /*
  * Sampled attribution (--attribution sampled): no program follows the
  * faults, so the regions hold what the last count of the process's pages
- * found, moved since only by its requests and releases. Once they drift
- * from the kernel's total by more than a share of it (beyond the gap the
- * last count itself left: pages in no mapping, the per-CPU slack of the
- * kernel's counter), the pages are counted again: smaps, page by page
- * where several regions share a mapping (proc_sync). The share is half the
- * bound the components keep against exact attribution (docs/attribution.md).
+ * found, moved since only by its requests and releases. The regions the
+ * requests touched are counted at each sample (proc_count_touched); once
+ * the rest drifts from the kernel's total by more than a share of it
+ * (beyond the gap the last count of all pages left: pages in no mapping,
+ * the per-CPU slack of the kernel's counter), all pages are counted again
+ * (proc_sync). The share is half the bound the components keep against
+ * exact attribution (docs/attribution.md, "Sampled attribution").
  */
 #define DRIFT_SHARE	100		/* 1% of the total */
 #define DRIFT_FLOOR	(64 << 10)	/* bytes: below it, never counted again */
@@ -1143,10 +1143,14 @@ static bool mark_again(struct tracker *t, struct session *s, struct proc *p)
 	return true;
 }
 
-/* A count of all of p's pages (or a read for PSS) just ended: its gap is the new base. */
+/*
+ * A count of all of p's pages just ended, with VmRSS read right after it:
+ * its gap is the new base. (Not after the other reads of the mappings: one
+ * made while the ring buffer drained, long before this sample's VmRSS,
+ * would take the pages faulted since for the gap.)
+ */
 static void counted_all(struct proc *p)
 {
-	p->recount_at = p->counts;
 	p->recount_gap = drift(p);
 	p->ntouched = 0;
 	p->touched_full = false;
@@ -1162,15 +1166,18 @@ static void counted_all(struct proc *p)
 static void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 {
 	double t0 = mono_now();
+	int ret;
 
-	if (p->recount_at != p->counts) {
-		counted_all(p);		/* read for PSS in this sample */
-		return;
-	}
 	if (p->ntouched && !p->touched_full) {
-		if (proc_count_touched(p) || !mark_again(t, s, p))
-			goto done;	/* gone, or unreadable: the next sample tries again */
-		s->recounts_touched++;
+		ret = proc_count_touched(p);
+		if (ret == -ESRCH || ret == -ENOENT)
+			goto done;	/* gone: the next sample retires it */
+		if (ret)
+			p->touched_full = true;		/* not countable by range: count it all */
+		else if (!mark_again(t, s, p))
+			goto done;
+		else
+			s->recounts_touched++;
 	}
 	if (p->touched_full || drifted(p)) {
 		s->recounts++;
