@@ -25,7 +25,9 @@ static void usage(FILE *f)
 	fputs("usage: memattr-bpf report DIR\n"
 	      "  Reads the CSVs a run wrote in DIR (rank-<R>.csv, pid-<P>.csv, summary.csv,\n"
 	      "  mpi_calls.csv, run_info.csv) and writes DIR/" REPORT_NAME ": one self-contained\n"
-	      "  page with per-rank timelines, the job total, heat maps and peak tables.\n", f);
+	      "  page with per-rank timelines, the job total, heat maps and peak tables.\n"
+	      "  Memory is bounded: a timeline of more than 8192 samples is thinned as read\n"
+	      "  (its peaks kept), and the page says so.\n", f);
 }
 
 static int fail(const char *msg)
@@ -119,6 +121,8 @@ int report_main(int argc, char **argv)
 		close(dirfd);
 		return fail("out of memory");
 	}
+	/* Bounded memory: a timeline longer than the charts can draw is thinned as read. */
+	run->max_samples = RP_PROC_SAMPLES;
 	if (rp_load_dir(run, dirfd, dir, err, sizeof(err)) ||
 	    write_report(dirfd, dir, run, err, sizeof(err))) {
 		fail(err);
