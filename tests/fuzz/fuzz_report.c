@@ -6,7 +6,8 @@
  * more timelines. Whatever is read is drawn into a page sent to /dev/null,
  * so a figure computed from hostile numbers is exercised too (finding 1 of
  * issue 13 was in the drawing, not the reading). Inputs of odd length are
- * read with a small max_samples, so the thinning reader is fuzzed too.
+ * read bounded, with a small max_samples, so the thinning reader and the
+ * per-function sums are fuzzed too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -62,9 +63,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf = malloc(size + 1);
 	if (!run || !buf)
 		abort();
-	/* Half the inputs thinned as read (rp_read_proc's second pass keeps 6 samples). */
-	if (size & 1)
+	/*
+	 * Half the inputs read as `report` reads them, in bounded memory, the
+	 * timelines thinned to 6 samples (rp_read_proc's second pass).
+	 */
+	if (size & 1) {
 		run->max_samples = 6;
+		run->bounded = true;
+	}
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	p = buf;

@@ -605,6 +605,95 @@ static void test_line_too_long(void **state)
 	rp_run_free(&run);
 }
 
+/* A stream holding text. */
+static FILE *text_file(const char *text)
+{
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	fputs(text, f);
+	rewind(f);
+	return f;
+}
+
+/*
+ * bounded (`report`): summary.csv keeps the `total` rows of the timelines
+ * read, two at most each (the page only asks whether there is exactly one);
+ * mpi_calls.csv one row per function, summed as the page's table sums
+ * them; the figures are those of the unbounded read.
+ */
+static void test_bounded_tables(void **state)
+{
+	static const int64_t v[3] = { 5, 9, 4 }, lib[3] = { 0 };
+	static const char calls[] =
+		"rank,pid,function,calls,gained_bytes,released_bytes,net_bytes,peak_bytes,first_growth_s,last_growth_s\n"
+		"0,7,MPI_Init,1,100,10,90,100,0.5,0.5\n"
+		"1,8,MPI_Init,,50,0,-20,0,,\n"
+		"0,7,MPI_Send,4,7,0,7,7,1.0,2.0\n"
+		"1,8,MPI_Init,2,25,5,20,60,0.2,3.0\n";
+	struct rp_run run = { .bounded = true };
+	char err[RP_ERRLEN];
+	FILE *f = timeline(3, v, lib, false);
+	const struct rp_call_row *init;
+
+	(void)state;
+	assert_int_equal(rp_read_proc(&run, f, "rank-0.csv", err, sizeof(err)), 0);
+	fclose(f);
+	f = text_file("rank,pid,component,peak_rss_bytes,peak_rss_time_s,peak_pss_bytes\n"
+		      "0,7,app,1,0,1\n"		/* not total: not kept */
+		      "0,7,total,9,1,8\n"
+		      "3,99,total,1,0,1\n"	/* no such timeline: not kept */
+		      "0,7,total,9,1,8\n0,7,total,9,1,8\n");	/* a third: not kept */
+	assert_int_equal(rp_read_summary(&run, f, "summary.csv", err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(run.nsummary, 2);
+	assert_string_equal(run.summary[0].component, "total");
+
+	f = text_file(calls);
+	assert_int_equal(rp_read_calls(&run, f, "mpi_calls.csv", err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(run.ncalls, 2);
+	init = &run.calls[0];
+	assert_string_equal(init->function, "MPI_Init");
+	assert_int_equal(init->rows, 3);
+	assert_int_equal(init->calls, 3);
+	assert_int_equal(init->gained, 175);
+	assert_int_equal(init->released, 15);
+	assert_int_equal(init->net, 90);
+	assert_int_equal(init->peak, 100);
+	assert_true(init->first_growth == 0.2 && init->last_growth == 3.0);
+	assert_int_equal(run.calls[1].rows, 1);
+	rp_run_free(&run);
+}
+
+/* bounded: more functions than RP_MAX_FUNCS, or run_info lines than RP_MAX_INFO, are refused. */
+static void test_bounded_limits(void **state)
+{
+	struct rp_run run = { .bounded = true };
+	char err[RP_ERRLEN];
+	FILE *f = tmpfile();
+
+	(void)state;
+	assert_non_null(f);
+	fputs("rank,function,calls,gained_bytes,net_bytes\n", f);
+	for (int i = 0; i <= RP_MAX_FUNCS; i++)
+		fprintf(f, "0,MPI_F%d,1,1,1\n", i);
+	rewind(f);
+	assert_int_equal(rp_read_calls(&run, f, "mpi_calls.csv", err, sizeof(err)), -1);
+	fclose(f);
+	assert_non_null(strstr(err, "more than 4096 MPI functions"));
+	assert_null(strchr(err, '\n'));
+	f = tmpfile();
+	assert_non_null(f);
+	for (int i = 0; i <= RP_MAX_INFO; i++)
+		fprintf(f, "k%d,%d\n", i, i);
+	rewind(f);
+	assert_int_equal(rp_read_info(&run, f, "run_info.csv", err, sizeof(err)), -1);
+	fclose(f);
+	assert_non_null(strstr(err, "more than 65536 keys"));
+	rp_run_free(&run);
+}
+
 static void test_format(void **state)
 {
 	char b[32];
@@ -653,6 +742,8 @@ int main(void)
 		cmocka_unit_test(test_thin_not_needed),
 		cmocka_unit_test(test_thin_cut_last),
 		cmocka_unit_test(test_line_too_long),
+		cmocka_unit_test(test_bounded_tables),
+		cmocka_unit_test(test_bounded_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

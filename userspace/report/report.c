@@ -123,6 +123,7 @@ int report_main(int argc, char **argv)
 	}
 	/* Bounded memory: a timeline longer than the charts can draw is thinned as read. */
 	run->max_samples = RP_PROC_SAMPLES;
+	run->bounded = true;
 	if (rp_load_dir(run, dirfd, dir, err, sizeof(err)) ||
 	    write_report(dirfd, dir, run, err, sizeof(err))) {
 		fail(err);

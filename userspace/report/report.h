@@ -37,6 +37,9 @@
 /* Longest line a reader takes: a longer one is refused, not buffered. */
 #define RP_MAX_LINE	(1u << 20)
 #define RP_MAX_LINE_TEXT "1048576"
+/* With rp_run.bounded: mpi_calls.csv's distinct functions, run_info.csv's lines. */
+#define RP_MAX_FUNCS	4096
+#define RP_MAX_INFO	65536
 /* Largest CSV the report reads: a day of 100 ms samples of 64 components is ~3 GiB. */
 #define RP_MAX_FILE	(16ULL << 30)
 
@@ -105,6 +108,7 @@ struct rp_call_row {
 	int64_t peak;		/* -1: column absent */
 	double first_growth;	/* < 0: column absent or empty */
 	double last_growth;
+	size_t rows;		/* rows of the file summed into this one (rp_run.bounded: per function) */
 };
 
 /* run_info.csv: key,value lines written by the tracer. */
@@ -138,6 +142,13 @@ struct rp_run {
 	 */
 	size_t max_samples;
 	bool keep_pss;		/* set before reading: keep every component's pss, not only total's */
+	/*
+	 * Set before reading (`report`): keep only what the page shows, so no
+	 * file's length sets the memory: summary.csv's `total` rows of the
+	 * timelines read (two at most each), mpi_calls.csv summed per function
+	 * (at most RP_MAX_FUNCS), run_info.csv at most RP_MAX_INFO lines.
+	 */
+	bool bounded;
 	size_t thinned;		/* processes whose timelines were thinned */
 	size_t dropped_samples;	/* incomplete last samples ignored */
 };

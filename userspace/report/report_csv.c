@@ -896,12 +896,58 @@ static int parse_sum_row(struct rp_reader *rd, char **fld, const int *col,
 	return 0;
 }
 
+/*
+ * The timeline a summary row is about (procs are sorted as summary.csv's
+ * rows are, rp_summary_cmp), -1 when none was read.
+ */
+static long proc_of_row(const struct rp_run *run, const struct rp_summary_row *row)
+{
+	size_t lo = 0, hi = run->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = rp_summary_cmp(run->procs[mid].rank, run->procs[mid].pid, row->rank, row->pid);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/*
+ * bounded: the report reads a process's `total` row only, and only whether
+ * there is one or several: other rows, rows of no timeline and a third row
+ * of one are not kept (the figures are the same).
+ */
+static bool summary_row_wanted(const struct rp_run *run, const struct rp_summary_row *row,
+			       unsigned char *seen)
+{
+	long i;
+
+	if (!run->bounded)
+		return true;
+	if (strcmp(row->component, "total") || (i = proc_of_row(run, row)) < 0 || seen[i] >= 2)
+		return false;
+	seen[i]++;
+	return true;
+}
+
 int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_SUM], r, ret = -1;
+	unsigned char *seen = NULL;
 	size_t nhdr;
+
+	if (run->bounded && !(seen = calloc(run->nprocs ? run->nprocs : 1, 1))) {
+		rp_reader_err(err, errlen, &rd, "out of memory");
+		return -1;
+	}
 
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf summary", sum_cols, NCOLS_SUM, col, err, errlen))
@@ -914,6 +960,8 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 		if (split_row(&rd, fld, nhdr, err, errlen) ||
 		    parse_sum_row(&rd, fld, col, &row, err, errlen))
 			goto out;
+		if (!summary_row_wanted(run, &row, seen))
+			continue;
 		grown = realloc(run->summary, (run->nsummary + 1) * sizeof(*grown));
 		if (!grown) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
@@ -932,6 +980,7 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 		qsort(run->summary, run->nsummary, sizeof(*run->summary), cmp_summary_row);
 	ret = 0;
 out:
+	free(seen);
 	free(rd.line);
 	return ret;
 }
@@ -959,6 +1008,7 @@ static int parse_call_row(struct rp_reader *rd, char **fld, const int *col,
 	const char *v;
 
 	memset(row, 0, sizeof(*row));
+	row->rows = 1;
 	if (parse_rank(fld[col[K_RANK]], &row->rank))
 		return bad_field(rd, "rank", fld[col[K_RANK]], err, errlen);
 	row->pid = -1;
@@ -990,12 +1040,78 @@ static int parse_call_row(struct rp_reader *rd, char **fld, const int *col,
 	return 0;
 }
 
+/* r summed into a, as the report's table sums a function's rows (report_html.c). */
+static void call_merge(struct rp_call_row *a, const struct rp_call_row *r)
+{
+	a->rows++;
+	if (r->calls >= 0)
+		a->calls = a->calls < 0 ? r->calls : rp_sat_add(a->calls, r->calls);
+	a->gained = rp_sat_add(a->gained, r->gained);
+	a->net = rp_sat_add(a->net, r->net);
+	if (r->released >= 0)
+		a->released = a->released < 0 ? r->released : rp_sat_add(a->released, r->released);
+	if (r->peak > a->peak)
+		a->peak = r->peak;
+	if (r->first_growth >= 0 && (a->first_growth < 0 || r->first_growth < a->first_growth))
+		a->first_growth = r->first_growth;
+	if (r->last_growth > a->last_growth)
+		a->last_growth = r->last_growth;
+}
+
+#define FUNC_SLOTS	(2 * RP_MAX_FUNCS)	/* a power of two */
+
+/* The slot of function name in an open-addressing table of run->calls indices. */
+static size_t func_slot(const struct rp_run *run, const int *slots, const char *name)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	for (size_t i = h & (FUNC_SLOTS - 1);; i = (i + 1) & (FUNC_SLOTS - 1))
+		if (slots[i] < 0 || !strcmp(run->calls[slots[i]].function, name))
+			return i;
+}
+
+/* bounded: row summed into its function's; 1 when there are too many functions. */
+static int call_add_merged(struct rp_run *run, int *slots, const struct rp_call_row *row)
+{
+	size_t i = func_slot(run, slots, row->function);
+
+	if (slots[i] >= 0) {
+		call_merge(&run->calls[slots[i]], row);
+		return 0;
+	}
+	if (run->ncalls >= RP_MAX_FUNCS)
+		return 1;
+	slots[i] = (int)run->ncalls;
+	run->calls[run->ncalls++] = *row;
+	return 0;
+}
+
 int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_CALLS], r, ret = -1;
+	int *slots = NULL;
 	size_t nhdr;
+
+	/* One row per function, in a table of their most: a file of any length fits. */
+	if (run->bounded) {
+		struct rp_call_row *all = realloc(run->calls, RP_MAX_FUNCS * sizeof(*all));
+
+		slots = malloc(FUNC_SLOTS * sizeof(*slots));
+		if (all)
+			run->calls = all;
+		if (!all || !slots) {
+			rp_reader_err(err, errlen, &rd, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < FUNC_SLOTS; i++)
+			slots[i] = -1;
+		for (size_t i = 0; i < run->ncalls; i++)
+			slots[func_slot(run, slots, run->calls[i].function)] = (int)i;
+	}
 
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf MPI call table", call_cols, NCOLS_CALLS, col,
@@ -1009,6 +1125,13 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 		if (split_row(&rd, fld, nhdr, err, errlen) ||
 		    parse_call_row(&rd, fld, col, &row, err, errlen))
 			goto out;
+		if (slots) {
+			if (call_add_merged(run, slots, &row)) {
+				rp_reader_err(err, errlen, &rd, "more than %d MPI functions", RP_MAX_FUNCS);
+				goto out;
+			}
+			continue;
+		}
 		grown = realloc(run->calls, (run->ncalls + 1) * sizeof(*grown));
 		if (!grown) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
@@ -1024,6 +1147,7 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 	run->has_calls = true;
 	ret = 0;
 out:
+	free(slots);
 	free(rd.line);
 	return ret;
 }
@@ -1047,6 +1171,10 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 		}
 		if (rd.lineno == 1 && !strcmp(fld[0], "key") && !strcmp(fld[1], "value"))
 			continue;
+		if (run->bounded && run->ninfo >= RP_MAX_INFO) {
+			rp_reader_err(err, errlen, &rd, "more than %d keys", RP_MAX_INFO);
+			goto out;
+		}
 		snprintf(kv.key, sizeof(kv.key), "%s", fld[0]);
 		/* An unquoted value with commas in it: keep it whole. */
 		used = (size_t)snprintf(kv.value, sizeof(kv.value), "%s", fld[1]);

@@ -670,7 +670,7 @@ static void call_table(FILE *f, const struct page *pg)
 			cs[n].first = cs[n].last = -1;
 			n++;
 		}
-		cs[k].ranks++;
+		cs[k].ranks += r->rows ? r->rows : 1;
 		if (r->calls >= 0) {
 			cs[k].calls = rp_sat_add(cs[k].calls, r->calls);
 			cs[k].has_calls = true;
