@@ -552,6 +552,8 @@ static void *serve_thread(void *arg)
 		while (npend < MAX_PENDING &&
 		       (c = accept4(ds->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
 			admit(pend, &npend, c, now);
+		/* Requests admit() found whole: served now, not at the next wakeup. */
+		dispatch_ready(ds, pend, &npend);
 	}
 	for (size_t i = 0; i < npend; i++)
 		close(pend[i].fd);
