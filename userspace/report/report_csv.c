@@ -850,6 +850,26 @@ out:
 	return ret;
 }
 
+/*
+ * Room for one more of n elements of size in *a, whose room is *cap: doubled
+ * when full (one realloc per row copies the whole table each time, which a
+ * long file makes quadratic). 0, or -1 out of memory.
+ */
+static int table_room(void *a, size_t n, size_t *cap, size_t size)
+{
+	size_t want = *cap ? *cap * 2 : 64;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*(void **)a, want * size);
+	if (!q)
+		return -1;
+	*(void **)a = q;
+	*cap = want;
+	return 0;
+}
+
 int rp_summary_cmp(int rank_a, int pid_a, int rank_b, int pid_b)
 {
 	unsigned int ra = (unsigned int)rank_a, rb = (unsigned int)rank_b;	/* -1: after every rank */
@@ -942,7 +962,7 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_SUM], r, ret = -1;
 	unsigned char *seen = NULL;
-	size_t nhdr;
+	size_t nhdr, cap = run->nsummary;
 
 	if (run->bounded && !(seen = calloc(run->nprocs ? run->nprocs : 1, 1))) {
 		rp_reader_err(err, errlen, &rd, "out of memory");
@@ -953,7 +973,7 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf summary", sum_cols, NCOLS_SUM, col, err, errlen))
 		goto out;
 	while ((r = rp_next_line(&rd)) > 0) {
-		struct rp_summary_row row, *grown;
+		struct rp_summary_row row;
 
 		if (!rd.line[0])
 			continue;
@@ -962,12 +982,10 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 			goto out;
 		if (!summary_row_wanted(run, &row, seen))
 			continue;
-		grown = realloc(run->summary, (run->nsummary + 1) * sizeof(*grown));
-		if (!grown) {
+		if (table_room(&run->summary, run->nsummary, &cap, sizeof(*run->summary))) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
-		run->summary = grown;
 		run->summary[run->nsummary++] = row;
 	}
 	if (r < 0) {
@@ -1094,7 +1112,7 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_CALLS], r, ret = -1;
 	int *slots = NULL;
-	size_t nhdr;
+	size_t nhdr, cap = run->ncalls;
 
 	/* One row per function, in a table of their most: a file of any length fits. */
 	if (run->bounded) {
@@ -1118,7 +1136,7 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 		      err, errlen))
 		goto out;
 	while ((r = rp_next_line(&rd)) > 0) {
-		struct rp_call_row row, *grown;
+		struct rp_call_row row;
 
 		if (!rd.line[0])
 			continue;
@@ -1132,12 +1150,10 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 			}
 			continue;
 		}
-		grown = realloc(run->calls, (run->ncalls + 1) * sizeof(*grown));
-		if (!grown) {
+		if (table_room(&run->calls, run->ncalls, &cap, sizeof(*run->calls))) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
-		run->calls = grown;
 		run->calls[run->ncalls++] = row;
 	}
 	if (r < 0) {
@@ -1156,10 +1172,11 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *fld[MAX_FIELDS];
+	size_t cap = run->ninfo;
 	int r, n, ret = -1;
 
 	while ((r = rp_next_line(&rd)) > 0) {
-		struct rp_kv kv, *grown;
+		struct rp_kv kv;
 		size_t used;
 
 		if (!rd.line[0] || rd.line[0] == '#')
@@ -1180,12 +1197,10 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 		used = (size_t)snprintf(kv.value, sizeof(kv.value), "%s", fld[1]);
 		for (int i = 2; i < n && used < sizeof(kv.value); i++)
 			used += (size_t)snprintf(kv.value + used, sizeof(kv.value) - used, ",%s", fld[i]);
-		grown = realloc(run->info, (run->ninfo + 1) * sizeof(*grown));
-		if (!grown) {
+		if (table_room(&run->info, run->ninfo, &cap, sizeof(*run->info))) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
-		run->info = grown;
 		run->info[run->ninfo++] = kv;
 	}
 	if (r < 0) {
