@@ -20,6 +20,7 @@ make man-check rules-check	# man pages against the options; alert rules' unit te
 make layers-check		# a wrong-way include fails to compile; no include or module cycle (docs/ARCHITECTURE.md)
 make export-check		# export's pprof and speedscope files read back by Go's pprof and Python's json
 make test
+make report-memory-test	# report in bounded memory: 50 vs 200 MiB rank files
 tools/kernel-matrix.sh		# the same tree under Debian's 6.1 and 6.12 kernels (qemu)
 tools/arm64/check.sh		# the arm64 cross-build and its unit tests (qemu-user)
 tools/install-deps.sh dpkg-dev debhelper lintian >/dev/null

@@ -474,33 +474,224 @@ static void test_nodes(void **state)
 	rp_run_free(&run);
 }
 
-/* Thinning a long timeline keeps the first and last samples and every slice's peak. */
+/* A timeline of n samples: total = v[i], split app = v[i] - lib[i], lib:libx.so = lib[i]. */
+static FILE *timeline(size_t n, const int64_t *v, const int64_t *lib, bool cut_last)
+{
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	fputs("time_s,rank,pid,component,rss_bytes,pss_bytes\n", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%zu.000,0,7,total,%lld,%lld\n", i, (long long)v[i], (long long)v[i]);
+		fprintf(f, "%zu.000,0,7,app,%lld,0\n", i, (long long)(v[i] - lib[i]));
+		if (!cut_last || i + 1 < n)
+			fprintf(f, "%zu.000,0,7,lib:libx.so,%lld,0\n", i, (long long)lib[i]);
+	}
+	rewind(f);
+	return f;
+}
+
+/*
+ * Thinning as read: past max_samples, the first and last samples and per
+ * slice of time the largest and the smallest total, in time order; the
+ * figures the kept samples would understate (a component's own peak, the
+ * peak pss, the sampling gaps) come from every sample.
+ */
 static void test_thin(void **state)
 {
-	double *t = malloc(10 * sizeof(*t));
-	int64_t *pss = malloc(10 * sizeof(*pss)), *tot = malloc(10 * sizeof(*tot));
-	int64_t *rss[1] = { tot };
-	static const int64_t v[10] = { 5, 1, 9, 2, 3, 8, 1, 1, 7, 4 };
-	struct rp_proc p = { .n = 10, .cap = 10, .t = t, .pss_total = pss, .nrss = 1 };
+	static const int64_t v[10] = { 5, 1, 9, 4, 3, 8, 1, 1, 7, 4 };
+	/* lib:libx.so peaks at 3 (sample 3), where the total is small: thinned away. */
+	static const int64_t lib[10] = { 0, 0, 1, 3, 0, 0, 0, 0, 0, 0 };
+	struct rp_run run = { .max_samples = 6 };
+	char err[RP_ERRLEN];
+	struct rp_groups g;
+	struct rp_pstat st;
+	const struct rp_proc *p;
+	FILE *f = timeline(10, v, lib, false);
+	int x;
 
 	(void)state;
-	p.rss = malloc(sizeof(*p.rss));
-	p.rss[0] = rss[0];
-	for (int i = 0; i < 10; i++) {
-		t[i] = i;
-		tot[i] = pss[i] = v[i];
-	}
-	rp_thin(&p, 5);
-	/* Slices of 3 s over 1..8: {1,2,3} -> 9 at 2, {4,5,6} -> 8 at 5, {7,8} -> 7 at 8. */
-	assert_int_equal(p.n, 5);
-	assert_true(p.t[0] == 0 && p.t[1] == 2 && p.t[2] == 5 && p.t[3] == 8 && p.t[4] == 9);
-	assert_int_equal(p.rss[0][1], 9);
-	assert_int_equal(p.rss[0][4], 4);
-	assert_int_equal(p.pss_total[2], 8);
-	free(p.t);
-	free(p.pss_total);
-	free(p.rss[0]);
-	free(p.rss);
+	if (rp_read_proc(&run, f, "rank-0.csv", err, sizeof(err)))
+		fail_msg("%s", err);
+	fclose(f);
+	assert_int_equal(run.nprocs, 1);
+	p = &run.procs[0];
+	/* 2 slices over 1..8 s (to 4.5 s, then the rest): {1,2,3,4} -> hi 9 at 2, lo 1 at 1; {5..8} -> 8 at 5, 1 at 6. */
+	assert_true(p->thinned);
+	assert_int_equal(run.thinned, 1);
+	assert_int_equal(p->n, 6);
+	assert_true(p->t[0] == 0 && p->t[1] == 1 && p->t[2] == 2 && p->t[3] == 5 && p->t[4] == 6 &&
+		    p->t[5] == 9);
+	assert_int_equal(p->rss[0][2], 9);
+	assert_int_equal(p->rss[0][5], 4);
+	assert_int_equal(p->pss_total[3], 8);
+	x = rp_comp_find(&run, "lib:libx.so");
+	assert_true(x > 0);
+	assert_int_equal(p->rss_peak[x], 3);
+	assert_int_equal(p->pss_peak, 9);
+	assert_int_equal(p->ngaps, 5);	/* the first 6 samples' gaps: 1 s each */
+	assert_true(fabs(rp_interval(&run) - 1.0) < 1e-9);
+	assert_int_equal(rp_groups_make(&run, &g), 0);
+	assert_int_equal(rp_groups_apply(&run, &g), 0);
+	rp_pstat_of(&run, &g, 0, &st);
+	assert_int_equal(st.peak_total, 9);
+	assert_true(st.peak_t == 2);
+	assert_int_equal(st.final_total, 4);
+	assert_int_equal(st.peak_pss, 9);
+	/* The library's own peak over every sample, not over the kept ones (1). */
+	assert_int_equal(st.gpeak[g.of_comp[x]], 3);
+	rp_groups_free(&g);
+	rp_run_free(&run);
+}
+
+/* At or under max_samples nothing is thinned: every sample, as before. */
+static void test_thin_not_needed(void **state)
+{
+	static const int64_t v[6] = { 5, 1, 9, 2, 3, 8 };
+	static const int64_t lib[6] = { 0 };
+	struct rp_run run = { .max_samples = 6 };
+	char err[RP_ERRLEN];
+	FILE *f = timeline(6, v, lib, false);
+
+	(void)state;
+	assert_int_equal(rp_read_proc(&run, f, "rank-0.csv", err, sizeof(err)), 0);
+	fclose(f);
+	assert_false(run.procs[0].thinned);
+	assert_int_equal(run.thinned, 0);
+	assert_int_equal(run.procs[0].n, 6);
+	assert_null(run.procs[0].rss_peak);
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(run.procs[0].rss[0][i], v[i]);
+	rp_run_free(&run);
+}
+
+/* A last sample cut short is left out of the count and of the thinning. */
+static void test_thin_cut_last(void **state)
+{
+	static const int64_t v[8] = { 5, 1, 9, 2, 3, 8, 1, 7 };
+	static const int64_t lib[8] = { 1, 0, 0, 0, 0, 0, 0, 2 };
+	struct rp_run run = { .max_samples = 6 };
+	char err[RP_ERRLEN];
+	FILE *f = timeline(8, v, lib, true);
+
+	(void)state;
+	assert_int_equal(rp_read_proc(&run, f, "rank-0.csv", err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(run.dropped_samples, 1);
+	assert_int_equal(run.procs[0].n, 6);
+	/* The last kept sample is the last whole one (6 s, total 1). */
+	assert_true(run.procs[0].t[5] == 6);
+	assert_int_equal(run.procs[0].rss[0][5], 1);
+	rp_run_free(&run);
+}
+
+/* A line past RP_MAX_LINE is refused with its line number, not buffered whole. */
+static void test_line_too_long(void **state)
+{
+	struct rp_run run = { 0 };
+	char err[RP_ERRLEN];
+	FILE *f = tmpfile();
+
+	(void)state;
+	assert_non_null(f);
+	fputs("time_s,rank,pid,component,rss_bytes,pss_bytes\n0.000,0,7,total,1,1\n0.000,0,7,app,", f);
+	for (size_t i = 0; i < RP_MAX_LINE; i++)
+		fputc('1', f);
+	fputs(",1\n", f);
+	rewind(f);
+	assert_int_equal(rp_read_proc(&run, f, "rank-0.csv", err, sizeof(err)), -1);
+	fclose(f);
+	assert_non_null(strstr(err, "rank-0.csv:3: cannot read: line longer than 1048576 bytes"));
+	rp_run_free(&run);
+}
+
+/* A stream holding text. */
+static FILE *text_file(const char *text)
+{
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	fputs(text, f);
+	rewind(f);
+	return f;
+}
+
+/*
+ * bounded (`report`): summary.csv keeps the `total` rows of the timelines
+ * read, two at most each (the page only asks whether there is exactly one);
+ * mpi_calls.csv one row per function, summed as the page's table sums
+ * them; the figures are those of the unbounded read.
+ */
+static void test_bounded_tables(void **state)
+{
+	static const int64_t v[3] = { 5, 9, 4 }, lib[3] = { 0 };
+	static const char calls[] =
+		"rank,pid,function,calls,gained_bytes,released_bytes,net_bytes,peak_bytes,first_growth_s,last_growth_s\n"
+		"0,7,MPI_Init,1,100,10,90,100,0.5,0.5\n"
+		"1,8,MPI_Init,,50,0,-20,0,,\n"
+		"0,7,MPI_Send,4,7,0,7,7,1.0,2.0\n"
+		"1,8,MPI_Init,2,25,5,20,60,0.2,3.0\n";
+	struct rp_run run = { .bounded = true };
+	char err[RP_ERRLEN];
+	FILE *f = timeline(3, v, lib, false);
+	const struct rp_call_row *init;
+
+	(void)state;
+	assert_int_equal(rp_read_proc(&run, f, "rank-0.csv", err, sizeof(err)), 0);
+	fclose(f);
+	f = text_file("rank,pid,component,peak_rss_bytes,peak_rss_time_s,peak_pss_bytes\n"
+		      "0,7,app,1,0,1\n"		/* not total: not kept */
+		      "0,7,total,9,1,8\n"
+		      "3,99,total,1,0,1\n"	/* no such timeline: not kept */
+		      "0,7,total,9,1,8\n0,7,total,9,1,8\n");	/* a third: not kept */
+	assert_int_equal(rp_read_summary(&run, f, "summary.csv", err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(run.nsummary, 2);
+	assert_string_equal(run.summary[0].component, "total");
+
+	f = text_file(calls);
+	assert_int_equal(rp_read_calls(&run, f, "mpi_calls.csv", err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(run.ncalls, 2);
+	init = &run.calls[0];
+	assert_string_equal(init->function, "MPI_Init");
+	assert_int_equal(init->rows, 3);
+	assert_int_equal(init->calls, 3);
+	assert_int_equal(init->gained, 175);
+	assert_int_equal(init->released, 15);
+	assert_int_equal(init->net, 90);
+	assert_int_equal(init->peak, 100);
+	assert_true(init->first_growth == 0.2 && init->last_growth == 3.0);
+	assert_int_equal(run.calls[1].rows, 1);
+	rp_run_free(&run);
+}
+
+/* bounded: more functions than RP_MAX_FUNCS, or run_info lines than RP_MAX_INFO, are refused. */
+static void test_bounded_limits(void **state)
+{
+	struct rp_run run = { .bounded = true };
+	char err[RP_ERRLEN];
+	FILE *f = tmpfile();
+
+	(void)state;
+	assert_non_null(f);
+	fputs("rank,function,calls,gained_bytes,net_bytes\n", f);
+	for (int i = 0; i <= RP_MAX_FUNCS; i++)
+		fprintf(f, "0,MPI_F%d,1,1,1\n", i);
+	rewind(f);
+	assert_int_equal(rp_read_calls(&run, f, "mpi_calls.csv", err, sizeof(err)), -1);
+	fclose(f);
+	assert_non_null(strstr(err, "more than 4096 MPI functions"));
+	assert_null(strchr(err, '\n'));
+	f = tmpfile();
+	assert_non_null(f);
+	for (int i = 0; i <= RP_MAX_INFO; i++)
+		fprintf(f, "k%d,%d\n", i, i);
+	rewind(f);
+	assert_int_equal(rp_read_info(&run, f, "run_info.csv", err, sizeof(err)), -1);
+	fclose(f);
+	assert_non_null(strstr(err, "more than 65536 keys"));
+	rp_run_free(&run);
 }
 
 static void test_format(void **state)
@@ -548,6 +739,11 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_thin),
+		cmocka_unit_test(test_thin_not_needed),
+		cmocka_unit_test(test_thin_cut_last),
+		cmocka_unit_test(test_line_too_long),
+		cmocka_unit_test(test_bounded_tables),
+		cmocka_unit_test(test_bounded_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,6 +105,10 @@ static void test_replies(void **state)
 	assert_int_equal(jsp_parse_reply(line, &r), 0);
 	assert_string_equal(r.code, "nojob");
 	assert_string_equal(r.text, "no job 1234 is traced by the daemon on this node");
+	jsp_format_busy(line, sizeof(line), "try again");
+	assert_int_equal(jsp_parse_reply(line, &r), 0);
+	assert_string_equal(r.code, "busy");
+	assert_string_equal(r.text, "try again");
 
 	/* Malformed: refused, so the client stops rather than guess. */
 	assert_int_equal(jsp_parse_reply("JOB paused\n", &r), -1);

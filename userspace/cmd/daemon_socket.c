@@ -19,6 +19,7 @@
 
 #include "daemon_socket.h"
 #include "safe_open.h"
+#include "sock_limit.h"
 #include "sock_proto.h"
 
 #define BACKLOG		64	/* connections not accepted yet (a loaded node may not run us for a while) */
@@ -27,6 +28,13 @@
 #define ANSWER_TIMEOUT_S 5.0	/* to take the whole answer */
 #define QUEUE_TIMEOUT_S	10.0	/* a whole request may wait this long for a server */
 #define MAX_SERVING	8	/* answers sent at once, each by its own thread */
+/*
+ * Each user's share (sock_limit.h): of the connections whose request is
+ * coming or waiting, and of the answers under way. One user's silent or
+ * slow clients cost that user's own share, nobody else's.
+ */
+#define PER_UID_PENDING	4
+#define PER_UID_SERVING	2
 #define ENDED_KEEP_S	600.0	/* an ended job's final files stay served this long */
 #define ENDED_MAX	256	/* ... and at most this many ended jobs */
 
@@ -48,6 +56,7 @@ struct daemon_socket {
 	pthread_mutex_t srv_lock;	/* guards serving */
 	pthread_cond_t srv_done;
 	unsigned int serving;		/* answers being sent now */
+	struct sl_serving per_uid;	/* ... per user (guarded by srv_lock) */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;			/* the socket file we made: removed only if still it */
 	ino_t ino;
@@ -301,6 +310,8 @@ static void serve(struct daemon_socket *ds, int c, const char *req)
  */
 struct pending {
 	int fd;
+	uid_t uid;		/* the peer's (SO_PEERCRED at accept) */
+	double since;		/* accepted; once ready, when the request was complete */
 	bool ready;		/* the whole request is in: waiting for a server thread */
 	size_t n;
 	double deadline;
@@ -323,13 +334,15 @@ static int pending_read(struct pending *p)
 	if (!strchr(p->buf, '\n'))
 		return p->n + 1 < sizeof(p->buf) ? 0 : -1;	/* longer than a request: dropped */
 	p->ready = true;
-	p->deadline = mono_now() + QUEUE_TIMEOUT_S;
+	p->since = mono_now();
+	p->deadline = p->since + QUEUE_TIMEOUT_S;
 	return 1;
 }
 
 struct job_to_serve {
 	struct daemon_socket *ds;
 	int fd;
+	uid_t uid;
 	char req[JSP_LINE_MAX + 1];
 };
 
@@ -338,6 +351,8 @@ static void *answer_thread(void *arg)
 {
 	struct job_to_serve *w = arg;
 	struct daemon_socket *ds = w->ds;
+
+	uid_t uid = w->uid;
 
 	serve(ds, w->fd, w->req);
 	close(w->fd);
@@ -349,6 +364,7 @@ static void *answer_thread(void *arg)
 	 */
 	pthread_mutex_lock(&ds->srv_lock);
 	ds->serving--;
+	sl_serving_done(&ds->per_uid, uid);
 	if (write(ds->wake_pipe[1], "w", 1) < 0) {
 		/* Full: the loop is awake already. */
 	}
@@ -357,31 +373,37 @@ static void *answer_thread(void *arg)
 	return NULL;
 }
 
-/* p's request to a server thread, if one is free. true: p is handed over (or dropped). */
-static bool dispatch(struct daemon_socket *ds, struct pending *p)
+/*
+ * A one-line refusal to a connection about to be closed, without waiting:
+ * the client says why instead of "broke off its answer".
+ */
+static void say_busy(int fd, const char *why)
 {
-	struct job_to_serve *w;
+	char line[JSP_LINE_MAX];
+	int n = jsp_format_busy(line, sizeof(line), why);
+
+	if (n > 0 && send(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		/* Gone or not reading: it is closed all the same. */
+	}
+}
+
+/* The answer to p's request in its own thread; the slot (serving, per_uid) is taken. */
+static void start_answer(struct daemon_socket *ds, struct pending *p)
+{
+	struct job_to_serve *w = malloc(sizeof(*w));
 	pthread_attr_t attr;
 	pthread_t t;
-	bool busy;
 
-	pthread_mutex_lock(&ds->srv_lock);
-	busy = ds->serving >= MAX_SERVING;
-	if (!busy)
-		ds->serving++;
-	pthread_mutex_unlock(&ds->srv_lock);
-	if (busy)
-		return false;
-	w = malloc(sizeof(*w));
 	if (w) {
 		w->ds = ds;
 		w->fd = p->fd;
+		w->uid = p->uid;
 		memcpy(w->req, p->buf, sizeof(w->req));
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (!pthread_create(&t, &attr, answer_thread, w)) {
 			pthread_attr_destroy(&attr);
-			return true;
+			return;
 		}
 		pthread_attr_destroy(&attr);
 		free(w);
@@ -389,8 +411,93 @@ static bool dispatch(struct daemon_socket *ds, struct pending *p)
 	close(p->fd);
 	pthread_mutex_lock(&ds->srv_lock);
 	ds->serving--;
+	sl_serving_done(&ds->per_uid, p->uid);
 	pthread_mutex_unlock(&ds->srv_lock);
-	return true;
+}
+
+static size_t view_of(const struct pending *pend, size_t n, struct sl_conn *view)
+{
+	for (size_t i = 0; i < n; i++)
+		view[i] = (struct sl_conn){ .uid = pend[i].uid, .ready = pend[i].ready, .since = pend[i].since };
+	return n;
+}
+
+/*
+ * Whole requests to free server threads: the one waiting longest first,
+ * among users with fewer than PER_UID_SERVING answers under way.
+ */
+static void dispatch_ready(struct daemon_socket *ds, struct pending *pend, size_t *npend)
+{
+	struct sl_conn view[MAX_PENDING];
+
+	for (;;) {
+		long i = -1;
+
+		view_of(pend, *npend, view);
+		pthread_mutex_lock(&ds->srv_lock);
+		if (ds->serving < MAX_SERVING)
+			i = sl_pick(view, *npend, &ds->per_uid, PER_UID_SERVING);
+		if (i >= 0 && !sl_serving_add(&ds->per_uid, pend[i].uid))
+			ds->serving++;
+		else
+			i = -1;
+		pthread_mutex_unlock(&ds->srv_lock);
+		if (i < 0)
+			return;
+		start_answer(ds, &pend[i]);
+		pend[i] = pend[--*npend];
+	}
+}
+
+/*
+ * A new connection into the table, within its user's share: in place of
+ * that user's oldest silent one when the share is full, refused ("ERR
+ * busy") when the share is all whole requests waiting for a server.
+ */
+static void admit(struct pending *pend, size_t *npend, int c, double now)
+{
+	struct sl_conn view[MAX_PENDING];
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	size_t victim;
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+		close(c);
+		return;
+	}
+	/*
+	 * What the user's connections have sent meanwhile: a burst is accepted
+	 * before its requests are read, and a request already sent is not a
+	 * silent connection to make room from.
+	 */
+	for (size_t i = *npend; i-- > 0;) {
+		if (pend[i].uid != cred.uid || pend[i].ready || pending_read(&pend[i]) >= 0)
+			continue;
+		close(pend[i].fd);
+		pend[i] = pend[--*npend];
+	}
+	switch (sl_admit(view, view_of(pend, *npend, view), cred.uid, PER_UID_PENDING, &victim)) {
+	case SL_ADMIT:
+		pend[(*npend)++] = (struct pending){ .fd = c, .uid = cred.uid, .since = now,
+						     .deadline = now + CLIENT_TIMEOUT_S };
+		return;
+	case SL_EVICT:
+		say_busy(pend[victim].fd, "a newer connection of yours took this one's place (it had sent "
+			 "no request yet)");
+		close(pend[victim].fd);
+		pend[victim] = (struct pending){ .fd = c, .uid = cred.uid, .since = now,
+						 .deadline = now + CLIENT_TIMEOUT_S };
+		return;
+	case SL_REFUSE: {
+		char why[160];
+
+		snprintf(why, sizeof(why), "%d requests of yours are waiting for the node service already "
+			 "(at most that many at once): try again when they are answered", PER_UID_PENDING);
+		say_busy(c, why);
+		close(c);
+		return;
+	}
+	}
 }
 
 static void *serve_thread(void *arg)
@@ -431,21 +538,22 @@ static void *serve_thread(void *arg)
 		for (size_t i = npend; i-- > 0;) {
 			int ret = p[3 + i].revents ? pending_read(&pend[i]) : 0;
 
-			if (ret >= 0 && pend[i].ready && dispatch(ds, &pend[i])) {
-				pend[i] = pend[--npend];
-				continue;
-			}
 			if (ret >= 0 && now < pend[i].deadline)
 				continue;
+			if (ret >= 0 && pend[i].ready)
+				say_busy(pend[i].fd, "the node service had no free server for 10 s: try again");
 			close(pend[i].fd);
 			pend[i] = pend[--npend];
 		}
+		dispatch_ready(ds, pend, &npend);
 		if (!(p[0].revents & POLLIN))
 			continue;
 		/* Every connection waiting, not one a wakeup: a burst never fills the backlog. */
 		while (npend < MAX_PENDING &&
 		       (c = accept4(ds->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
-			pend[npend++] = (struct pending){ .fd = c, .deadline = now + CLIENT_TIMEOUT_S };
+			admit(pend, &npend, c, now);
+		/* Requests admit() found whole: served now, not at the next wakeup. */
+		dispatch_ready(ds, pend, &npend);
 	}
 	for (size_t i = 0; i < npend; i++)
 		close(pend[i].fd);

@@ -14,7 +14,10 @@
  * its answer slowly delays only itself; 64 more connections wait in the
  * backlog. A request is at most JSP_LINE_MAX bytes, sent within 2 s; a
  * whole request waits at most 10 s for a free server; the whole answer
- * must be taken within 5 s.
+ * must be taken within 5 s. Per user (sock_limit.h): at most 4 of those
+ * connections (a fifth replaces the user's oldest silent one; with 4
+ * whole requests waiting it is refused, "ERR busy") and 2 of the answers;
+ * a free server takes the request waiting longest among users under that.
  */
 #ifndef MEMATTR_DAEMON_SOCKET_H
 #define MEMATTR_DAEMON_SOCKET_H

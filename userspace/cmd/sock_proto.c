@@ -140,6 +140,11 @@ int jsp_format_ambiguous(char *buf, size_t len, const char *job)
 			job);
 }
 
+int jsp_format_busy(char *buf, size_t len, const char *why)
+{
+	return snprintf(buf, len, "ERR busy %s\n", why);
+}
+
 int jsp_format_nojob(char *buf, size_t len, const char *job)
 {
 	return snprintf(buf, len, "ERR nojob no job %s is traced by the daemon on this node\n", job);

@@ -12,7 +12,9 @@
  *
  * <code> is denied (another user's job), nojob (none of that ID traced),
  * ambiguous (root asked for an ID several users' jobs carry, without
- * naming whose: UID), or bad (a malformed request, another version).
+ * naming whose: UID), bad (a malformed request, another version), or busy
+ * (the asking user's share of the socket is taken, or no server was free
+ * within 10 s: try again).
  * A job is its owner's: an ID the batch system does not vouch for is
  * each claiming user's own job (see discovery.h). An ordinary user's
  * request is for their own job of the ID whatever UID says. A job ID is 1 to
@@ -60,6 +62,8 @@ int jsp_parse_reply(const char *line, struct jsp_reply *r);
 int jsp_format_denied(char *buf, size_t len, const char *job);
 int jsp_format_nojob(char *buf, size_t len, const char *job);
 int jsp_format_ambiguous(char *buf, size_t len, const char *job);
+/* "ERR busy <why>": the user's share of the socket is taken (sock_limit.h), or no server was free. */
+int jsp_format_busy(char *buf, size_t len, const char *why);
 
 /*
  * A file of a job's spool the daemon serves and the client accepts:

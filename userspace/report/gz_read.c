@@ -9,6 +9,7 @@
 struct gz_in {
 	gzFile gz;
 	uint64_t left;		/* bytes it may still inflate to */
+	uint64_t max;		/* what it started with */
 };
 
 static ssize_t gz_read_cookie(void *cookie, char *buf, size_t n)
@@ -46,6 +47,23 @@ static ssize_t gz_read_cookie(void *cookie, char *buf, size_t n)
 	return -1;
 }
 
+/* Back to the start only (a reader's second pass): the stream is inflated again. */
+static int gz_seek_cookie(void *cookie, off64_t *off, int whence)
+{
+	struct gz_in *in = cookie;
+
+	if (whence != SEEK_SET || *off != 0) {
+		errno = ESPIPE;
+		return -1;
+	}
+	if (gzrewind(in->gz)) {
+		errno = EIO;
+		return -1;
+	}
+	in->left = in->max;
+	return 0;
+}
+
 static int gz_close_cookie(void *cookie)
 {
 	struct gz_in *in = cookie;
@@ -57,7 +75,8 @@ static int gz_close_cookie(void *cookie)
 
 FILE *gz_open_read(FILE *plain, uint64_t max_bytes)
 {
-	cookie_io_functions_t io = { .read = gz_read_cookie, .close = gz_close_cookie };
+	cookie_io_functions_t io = { .read = gz_read_cookie, .seek = gz_seek_cookie,
+				   .close = gz_close_cookie };
 	struct gz_in *in = calloc(1, sizeof(*in));
 	int fd = dup(fileno(plain));
 	FILE *f;
@@ -65,7 +84,7 @@ FILE *gz_open_read(FILE *plain, uint64_t max_bytes)
 	fclose(plain);
 	if (!in || fd < 0)
 		goto fail;
-	in->left = max_bytes;
+	in->left = in->max = max_bytes;
 	in->gz = gzdopen(fd, "rb");
 	if (!in->gz)
 		goto fail;

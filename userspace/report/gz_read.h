@@ -12,7 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Takes plain over (closed with the result, or on failure); NULL: errno set. */
+/*
+ * Takes plain over (closed with the result, or on failure); NULL: errno set.
+ * It seeks back to its start only (fseek 0, SEEK_SET: inflated again).
+ */
 FILE *gz_open_read(FILE *plain, uint64_t max_bytes);
 
 #endif

@@ -27,7 +27,9 @@ void report_usage(FILE *f)
 	      "  mpi_calls.csv, run_info.csv) and writes DIR/" REPORT_NAME ": one self-contained\n"
 	      "  page with per-rank timelines, the job total, heat maps and peak tables.\n"
 	      "  Given other runs of the same program at other rank counts, the page also\n"
-	      "  shows the memory model of DIR and them (as memattr-bpf model fits it).\n", f);
+	      "  shows the memory model of DIR and them (as memattr-bpf model fits it).\n"
+	      "  Memory is bounded: a timeline of more than 8192 samples is thinned as read\n"
+	      "  (its peaks kept), and the page says so.\n", f);
 }
 
 static int fail(const char *msg)
@@ -110,6 +112,9 @@ int report_dir(const char *dir, const char *model_html)
 		close(dirfd);
 		return fail("out of memory");
 	}
+	/* Bounded memory: a timeline longer than the charts can draw is thinned as read. */
+	run->max_samples = RP_PROC_SAMPLES;
+	run->bounded = true;
 	if (rp_load_dir(run, dirfd, dir, err, sizeof(err))) {
 		fail(err);
 		goto out;

@@ -21,10 +21,25 @@
 /*
  * Samples the report keeps in memory over all processes (about 150 bytes
  * each): past it, each process keeps RP_KEEP_SAMPLES / processes of them
- * (at least RP_MIN_SAMPLES), its largest totals first (rp_thin).
+ * (at least RP_MIN_SAMPLES), its largest totals first (rp_read_proc).
  */
 #define RP_KEEP_SAMPLES	(8u << 20)
 #define RP_MIN_SAMPLES	48
+/*
+ * Samples `report` keeps of one process however long its file: a chart
+ * draws at most 2 per pixel column of a plot under 1,320 px wide
+ * (rp_pick_samples) and a heat map 240 columns, so per slice of time its
+ * largest and smallest total, 4,095 slices, lose nothing a chart shows.
+ */
+#define RP_PROC_SAMPLES	8192
+/* Gaps between a process's first samples that set the job's grid (rp_interval). */
+#define RP_MAX_GAPS	4096
+/* Longest line a reader takes: a longer one is refused, not buffered. */
+#define RP_MAX_LINE	(1u << 20)
+#define RP_MAX_LINE_TEXT "1048576"
+/* With rp_run.bounded: mpi_calls.csv's distinct functions, run_info.csv's lines. */
+#define RP_MAX_FUNCS	4096
+#define RP_MAX_INFO	65536
 /* Largest CSV the report reads: a day of 100 ms samples of 64 components is ~3 GiB. */
 #define RP_MAX_FILE	(16ULL << 30)
 
@@ -55,6 +70,16 @@ struct rp_proc {
 	size_t nrss;		/* entries in rss[] */
 	int64_t **pss;		/* with rp_run.keep_pss: as rss, the pss_bytes column; else NULL */
 	bool partial;		/* last line was cut: the run is still writing it */
+	/*
+	 * Thinned as read (more samples than rp_run.max_samples): the exact
+	 * figures over every sample, which the kept ones may understate.
+	 */
+	bool thinned;
+	int64_t *rss_peak;	/* [npeak]: each component's largest rss */
+	size_t npeak;
+	int64_t pss_peak;	/* largest pss of total */
+	double *gaps;		/* the first samples' positive gaps (rp_interval) */
+	size_t ngaps;
 	/* Filled by rp_groups_apply: */
 	int64_t *tot;		/* rss total per sample */
 	int64_t *grp;		/* n * RP_MAX_GROUPS: rss per display group per sample */
@@ -83,6 +108,7 @@ struct rp_call_row {
 	int64_t peak;		/* -1: column absent */
 	double first_growth;	/* < 0: column absent or empty */
 	double last_growth;
+	size_t rows;		/* rows of the file summed into this one (rp_run.bounded: per function) */
 };
 
 /* run_info.csv: key,value lines written by the tracer. */
@@ -109,8 +135,20 @@ struct rp_run {
 	size_t ninfo;
 	bool has_info;
 	size_t partial_lines;	/* cut last lines ignored: the run is in progress */
-	size_t max_samples;	/* per process, 0: all; a job of 100,000 ranks is thinned as read */
+	/*
+	 * Samples kept per process, 0: all. Set before reading to bound memory
+	 * (`report`: RP_PROC_SAMPLES); rp_load_dir lowers it for a job of
+	 * 100,000 ranks. A longer timeline is thinned as it is read.
+	 */
+	size_t max_samples;
 	bool keep_pss;		/* set before reading: keep every component's pss, not only total's */
+	/*
+	 * Set before reading (`report`): keep only what the page shows, so no
+	 * file's length sets the memory: summary.csv's `total` rows of the
+	 * timelines read (two at most each), mpi_calls.csv summed per function
+	 * (at most RP_MAX_FUNCS), run_info.csv at most RP_MAX_INFO lines.
+	 */
+	bool bounded;
 	size_t thinned;		/* processes whose timelines were thinned */
 	size_t dropped_samples;	/* incomplete last samples ignored */
 	const char *model_html;	/* a section made by the caller (report DIR RUN...: the memory model), NULL: none */
@@ -131,9 +169,12 @@ struct rp_reader {
 /*
  * Next complete line, without its line break: 1, 0 at the end (partial set
  * when the last line had no newline: it is still being written), -1 on a
- * read error (errno; EILSEQ for a NUL byte).
+ * read error (errno; EILSEQ for a NUL byte, EMSGSIZE for a line longer
+ * than RP_MAX_LINE).
  */
 int rp_next_line(struct rp_reader *rd);
+/* strerror, with rp_next_line's EMSGSIZE said plainly. */
+const char *rp_read_strerror(int e);
 
 /* err gets "NAME:LINE: " (or "NAME: " before the first line) and the message. */
 void rp_reader_err(char *err, size_t errlen, const struct rp_reader *rd, const char *fmt, ...)
@@ -160,7 +201,11 @@ int rp_col(char *const *hdr, size_t n, const char *name);
  */
 int rp_load_dir(struct rp_run *run, int dirfd, const char *dir, char *err, size_t errlen);
 
-/* Read one process timeline from an open stream (name is for messages). */
+/*
+ * Read one process timeline from an open stream (name is for messages).
+ * The stream is read twice (it must seek back to its start): once to check
+ * and count, once to keep at most run->max_samples of its samples.
+ */
 int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
 /* summary.csv's rows, sorted by rp_summary_cmp (ranks by rank, then the other processes by pid). */
 int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
@@ -172,13 +217,6 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 int rp_comp_find(const struct rp_run *run, const char *name);
 
 void rp_run_free(struct rp_run *run);
-
-/*
- * Keep at most max of p's samples: the first, the last, and in each of
- * max - 2 equal slices of its time the one with the largest total, so no
- * peak is lost; the arrays shrink to them.
- */
-void rp_thin(struct rp_proc *p, size_t max);
 
 /* report_stats.c -------------------------------------------------------- */
 

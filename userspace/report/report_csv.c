@@ -48,27 +48,71 @@ void rp_reader_err(char *err, size_t errlen, const struct rp_reader *rd, const c
 	va_end(ap);
 }
 
+/*
+ * A line is read a byte at a time into a buffer that stops growing at
+ * RP_MAX_LINE: a file of one endless line (16 GiB are allowed) must not
+ * become a 16 GiB buffer.
+ */
 int rp_next_line(struct rp_reader *rd)
 {
-	ssize_t len;
+	size_t len = 0;
+	bool nul = false;
+	int ch;
 
 	errno = 0;
-	len = getline(&rd->line, &rd->cap, rd->f);
-	if (len < 0)
-		return errno ? -1 : 0;
-	if (rd->line[len - 1] != '\n') {
-		rd->partial = true;
-		return 0;
+	for (;;) {
+		ch = getc_unlocked(rd->f);
+		if (ch == EOF) {
+			if (ferror(rd->f)) {
+				errno = errno ? errno : EIO;
+				return -1;
+			}
+			/* The last line had no newline: it is still being written. */
+			if (len)
+				rd->partial = true;
+			return 0;
+		}
+		if (ch == '\n')
+			break;
+		if (len + 1 >= rd->cap) {
+			size_t cap = rd->cap ? rd->cap * 2 : 256;
+			char *q;
+
+			if (rd->cap >= RP_MAX_LINE) {
+				rd->lineno++;
+				errno = EMSGSIZE;
+				return -1;
+			}
+			cap = cap < RP_MAX_LINE ? cap : RP_MAX_LINE;
+			q = realloc(rd->line, cap);
+			if (!q)
+				return -1;
+			rd->line = q;
+			rd->cap = cap;
+		}
+		nul |= !ch;
+		rd->line[len++] = (char)ch;
+	}
+	if (!rd->line) {
+		rd->line = malloc(256);
+		if (!rd->line)
+			return -1;
+		rd->cap = 256;
 	}
 	rd->lineno++;
-	rd->line[--len] = '\0';
+	rd->line[len] = '\0';
 	if (len && rd->line[len - 1] == '\r')
 		rd->line[--len] = '\0';
-	if (memchr(rd->line, '\0', (size_t)len)) {
+	if (nul) {
 		errno = EILSEQ;
 		return -1;
 	}
 	return 1;
+}
+
+const char *rp_read_strerror(int e)
+{
+	return e == EMSGSIZE ? "line longer than " RP_MAX_LINE_TEXT " bytes" : strerror(e);
 }
 
 int rp_csv_split(char *line, char **fields, size_t max)
@@ -177,7 +221,7 @@ static int read_header(struct rp_reader *rd, char **hdr, size_t *nhdr, char *err
 	int r = rp_next_line(rd), n;
 
 	if (r < 0) {
-		rp_reader_err(err, errlen, rd, "cannot read: %s", strerror(errno));
+		rp_reader_err(err, errlen, rd, "cannot read: %s", rp_read_strerror(errno));
 		return -1;
 	}
 	if (r == 0) {
@@ -239,7 +283,7 @@ static int bad_field(struct rp_reader *rd, const char *col, const char *val, cha
 
 static int read_error(struct rp_reader *rd, char *err, size_t errlen)
 {
-	rp_reader_err(err, errlen, rd, "cannot read: %s", strerror(errno));
+	rp_reader_err(err, errlen, rd, "cannot read: %s", rp_read_strerror(errno));
 	return -1;
 }
 
@@ -373,23 +417,6 @@ static int proc_new_sample(struct rp_proc *p, double t)
 	return 0;
 }
 
-/*
- * A sample is whole when it has a total and its components add up to it.
- * Only the last one can be cut short by a writer still at work.
- */
-static bool last_sample_whole(const struct rp_proc *p, bool had_total)
-{
-	int64_t sum = 0;
-	size_t s = p->n - 1;
-
-	if (!had_total)
-		return false;
-	for (size_t c = 1; c < p->nrss; c++)
-		if (p->rss[c])
-			sum = rp_sat_add(sum, p->rss[c][s]);
-	return sum == p->rss[0][s];
-}
-
 static void proc_free(struct rp_proc *p)
 {
 	for (size_t c = 0; c < p->nrss; c++) {
@@ -403,6 +430,8 @@ static void proc_free(struct rp_proc *p)
 	free(p->pss_total);
 	free(p->tot);
 	free(p->grp);
+	free(p->rss_peak);
+	free(p->gaps);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -414,19 +443,205 @@ static const char *const proc_cols[NCOLS_PROC] = {
 };
 
 
-/* Rows of the timeline into p; the reader is past the header. */
-static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct rp_reader *rd,
-			  const int *col, size_t nhdr, char *err, size_t errlen)
+/*
+ * The timeline is read in two passes over the file (report_csv.c's
+ * streaming reader): the first checks every row, counts the whole samples
+ * and keeps what thinning would lose (each component's peak, the total's
+ * peak pss, the first gaps); the second keeps the samples, all of them or
+ * - past run->max_samples - per slice of time the first sample with the
+ * largest total and the first with the smallest. Only one sample's rows
+ * are held at a time, so memory does not grow with the file.
+ */
+struct sample {
+	double t;
+	int64_t *rss, *pss;	/* [room]: this sample's rows, 0 where absent */
+	int64_t pss_total;
+	size_t idx;		/* its index among the file's whole samples */
+};
+
+struct proc_pass {
+	int second;		/* 0: counting and checking; 1: keeping */
+	size_t room;		/* entries of the per-component arrays below */
+	bool *present;		/* components with a row anywhere in the file */
+	size_t ncomp;		/* highest present component + 1 */
+	struct sample cur;	/* the sample being read */
+	bool started, has_total;
+	size_t n;		/* whole samples passed on */
+	size_t want;		/* pass 2: samples the first pass counted */
+	/* Pass 1's figures. */
+	double t0, tlast;
+	int64_t *peak;		/* [room] */
+	int64_t pss_peak;
+	double *gaps;
+	size_t ngaps, max_gaps;
+	/* Pass 2's thinning: slices of time, each keeping its hi and lo. */
+	bool thin;
+	size_t slices, k;
+	struct sample hi, lo;
+	bool has_hl;
+};
+
+static int grow_i64(int64_t **a, size_t old, size_t n)
+{
+	int64_t *q = realloc(*a, n * sizeof(*q));
+
+	if (!q)
+		return -1;
+	memset(q + old, 0, (n - old) * sizeof(*q));
+	*a = q;
+	return 0;
+}
+
+/* Room for component c in every per-component array of the pass. */
+static int pass_room(struct proc_pass *ps, size_t c)
+{
+	size_t n = ps->room ? ps->room : 8;
+	bool *pr;
+
+	if (c < ps->room)
+		return 0;
+	while (n <= c)
+		n *= 2;
+	if (grow_i64(&ps->cur.rss, ps->room, n) || grow_i64(&ps->cur.pss, ps->room, n) ||
+	    grow_i64(&ps->hi.rss, ps->room, n) || grow_i64(&ps->hi.pss, ps->room, n) ||
+	    grow_i64(&ps->lo.rss, ps->room, n) || grow_i64(&ps->lo.pss, ps->room, n) ||
+	    grow_i64(&ps->peak, ps->room, n))
+		return -1;
+	pr = realloc(ps->present, n * sizeof(*pr));
+	if (!pr)
+		return -1;
+	memset(pr + ps->room, 0, (n - ps->room) * sizeof(*pr));
+	ps->present = pr;
+	ps->room = n;
+	return 0;
+}
+
+static void pass_free(struct proc_pass *ps)
+{
+	free(ps->cur.rss);
+	free(ps->cur.pss);
+	free(ps->hi.rss);
+	free(ps->hi.pss);
+	free(ps->lo.rss);
+	free(ps->lo.pss);
+	free(ps->peak);
+	free(ps->present);
+	free(ps->gaps);
+}
+
+static void sample_copy(struct sample *to, const struct sample *from, size_t ncomp)
+{
+	to->t = from->t;
+	to->pss_total = from->pss_total;
+	to->idx = from->idx;
+	memcpy(to->rss, from->rss, ncomp * sizeof(*to->rss));
+	memcpy(to->pss, from->pss, ncomp * sizeof(*to->pss));
+}
+
+/* One more sample in p, its values from s. */
+static int proc_append(struct rp_proc *p, const struct proc_pass *ps, const struct sample *s,
+		       bool keep_pss)
+{
+	if (proc_new_sample(p, s->t))
+		return -1;
+	p->pss_total[p->n - 1] = s->pss_total;
+	for (size_t c = 0; c < ps->ncomp; c++) {
+		int64_t *series;
+
+		if (!ps->present[c])
+			continue;
+		series = proc_series(p, c, keep_pss);
+		if (!series)
+			return -1;
+		series[p->n - 1] = s->rss[c];
+		if (p->pss)
+			p->pss[c][p->n - 1] = s->pss[c];
+	}
+	return 0;
+}
+
+/* The slice's first largest and first smallest total, in time order. */
+static int flush_slice(struct rp_proc *p, struct proc_pass *ps, bool keep_pss)
+{
+	const struct sample *a = &ps->hi, *b = &ps->lo;
+
+	if (!ps->has_hl)
+		return 0;
+	ps->has_hl = false;
+	if (a->idx > b->idx) {
+		a = &ps->lo;
+		b = &ps->hi;
+	}
+	if (proc_append(p, ps, a, keep_pss))
+		return -1;
+	return a->idx == b->idx ? 0 : proc_append(p, ps, b, keep_pss);
+}
+
+/* A whole sample, passed to the pass's use of it. */
+static int commit(struct rp_run *run, struct rp_proc *p, struct proc_pass *ps)
+{
+	struct sample *s = &ps->cur;
+
+	s->idx = ps->n++;
+	if (!ps->second) {
+		if (s->idx == 0)
+			ps->t0 = s->t;
+		else if (s->idx < ps->max_gaps && s->t > ps->tlast)
+			ps->gaps[ps->ngaps++] = s->t - ps->tlast;
+		ps->tlast = s->t;
+		for (size_t c = 0; c < ps->ncomp; c++)
+			if (s->rss[c] > ps->peak[c])
+				ps->peak[c] = s->rss[c];
+		if (s->pss_total > ps->pss_peak)
+			ps->pss_peak = s->pss_total;
+		return 0;
+	}
+	/* A file still being written may have grown since the first pass. */
+	if (s->idx >= ps->want)
+		return 0;
+	if (!ps->thin || s->idx == 0)
+		return proc_append(p, ps, s, run->keep_pss);
+	if (s->idx == ps->want - 1)
+		return flush_slice(p, ps, run->keep_pss) || proc_append(p, ps, s, run->keep_pss) ? -1 : 0;
+	/* Slice k ends at t0 + span * (k + 1) / slices; the last one takes the rest. */
+	while (ps->k + 1 < ps->slices &&
+	       s->t > ps->t0 + (ps->tlast - ps->t0) * (double)(ps->k + 1) / (double)ps->slices) {
+		if (flush_slice(p, ps, run->keep_pss))
+			return -1;
+		ps->k++;
+	}
+	if (!ps->has_hl || s->rss[0] > ps->hi.rss[0])
+		sample_copy(&ps->hi, s, ps->ncomp);
+	if (!ps->has_hl || s->rss[0] < ps->lo.rss[0])
+		sample_copy(&ps->lo, s, ps->ncomp);
+	ps->has_hl = true;
+	return 0;
+}
+
+/* A sample whose rows all came: a total, and the components add up to it. */
+static bool cur_whole(const struct proc_pass *ps)
+{
+	int64_t sum = 0;
+
+	if (!ps->has_total)
+		return false;
+	for (size_t c = 1; c < ps->ncomp; c++)
+		sum = rp_sat_add(sum, ps->cur.rss[c]);
+	return sum == ps->cur.rss[0];
+}
+
+/* One pass over the rows of the timeline; the reader is past the header. */
+static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct proc_pass *ps,
+			  struct rp_reader *rd, const int *col, size_t nhdr, char *err, size_t errlen)
 {
 	char *fld[MAX_FIELDS];
-	bool has_total = false;
 	/* Rows come in the same order every sample: guess each from the last one. */
 	int order[128] = { 0 };
 	size_t pos = 0;
 	int r;
 
 	while ((r = rp_next_line(rd)) > 0) {
-		int64_t rss, pss, *series;
+		int64_t rss, pss;
 		double t;
 		int rank, pid, c;
 
@@ -446,7 +661,7 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct rp_reade
 			return bad_field(rd, COL_RSS, fld[col[C_RSS]], err, errlen);
 		if (rp_parse_i64(fld[col[C_PSS]], 0, &pss))
 			return bad_field(rd, COL_PSS, fld[col[C_PSS]], err, errlen);
-		if (p->n == 0) {
+		if (!ps->started) {
 			p->rank = rank;
 			p->pid = pid;
 			if (col[C_NODE] >= 0) {
@@ -460,83 +675,163 @@ static int read_proc_rows(struct rp_run *run, struct rp_proc *p, struct rp_reade
 			rp_reader_err(err, errlen, rd, "rank/pid %d/%d differ from the file's first row (%d/%d)",
 			       rank, pid, p->rank, p->pid);
 			return -1;
-		} else if (t < p->t[p->n - 1]) {
-			rp_reader_err(err, errlen, rd, "time_s goes back (%.3f after %.3f)", t, p->t[p->n - 1]);
+		} else if (t < ps->cur.t) {
+			rp_reader_err(err, errlen, rd, "time_s goes back (%.3f after %.3f)", t, ps->cur.t);
 			return -1;
 		}
 		if (!strcmp(fld[col[C_COMP]], "total"))
 			pos = 0;
-		c = comp_index(run, fld[col[C_COMP]], pos < 128 && p->n ? (size_t)order[pos] : 0);
-		if (c < 0)
+		c = comp_index(run, fld[col[C_COMP]], pos < 128 && ps->started ? (size_t)order[pos] : 0);
+		if (c < 0 || pass_room(ps, (size_t)c))
 			goto oom;
 		if (pos < 128)
 			order[pos] = c;
 		pos++;
 		/* A sample begins with a new time, or with a second `total` row at the same one. */
-		if (p->n == 0 || t != p->t[p->n - 1] || (c == 0 && has_total)) {
-			if (p->n && !has_total) {
-				rp_reader_err(err, errlen, rd, "the sample before (time_s %.3f) has no total row",
-				       p->t[p->n - 1]);
-				return -1;
+		if (!ps->started || t != ps->cur.t || (c == 0 && ps->has_total)) {
+			if (ps->started) {
+				if (!ps->has_total) {
+					rp_reader_err(err, errlen, rd, "the sample before (time_s %.3f) has no total row",
+						      ps->cur.t);
+					return -1;
+				}
+				if (commit(run, p, ps))
+					goto oom;
 			}
-			if (proc_new_sample(p, t))
-				goto oom;
-			has_total = false;
+			memset(ps->cur.rss, 0, ps->ncomp * sizeof(*ps->cur.rss));
+			memset(ps->cur.pss, 0, ps->ncomp * sizeof(*ps->cur.pss));
+			ps->cur.t = t;
+			ps->cur.pss_total = -1;
+			ps->started = true;
+			ps->has_total = false;
 		}
-		series = proc_series(p, (size_t)c, run->keep_pss);
-		if (!series)
-			goto oom;
-		series[p->n - 1] = rss;
-		if (p->pss)
-			p->pss[c][p->n - 1] = pss;
+		if (!ps->present[c]) {
+			ps->present[c] = true;
+			if ((size_t)c >= ps->ncomp)
+				ps->ncomp = (size_t)c + 1;
+		}
+		ps->cur.rss[c] = rss;
+		ps->cur.pss[c] = pss;
 		if (c == 0) {
-			has_total = true;
-			p->pss_total[p->n - 1] = pss;
+			ps->has_total = true;
+			ps->cur.pss_total = pss;
 		}
 	}
 	if (r < 0)
 		return read_error(rd, err, errlen);
-	if (rd->partial)
-		run->partial_lines++;
-	if (p->n && !last_sample_whole(p, has_total)) {
-		p->n--;
-		run->dropped_samples++;
+	/* Only the last sample can be cut short by a writer still at work. */
+	if (ps->started) {
+		if (cur_whole(ps)) {
+			if (commit(run, p, ps))
+				goto oom;
+		} else if (!ps->second) {
+			run->dropped_samples++;
+		}
 	}
+	if (rd->partial && !ps->second)
+		run->partial_lines++;
 	return 0;
 oom:
 	rp_reader_err(err, errlen, rd, "out of memory");
 	return -1;
 }
 
+/* Back to the first line, for the second pass. */
+static int reader_rewind(struct rp_reader *rd, char *err, size_t errlen)
+{
+	if (fseek(rd->f, 0, SEEK_SET)) {
+		rp_reader_err(err, errlen, rd, "cannot read it a second time: %s", strerror(errno));
+		return -1;
+	}
+	clearerr(rd->f);
+	rd->lineno = 0;
+	rd->partial = false;
+	return 0;
+}
+
+/* Exactly n samples of room (a thinned timeline knows how many it keeps). */
+static int proc_reserve(struct rp_proc *p, size_t n)
+{
+	p->t = malloc(n * sizeof(*p->t));
+	p->pss_total = malloc(n * sizeof(*p->pss_total));
+	if (!p->t || !p->pss_total)
+		return -1;
+	p->cap = n;
+	return 0;
+}
+
 int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	struct rp_proc p = { .rank = -1, .node = -1 }, *grown;
+	struct proc_pass ps = { .pss_peak = -1 };
+	size_t max = run->max_samples, keep;
 	int col[NCOLS_PROC];
 	char *hdr[MAX_FIELDS];
 	size_t nhdr;
 	int ret = -1;
 
 	/* "total" is component 0 in every run: the readers rely on it. */
-	if (comp_index(run, "total", 0) != 0) {
+	if (comp_index(run, "total", 0) != 0 || pass_room(&ps, 0)) {
 		rp_reader_err(err, errlen, &rd, "out of memory");
-		return -1;
+		goto out;
+	}
+	/* The gaps rp_interval reads: those of the first samples, as many as are kept. */
+	if (max) {
+		ps.max_gaps = max < RP_MAX_GAPS ? max : RP_MAX_GAPS;
+		ps.gaps = malloc(ps.max_gaps * sizeof(*ps.gaps));
+		if (!ps.gaps) {
+			rp_reader_err(err, errlen, &rd, "out of memory");
+			goto out;
+		}
 	}
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf timeline", proc_cols, NCOLS_PROC, col,
 		      err, errlen))
 		goto out;
-	if (read_proc_rows(run, &p, &rd, col, nhdr, err, errlen))
+	if (read_proc_rows(run, &p, &ps, &rd, col, nhdr, err, errlen))
 		goto out;
-	snprintf(p.file, sizeof(p.file), "%s", strrchr(name, '/') ? strrchr(name, '/') + 1 : name);
-	if (run->max_samples && p.n > run->max_samples) {
-		rp_thin(&p, run->max_samples);
-		run->thinned++;
-	}
 	/* A file with a header and no whole sample yet: a process just found. */
-	if (p.n == 0) {
+	if (ps.n == 0) {
 		ret = 0;
 		goto out;
+	}
+	ps.want = ps.n;
+	/* Past max, per slice its largest and its smallest total, and the first and last sample. */
+	ps.thin = max >= 4 && ps.want > max;
+	ps.slices = (max - 2) / 2;
+	keep = ps.thin ? max : ps.want;
+	ps.second = 1;
+	ps.n = 0;
+	ps.started = ps.has_total = false;
+	if (reader_rewind(&rd, err, errlen) ||
+	    read_header(&rd, hdr, &nhdr, err, errlen) ||
+	    find_cols(&rd, hdr, nhdr, "memattr-bpf timeline", proc_cols, NCOLS_PROC, col,
+		      err, errlen))
+		goto out;
+	if (proc_reserve(&p, keep)) {
+		rp_reader_err(err, errlen, &rd, "out of memory");
+		goto out;
+	}
+	if (read_proc_rows(run, &p, &ps, &rd, col, nhdr, err, errlen))
+		goto out;
+	if (ps.n < ps.want) {
+		rp_reader_err(err, errlen, &rd, "changed while being read (%zu samples, then %zu)",
+			      ps.want, ps.n);
+		goto out;
+	}
+	snprintf(p.file, sizeof(p.file), "%s", strrchr(name, '/') ? strrchr(name, '/') + 1 : name);
+	if (ps.thin) {
+		/* What the kept samples alone would understate: the exact figures. */
+		p.thinned = true;
+		p.rss_peak = ps.peak;
+		p.npeak = ps.ncomp;
+		ps.peak = NULL;
+		p.pss_peak = ps.pss_peak;
+		p.gaps = ps.gaps;
+		p.ngaps = ps.ngaps;
+		ps.gaps = NULL;
+		run->thinned++;
 	}
 	grown = realloc(run->procs, (run->nprocs + 1) * sizeof(*grown));
 	if (!grown) {
@@ -545,12 +840,34 @@ int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_
 	}
 	run->procs = grown;
 	run->procs[run->nprocs++] = p;
+	pass_free(&ps);
 	free(rd.line);
 	return 0;
 out:
 	proc_free(&p);
+	pass_free(&ps);
 	free(rd.line);
 	return ret;
+}
+
+/*
+ * Room for one more of n elements of size in *a, whose room is *cap: doubled
+ * when full (one realloc per row copies the whole table each time, which a
+ * long file makes quadratic). 0, or -1 out of memory.
+ */
+static int table_room(void *a, size_t n, size_t *cap, size_t size)
+{
+	size_t want = *cap ? *cap * 2 : 64;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*(void **)a, want * size);
+	if (!q)
+		return -1;
+	*(void **)a = q;
+	*cap = want;
+	return 0;
 }
 
 int rp_summary_cmp(int rank_a, int pid_a, int rank_b, int pid_b)
@@ -599,30 +916,76 @@ static int parse_sum_row(struct rp_reader *rd, char **fld, const int *col,
 	return 0;
 }
 
+/*
+ * The timeline a summary row is about (procs are sorted as summary.csv's
+ * rows are, rp_summary_cmp), -1 when none was read.
+ */
+static long proc_of_row(const struct rp_run *run, const struct rp_summary_row *row)
+{
+	size_t lo = 0, hi = run->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = rp_summary_cmp(run->procs[mid].rank, run->procs[mid].pid, row->rank, row->pid);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/*
+ * bounded: the report reads a process's `total` row only, and only whether
+ * there is one or several: other rows, rows of no timeline and a third row
+ * of one are not kept (the figures are the same).
+ */
+static bool summary_row_wanted(const struct rp_run *run, const struct rp_summary_row *row,
+			       unsigned char *seen)
+{
+	long i;
+
+	if (!run->bounded)
+		return true;
+	if (strcmp(row->component, "total") || (i = proc_of_row(run, row)) < 0 || seen[i] >= 2)
+		return false;
+	seen[i]++;
+	return true;
+}
+
 int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_SUM], r, ret = -1;
-	size_t nhdr;
+	unsigned char *seen = NULL;
+	size_t nhdr, cap = run->nsummary;
+
+	if (run->bounded && !(seen = calloc(run->nprocs ? run->nprocs : 1, 1))) {
+		rp_reader_err(err, errlen, &rd, "out of memory");
+		return -1;
+	}
 
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf summary", sum_cols, NCOLS_SUM, col, err, errlen))
 		goto out;
 	while ((r = rp_next_line(&rd)) > 0) {
-		struct rp_summary_row row, *grown;
+		struct rp_summary_row row;
 
 		if (!rd.line[0])
 			continue;
 		if (split_row(&rd, fld, nhdr, err, errlen) ||
 		    parse_sum_row(&rd, fld, col, &row, err, errlen))
 			goto out;
-		grown = realloc(run->summary, (run->nsummary + 1) * sizeof(*grown));
-		if (!grown) {
+		if (!summary_row_wanted(run, &row, seen))
+			continue;
+		if (table_room(&run->summary, run->nsummary, &cap, sizeof(*run->summary))) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
-		run->summary = grown;
 		run->summary[run->nsummary++] = row;
 	}
 	if (r < 0) {
@@ -635,6 +998,7 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 		qsort(run->summary, run->nsummary, sizeof(*run->summary), cmp_summary_row);
 	ret = 0;
 out:
+	free(seen);
 	free(rd.line);
 	return ret;
 }
@@ -662,6 +1026,7 @@ static int parse_call_row(struct rp_reader *rd, char **fld, const int *col,
 	const char *v;
 
 	memset(row, 0, sizeof(*row));
+	row->rows = 1;
 	if (parse_rank(fld[col[K_RANK]], &row->rank))
 		return bad_field(rd, "rank", fld[col[K_RANK]], err, errlen);
 	row->pid = -1;
@@ -693,31 +1058,102 @@ static int parse_call_row(struct rp_reader *rd, char **fld, const int *col,
 	return 0;
 }
 
+/* r summed into a, as the report's table sums a function's rows (report_html.c). */
+static void call_merge(struct rp_call_row *a, const struct rp_call_row *r)
+{
+	a->rows++;
+	if (r->calls >= 0)
+		a->calls = a->calls < 0 ? r->calls : rp_sat_add(a->calls, r->calls);
+	a->gained = rp_sat_add(a->gained, r->gained);
+	a->net = rp_sat_add(a->net, r->net);
+	if (r->released >= 0)
+		a->released = a->released < 0 ? r->released : rp_sat_add(a->released, r->released);
+	if (r->peak > a->peak)
+		a->peak = r->peak;
+	if (r->first_growth >= 0 && (a->first_growth < 0 || r->first_growth < a->first_growth))
+		a->first_growth = r->first_growth;
+	if (r->last_growth > a->last_growth)
+		a->last_growth = r->last_growth;
+}
+
+#define FUNC_SLOTS	(2 * RP_MAX_FUNCS)	/* a power of two */
+
+/* The slot of function name in an open-addressing table of run->calls indices. */
+static size_t func_slot(const struct rp_run *run, const int *slots, const char *name)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	for (size_t i = h & (FUNC_SLOTS - 1);; i = (i + 1) & (FUNC_SLOTS - 1))
+		if (slots[i] < 0 || !strcmp(run->calls[slots[i]].function, name))
+			return i;
+}
+
+/* bounded: row summed into its function's; 1 when there are too many functions. */
+static int call_add_merged(struct rp_run *run, int *slots, const struct rp_call_row *row)
+{
+	size_t i = func_slot(run, slots, row->function);
+
+	if (slots[i] >= 0) {
+		call_merge(&run->calls[slots[i]], row);
+		return 0;
+	}
+	if (run->ncalls >= RP_MAX_FUNCS)
+		return 1;
+	slots[i] = (int)run->ncalls;
+	run->calls[run->ncalls++] = *row;
+	return 0;
+}
+
 int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_CALLS], r, ret = -1;
-	size_t nhdr;
+	int *slots = NULL;
+	size_t nhdr, cap = run->ncalls;
+
+	/* One row per function, in a table of their most: a file of any length fits. */
+	if (run->bounded) {
+		struct rp_call_row *all = realloc(run->calls, RP_MAX_FUNCS * sizeof(*all));
+
+		slots = malloc(FUNC_SLOTS * sizeof(*slots));
+		if (all)
+			run->calls = all;
+		if (!all || !slots) {
+			rp_reader_err(err, errlen, &rd, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < FUNC_SLOTS; i++)
+			slots[i] = -1;
+		for (size_t i = 0; i < run->ncalls; i++)
+			slots[func_slot(run, slots, run->calls[i].function)] = (int)i;
+	}
 
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf MPI call table", call_cols, NCOLS_CALLS, col,
 		      err, errlen))
 		goto out;
 	while ((r = rp_next_line(&rd)) > 0) {
-		struct rp_call_row row, *grown;
+		struct rp_call_row row;
 
 		if (!rd.line[0])
 			continue;
 		if (split_row(&rd, fld, nhdr, err, errlen) ||
 		    parse_call_row(&rd, fld, col, &row, err, errlen))
 			goto out;
-		grown = realloc(run->calls, (run->ncalls + 1) * sizeof(*grown));
-		if (!grown) {
+		if (slots) {
+			if (call_add_merged(run, slots, &row)) {
+				rp_reader_err(err, errlen, &rd, "more than %d MPI functions", RP_MAX_FUNCS);
+				goto out;
+			}
+			continue;
+		}
+		if (table_room(&run->calls, run->ncalls, &cap, sizeof(*run->calls))) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
-		run->calls = grown;
 		run->calls[run->ncalls++] = row;
 	}
 	if (r < 0) {
@@ -727,6 +1163,7 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 	run->has_calls = true;
 	ret = 0;
 out:
+	free(slots);
 	free(rd.line);
 	return ret;
 }
@@ -735,10 +1172,11 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *fld[MAX_FIELDS];
+	size_t cap = run->ninfo;
 	int r, n, ret = -1;
 
 	while ((r = rp_next_line(&rd)) > 0) {
-		struct rp_kv kv, *grown;
+		struct rp_kv kv;
 		size_t used;
 
 		if (!rd.line[0] || rd.line[0] == '#')
@@ -750,17 +1188,19 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 		}
 		if (rd.lineno == 1 && !strcmp(fld[0], "key") && !strcmp(fld[1], "value"))
 			continue;
+		if (run->bounded && run->ninfo >= RP_MAX_INFO) {
+			rp_reader_err(err, errlen, &rd, "more than %d keys", RP_MAX_INFO);
+			goto out;
+		}
 		snprintf(kv.key, sizeof(kv.key), "%s", fld[0]);
 		/* An unquoted value with commas in it: keep it whole. */
 		used = (size_t)snprintf(kv.value, sizeof(kv.value), "%s", fld[1]);
 		for (int i = 2; i < n && used < sizeof(kv.value); i++)
 			used += (size_t)snprintf(kv.value + used, sizeof(kv.value) - used, ",%s", fld[i]);
-		grown = realloc(run->info, (run->ninfo + 1) * sizeof(*grown));
-		if (!grown) {
+		if (table_room(&run->info, run->ninfo, &cap, sizeof(*run->info))) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
 		}
-		run->info = grown;
 		run->info[run->ninfo++] = kv;
 	}
 	if (r < 0) {
@@ -916,8 +1356,12 @@ int rp_load_dir(struct rp_run *run, int dirfd, const char *dir, char *err, size_
 			 dir);
 		goto out;
 	}
-	if (n * 600 > RP_KEEP_SAMPLES)
-		run->max_samples = RP_KEEP_SAMPLES / n > RP_MIN_SAMPLES ? RP_KEEP_SAMPLES / n : RP_MIN_SAMPLES;
+	if (n * 600 > RP_KEEP_SAMPLES) {
+		size_t share = RP_KEEP_SAMPLES / n > RP_MIN_SAMPLES ? RP_KEEP_SAMPLES / n : RP_MIN_SAMPLES;
+
+		if (!run->max_samples || share < run->max_samples)
+			run->max_samples = share;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (read_file(run, dirfd, dir, names[i], false, rp_read_proc, err, errlen))
 			goto out;
@@ -953,75 +1397,4 @@ void rp_run_free(struct rp_run *run)
 	free(run->calls);
 	free(run->info);
 	memset(run, 0, sizeof(*run));
-}
-
-/*
- * An array's first n elements in a fresh block of their size, the old one
- * freed whole: shrunk in place, each of 100,000 timelines would leave a
- * hole the next one's larger arrays cannot use, and the heap would grow
- * by the full size of every timeline read.
- */
-static void *exact_copy(void *a, size_t bytes)
-{
-	void *q = malloc(bytes);
-
-	if (!q)
-		return a;	/* kept as it is: still correct, only larger */
-	memcpy(q, a, bytes);
-	free(a);
-	return q;
-}
-
-/* Give back what a thinned process no longer uses. */
-static void proc_shrink(struct rp_proc *p)
-{
-	size_t n = p->n ? p->n : 1;
-
-	p->t = exact_copy(p->t, n * sizeof(*p->t));
-	p->pss_total = exact_copy(p->pss_total, n * sizeof(*p->pss_total));
-	for (size_t c = 0; c < p->nrss; c++) {
-		if (p->rss[c])
-			p->rss[c] = exact_copy(p->rss[c], n * sizeof(**p->rss));
-		if (p->pss && p->pss[c])
-			p->pss[c] = exact_copy(p->pss[c], n * sizeof(**p->pss));
-	}
-	p->cap = n;
-}
-
-static void keep_sample(struct rp_proc *p, size_t to, size_t from)
-{
-	p->t[to] = p->t[from];
-	p->pss_total[to] = p->pss_total[from];
-	for (size_t c = 0; c < p->nrss; c++) {
-		if (p->rss[c])
-			p->rss[c][to] = p->rss[c][from];
-		if (p->pss && p->pss[c])
-			p->pss[c][to] = p->pss[c][from];
-	}
-}
-
-void rp_thin(struct rp_proc *p, size_t max)
-{
-	size_t slices, w = 1, i = 1;
-	double t0, span;
-
-	if (max < 3 || p->n <= max)
-		return;
-	slices = max - 2;
-	t0 = p->t[0];
-	span = p->t[p->n - 1] - t0;
-	/* Sample 0 stays; the ones between go by slices of time; the last stays last. */
-	for (size_t k = 0; k < slices && i < p->n - 1; k++) {
-		double end = t0 + span * (double)(k + 1) / (double)slices;
-		size_t start = i, best = i;
-
-		for (; i < p->n - 1 && (p->t[i] <= end || k == slices - 1); i++)
-			if (p->rss[0][i] > p->rss[0][best])
-				best = i;
-		if (i > start)
-			keep_sample(p, w++, best);
-	}
-	keep_sample(p, w, p->n - 1);
-	p->n = w + 1;
-	proc_shrink(p);
 }

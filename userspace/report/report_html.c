@@ -171,9 +171,10 @@ static void head(FILE *f, const struct page *pg)
 	text(f, run->dir);
 	fputs("</code></p>\n", f);
 	if (run->thinned)
-		fprintf(f, "<p class=\"note\">%zu timelines were thinned to %zu samples each for this page (their "
-			"first, their last and the largest total in each slice of time: no peak is lost); the "
-			"CSVs hold every sample.</p>\n", run->thinned, run->max_samples);
+		fprintf(f, "<p class=\"note\">%zu timeline%s thinned to %zu samples each for this page (the "
+			"first, the last and the largest and smallest total in each slice of time: no "
+			"process's peak is lost); the CSVs hold every sample.</p>\n", run->thinned,
+			run->thinned == 1 ? " was" : "s were", run->max_samples);
 }
 
 /* Drops, unwinding failures, a run still going: said before any figure. */
@@ -643,7 +644,7 @@ static void call_table(FILE *f, const struct page *pg)
 			cs[n].first = cs[n].last = -1;
 			n++;
 		}
-		cs[k].ranks++;
+		cs[k].ranks += r->rows ? r->rows : 1;
 		if (r->calls >= 0) {
 			cs[k].calls = rp_sat_add(cs[k].calls, r->calls);
 			cs[k].has_calls = true;

@@ -33,6 +33,12 @@ static int64_t comp_peak(const struct rp_run *run, size_t c)
 	for (size_t i = 0; i < run->nprocs; i++) {
 		const struct rp_proc *p = &run->procs[i];
 
+		/* A thinned timeline knows each component's peak over every sample. */
+		if (p->thinned) {
+			if (c < p->npeak && p->rss_peak[c] > m)
+				m = p->rss_peak[c];
+			continue;
+		}
 		if (c >= p->nrss || !p->rss[c])
 			continue;
 		for (size_t s = 0; s < p->n; s++)
@@ -218,6 +224,28 @@ static int64_t summary_peak_pss(const struct rp_run *run, const struct rp_proc *
 	return totals == 1 ? found : -1;
 }
 
+/*
+ * A thinned timeline kept the samples of its largest and smallest totals,
+ * not of each group's: a group of one component takes that component's
+ * peak over every sample. A group of several ("other libraries") keeps the
+ * largest sum among the kept samples, which may be below its true peak.
+ */
+static void exact_gpeak(const struct rp_run *run, const struct rp_groups *g,
+			const struct rp_proc *p, struct rp_pstat *st)
+{
+	for (size_t gi = 0; gi < g->n; gi++) {
+		size_t members = 0, only = 0;
+
+		for (size_t c = 0; c < run->ncomp; c++)
+			if (g->of_comp[c] == (int)gi) {
+				members++;
+				only = c;
+			}
+		if (members == 1 && only < p->npeak && p->rss_peak[only] > st->gpeak[gi])
+			st->gpeak[gi] = p->rss_peak[only];
+	}
+}
+
 void rp_pstat_of(const struct rp_run *run, const struct rp_groups *g, size_t pi,
 		 struct rp_pstat *st)
 {
@@ -240,10 +268,14 @@ void rp_pstat_of(const struct rp_run *run, const struct rp_groups *g, size_t pi,
 			if (p->grp[s * RP_MAX_GROUPS + gi] > st->gpeak[gi])
 				st->gpeak[gi] = p->grp[s * RP_MAX_GROUPS + gi];
 	}
+	if (p->thinned)
+		exact_gpeak(run, g, p, st);
 	if (g->mpi >= 0 && st->peak_total > 0)
 		st->mpi_share = (double)st->at_peak[g->mpi] / (double)st->peak_total;
 	st->peak_pss = summary_peak_pss(run, p);
-	if (st->peak_pss < 0)
+	if (st->peak_pss < 0 && p->thinned)
+		st->peak_pss = p->pss_peak;
+	else if (st->peak_pss < 0)
 		for (size_t s = 0; s < p->n; s++)
 			if (p->pss_total[s] > st->peak_pss)
 				st->peak_pss = p->pss_total[s];
@@ -284,7 +316,6 @@ static int cmp_double(const void *a, const void *b)
 }
 
 #define DEFAULT_INTERVAL	0.1	/* the tracer's default --interval */
-#define MAX_GAPS_PER_PROC	4096
 
 double rp_interval(const struct rp_run *run)
 {
@@ -292,14 +323,21 @@ double rp_interval(const struct rp_run *run)
 	size_t n = 0, room = 0;
 
 	for (size_t i = 0; i < run->nprocs; i++)
-		room += run->procs[i].n < MAX_GAPS_PER_PROC ? run->procs[i].n : MAX_GAPS_PER_PROC;
+		room += run->procs[i].thinned ? run->procs[i].ngaps :
+			run->procs[i].n < RP_MAX_GAPS ? run->procs[i].n : RP_MAX_GAPS;
 	gaps = malloc((room ? room : 1) * sizeof(*gaps));
 	if (!gaps)
 		return med;
 	for (size_t i = 0; i < run->nprocs; i++) {
 		const struct rp_proc *p = &run->procs[i];
 
-		for (size_t s = 1; s < p->n && s < MAX_GAPS_PER_PROC; s++)
+		/* A thinned timeline's gaps are wider than the tracer's: its first ones, as read. */
+		if (p->thinned) {
+			memcpy(gaps + n, p->gaps, p->ngaps * sizeof(*gaps));
+			n += p->ngaps;
+			continue;
+		}
+		for (size_t s = 1; s < p->n && s < RP_MAX_GAPS; s++)
 			if (p->t[s] > p->t[s - 1])
 				gaps[n++] = p->t[s] - p->t[s - 1];
 	}

@@ -1,0 +1,90 @@
+#!/bin/bash
+# One user cannot take the user socket from another (issue 32, after
+# finding 7): user 1 holds 40 silent connections and 12 requests whose
+# answers (600 files each) it never reads; user 2's `memattr-bpf --job` is
+# served within 3 s all the same (before the per-user shares: 1.5 s behind
+# the silent ones and 4.7 s behind the slow readers, measured on the
+# socket alone). User 1's share is 4 connection slots and 2 answer threads:
+# some of its 12 requests are answered "ERR busy" at once.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
+
+it_setup
+ensure_second_user
+SPOOL=$TMPD/spool
+SOCKDIR=$TMPD/run
+install -d -m 0755 "$SOCKDIR"
+SOCK=$SOCKDIR/memattr.sock
+BASE=$((900000 + RANDOM * 32 + RANDOM % 32))
+A=$BASE B=$((BASE + 1))
+install -m 0755 "$MEMATTR_BIN" "$TMPD/bin/memattr-bpf"
+U2=$TMPD/u2
+install -d -o "$TEST_USER2" -m 0700 "$U2"
+
+start_daemon --spool "$SPOOL" --listen none --socket "$SOCK" --interval 200
+user_job "$TEST_USER" 1 "$A" 4 25 "$TMPD/jobA.out"; PA=$UJOB_PID
+user_job "$TEST_USER2" 1 "$B" 4 25 "$TMPD/jobB.out"; PB=$UJOB_PID
+for id in "$A" "$B"; do
+	wait_daemon_line "job $id of " 15 || fail "daemon did not pick up job $id: $(cat "$DAEMON_ERR")"
+done
+ADIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$A")
+for i in $(seq 1000 1599); do : >"$ADIR/rank-$i.csv.gz"; done
+
+# User 1: 12 requests never read, then 40 connections that say nothing;
+# after 8 s, the first line each request got.
+runuser -u "$TEST_USER" -- "$PY" - "$SOCK" "$A" >"$TMPD/hog.out" 2>&1 <<'PY' &
+import socket, sys, time
+path, job = sys.argv[1], sys.argv[2]
+slow = []
+for _ in range(12):
+    s = socket.socket(socket.AF_UNIX)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(path)
+    s.sendall(f"MEMATTR/1 JOB {job}\n".encode())
+    slow.append(s)
+silent = []
+for _ in range(40):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    silent.append(s)
+print("holding", flush=True)
+time.sleep(8)
+busy = served = other = 0
+for s in slow:
+    s.settimeout(0.2)
+    try:
+        first = s.recv(64)
+    except OSError:
+        first = b""
+    if first.startswith(b"ERR busy "):
+        busy += 1
+    elif first.startswith(b"JOB "):
+        served += 1
+    else:
+        other += 1
+print(f"hog: {busy} busy, {served} served, {other} other")
+PY
+HOG=$!
+track_pid "$HOG"
+until grep -q '^holding' "$TMPD/hog.out"; do
+	pid_running "$HOG" || fail "user 1's clients failed: $(cat "$TMPD/hog.out")"
+	sleep 0.05
+done
+sleep 0.5
+t0=$EPOCHREALTIME
+runuser -u "$TEST_USER2" -- env -i PATH=/usr/bin:/bin HOME="$U2" timeout 15 "$TMPD/bin/memattr-bpf" --job "$B" \
+	--output "$U2/B" --socket "$SOCK" --duration 1 >"$TMPD/b.out" 2>"$TMPD/b.err" ||
+	fail "user 2's request failed while user 1 held the socket: $(cat "$TMPD/b.err")"
+took=$(seconds_since "$t0")
+"$PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 3 else 1)' "$took" ||
+	fail "user 2 was served after ${took}s while user 1 held 52 connections (expected < 3 s)"
+[ -e "$U2/B/rank-0.csv" ] || fail "user 2's copy has no rank-0.csv: $(ls "$U2/B")"
+log "user 2 served in ${took}s while user 1 held 40 silent connections and 12 unread answers"
+wait_exit "$HOG" 30 || fail "user 1's clients did not end"
+busy=$(sed -n 's/^hog: \([0-9]*\) busy.*/\1/p' "$TMPD/hog.out")
+[ -n "$busy" ] && [ "$busy" -ge 1 ] || fail "none of user 1's 12 requests was refused 'ERR busy': $(cat "$TMPD/hog.out")"
+log "$(cat "$TMPD/hog.out" | tail -1) (user 1's share: 4 slots, 2 answers)"
+for p in "$PA" "$PB"; do wait_exit "$p" 60 || fail "a job did not end"; done
+stop_daemon
+wait_no_bpf_leftovers 10
+pass
