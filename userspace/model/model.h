@@ -148,6 +148,8 @@ struct md_fit_opts {
  */
 #define MD_NOISE_BYTES	(16.0 * 1024)
 #define MD_NOISE_REL	0.001
+/* A term 3 runs cannot check exactly: admitted if it predicts each left-out run this many times better than none. */
+#define MD_CONFIRM	10.0
 double md_noise(const struct md_point *pt, size_t n);
 
 /* Fit a + the given terms to the points, with its leave-one-out errors. 0, or -1 if under-determined. */
