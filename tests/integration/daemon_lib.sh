@@ -142,3 +142,30 @@ ensure_second_user() {
 metric_value() {
 	grep -E "$2" "$1" | head -1 | awk '{ print $NF }'
 }
+
+# two_users_one_socket: the node service with its user socket ($SOCK) and
+# two jobs, $A of $TEST_USER (pid $PA) and $B of $TEST_USER2 (pid $PB),
+# 4 MiB for 25 s each; job A's directory ($ADIR) holds 600 empty rank
+# files, so its answer is long. $U2: a directory of the second user's.
+two_users_one_socket() {
+	local id i
+	ensure_second_user
+	SPOOL=$TMPD/spool
+	SOCKDIR=$TMPD/run
+	install -d -m 0755 "$SOCKDIR"
+	SOCK=$SOCKDIR/memattr.sock
+	BASE=$((900000 + RANDOM * 32 + RANDOM % 32))
+	A=$BASE B=$((BASE + 1))
+	install -m 0755 "$MEMATTR_BIN" "$TMPD/bin/memattr-bpf"
+	U2=$TMPD/u2
+	install -d -o "$TEST_USER2" -m 0700 "$U2"
+
+	start_daemon --spool "$SPOOL" --listen none --socket "$SOCK" --interval 200
+	user_job "$TEST_USER" 1 "$A" 4 25 "$TMPD/jobA.out"; PA=$UJOB_PID
+	user_job "$TEST_USER2" 1 "$B" 4 25 "$TMPD/jobB.out"; PB=$UJOB_PID
+	for id in "$A" "$B"; do
+		wait_daemon_line "job $id of " 15 || fail "daemon did not pick up job $id: $(cat "$DAEMON_ERR")"
+	done
+	ADIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$A")
+	for i in $(seq 1000 1599); do : >"$ADIR/rank-$i.csv.gz"; done
+}

@@ -10,25 +10,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
 it_setup
-ensure_second_user
-SPOOL=$TMPD/spool
-SOCKDIR=$TMPD/run
-install -d -m 0755 "$SOCKDIR"
-SOCK=$SOCKDIR/memattr.sock
-BASE=$((900000 + RANDOM * 32 + RANDOM % 32))
-A=$BASE B=$((BASE + 1))
-install -m 0755 "$MEMATTR_BIN" "$TMPD/bin/memattr-bpf"
-U2=$TMPD/u2
-install -d -o "$TEST_USER2" -m 0700 "$U2"
-
-start_daemon --spool "$SPOOL" --listen none --socket "$SOCK" --interval 200
-user_job "$TEST_USER" 1 "$A" 4 25 "$TMPD/jobA.out"; PA=$UJOB_PID
-user_job "$TEST_USER2" 1 "$B" 4 25 "$TMPD/jobB.out"; PB=$UJOB_PID
-for id in "$A" "$B"; do
-	wait_daemon_line "job $id of " 15 || fail "daemon did not pick up job $id: $(cat "$DAEMON_ERR")"
-done
-ADIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$A")
-for i in $(seq 1000 1599); do : >"$ADIR/rank-$i.csv.gz"; done
+two_users_one_socket
 
 # User 1: 12 requests never read, then 40 connections that say nothing;
 # after 8 s, the first line each request got.

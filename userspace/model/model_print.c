@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "report.h"
 
 #define MIB	(1024.0 * 1024.0)
 /* Weak when: fewer runs, LOO error above this share of the mean, this much extrapolation. */
@@ -267,27 +268,13 @@ int md_print_csv(FILE *f, const struct md_report *rep)
 	return ferror(f) ? -1 : 0;
 }
 
-/* s with & < > " ' escaped. */
-static void html(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
-		}
-}
-
 int md_print_html(FILE *f, const struct md_report *rep)
 {
 	char b[48], name[96];
 	size_t hidden = 0;
 
 	fputs("<h2 id=\"model\">Memory model</h2>\n<p>", f);
-	html(f, rep->app && rep->app[0] ? rep->app : "(program not named)");
+	rp_xml_escape(f, rep->app && rep->app[0] ? rep->app : "(program not named)");
 	fprintf(f, ": %zu runs at ", rep->nruns);
 	for (size_t i = 0; i < rep->nruns; i++) {
 		fprintf(f, "%s%d", i ? ", " : "", rep->runs[i].ranks);
@@ -298,7 +285,7 @@ int md_print_html(FILE *f, const struct md_report *rep)
 	for (size_t i = 0; i < rep->nruns; i++) {
 		fputs(i ? ", " : "", f);
 		fputs("<code>", f);
-		html(f, rep->runs[i].dir);
+		rp_xml_escape(f, rep->runs[i].dir);
 		fputs("</code>", f);
 	}
 	fprintf(f, "); %s per component, fitted as a + at most 2 terms of P, log2 P, P log2 P, P^2, sqrt P%s, "
@@ -316,30 +303,30 @@ int md_print_html(FILE *f, const struct md_report *rep)
 			continue;
 		}
 		fputs("<tr><td class=\"l\">", f);
-		html(f, r->name);
+		rp_xml_escape(f, r->name);
 		md_fmt_bytes(r->largest, b, sizeof(b));
 		fprintf(f, "</td><td>%s</td><td class=\"l\">", b);
 		model_name(m, name, sizeof(name));
-		html(f, name);
+		rp_xml_escape(f, name);
 		md_fmt_bytes(m->c0, b, sizeof(b));
 		fprintf(f, "</td><td class=\"l\">a = %s per rank", b);
 		for (size_t j = 0; j < m->nterms; j++) {
 			md_fmt_bytes(m->coef[j], b, sizeof(b));
 			fprintf(f, "<br>%c: %s%s per rank ", "bc"[j], m->coef[j] >= 0 ? "+" : "", b);
-			html(f, md_term_meaning(m->term[j]));
+			rp_xml_escape(f, md_term_meaning(m->term[j]));
 			fputs(" (", f);
-			html(f, md_term_name(m->term[j]));
+			rp_xml_escape(f, md_term_name(m->term[j]));
 			fputs(")", f);
 		}
 		md_fmt_bytes(m->loo_rmse, b, sizeof(b));
 		fprintf(f, "</td><td>%s (%.1f%%)</td><td class=\"l\">", b, 100 * m->loo_rmse / fmax(fabs(m->mean_y), 1));
 		if (r->weak[0]) {
 			fputs("weak: ", f);
-			html(f, r->weak);
+			rp_xml_escape(f, r->weak);
 		}
 		if (m->why[0]) {
 			fputs(r->weak[0] ? "<br>" : "", f);
-			html(f, m->why);
+			rp_xml_escape(f, m->why);
 		}
 		fputs("</td></tr>\n", f);
 	}
