@@ -169,3 +169,18 @@ two_users_one_socket() {
 	ADIR=$(user_spool_dir "$SPOOL" "$TEST_USER" "$A")
 	for i in $(seq 1000 1599); do : >"$ADIR/rank-$i.csv.gz"; done
 }
+
+# user2_served_within SECS WHY: the second user's --job $B through $SOCK
+# must succeed within SECS seconds (taken in $TOOK) while WHY, with its
+# rank-0.csv in $U2/B.
+user2_served_within() {
+	local secs=$1 why=$2 t0
+	t0=$EPOCHREALTIME
+	runuser -u "$TEST_USER2" -- env -i PATH=/usr/bin:/bin HOME="$U2" timeout 15 "$TMPD/bin/memattr-bpf" --job "$B" \
+		--output "$U2/B" --socket "$SOCK" --duration 1 >"$TMPD/b.out" 2>"$TMPD/b.err" ||
+		fail "user 2's request failed while $why: $(cat "$TMPD/b.err")"
+	TOOK=$(seconds_since "$t0")
+	"$PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)' "$TOOK" "$secs" ||
+		fail "user 2 was served after ${TOOK}s while $why (expected < $secs s)"
+	[ -e "$U2/B/rank-0.csv" ] || fail "user 2's copy has no rank-0.csv: $(ls "$U2/B")"
+}

@@ -420,3 +420,13 @@ run_checker() {
 	log "checking CSVs: check_csv.py $*"
 	"$PY" "$IT_DIR/check_csv.py" "$@" || fail "CSV checks failed (see FAIL lines above)"
 }
+
+# wait_line_of PID FILE PATTERN WHAT: until FILE has a line matching
+# PATTERN (grep -E); fails with FILE's text if PID, which writes it, ends first.
+wait_line_of() {
+	local pid=$1 file=$2 pat=$3 what=$4
+	until grep -qE "$pat" "$file" 2>/dev/null; do
+		pid_running "$pid" || fail "$what failed: $(cat "$file" 2>/dev/null)"
+		sleep 0.05
+	done
+}

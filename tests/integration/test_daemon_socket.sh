@@ -140,10 +140,7 @@ before=$(zcat "$BDIR/rank-0.csv.gz" 2>/dev/null | grep -c ',total,' || true)
 as_user2 "$PY" "$TMPD/hostile.py" "$SOCK" 3 >"$TMPD/hostile.out" 2>&1 &
 HP=$!
 track_pid "$HP"
-until grep -q '^http:' "$TMPD/hostile.out"; do
-	pid_running "$HP" || fail "hostile client failed: $(cat "$TMPD/hostile.out")"
-	sleep 0.05
-done
+wait_line_of "$HP" "$TMPD/hostile.out" '^http:' "hostile client"
 t0=$EPOCHREALTIME
 refused "a request while 20 silent connections are held" "no job $NOJOB is traced" "$U2/none" --job "$NOJOB"
 secs=$(seconds_since "$t0")

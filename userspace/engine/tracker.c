@@ -1128,19 +1128,20 @@ static bool drifted(const struct proc *p)
 	return d > DRIFT_FLOOR && d > p->sample_total / DRIFT_SHARE;
 }
 
-/* Read p's total again, beside a count of its pages; false when p is gone (retired). */
-static bool mark_again(struct tracker *t, struct session *s, struct proc *p)
+/* Read p's VmRSS for this sample (again, beside a count of its pages): 0, -ESRCH when gone (retired), or -errno. */
+static int mark(struct tracker *t, struct session *s, struct proc *p)
 {
 	int ret;
 
 	read_begins(t, p);
 	ret = proc_mark_sample(p);
 	p->sample_mark_epoch = read_ends(t, p);
+	p->mark_epoch_known = true;
 	if (ret == -ESRCH || ret == -ENOENT) {
-		retire(t, s, p);
-		return false;
+		retire(t, s, p);	/* gone, its exit event lost */
+		return -ESRCH;
 	}
-	return true;
+	return ret;
 }
 
 /*
@@ -1174,14 +1175,14 @@ static void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 			goto done;	/* gone: the next sample retires it */
 		if (ret)
 			p->touched_full = true;		/* not countable by range: count it all */
-		else if (!mark_again(t, s, p))
+		else if (mark(t, s, p) == -ESRCH)
 			goto done;
 		else
 			s->recounts_touched++;
 	}
 	if (p->touched_full || drifted(p)) {
 		s->recounts++;
-		if (timed_sync(t, s, p) && mark_again(t, s, p))
+		if (timed_sync(t, s, p) && mark(t, s, p) != -ESRCH)
 			counted_all(p);
 	}
 done:
@@ -1194,7 +1195,6 @@ static void mark_session(struct tracker *t, struct session *s, double now)
 	struct proc *p, *tmp;
 	size_t nalive = 0;
 	double period;
-	int ret;
 
 	for (p = s->procs.first; p; p = p->next)
 		nalive += p->account;
@@ -1211,13 +1211,7 @@ static void mark_session(struct tracker *t, struct session *s, double now)
 		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
 		if (!ready(p, now))
 			continue;
-		read_begins(t, p);
-		ret = proc_mark_sample(p);
-		p->sample_mark_epoch = read_ends(t, p);
-		p->mark_epoch_known = true;
-		if (ret == -ESRCH || ret == -ENOENT)
-			retire(t, s, p);	/* gone, its exit event lost */
-		else if (!ret && t->opt->sampled)
+		if (!mark(t, s, p) && t->opt->sampled)
 			sampled_count(t, s, p);
 	}
 }
