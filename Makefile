@@ -234,8 +234,8 @@ $(BUILD)/tests/test_engine: tests/unit/test_engine.c tests/unit/fake_tracer.c te
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< tests/unit/fake_tracer.c $(ENGINE_TEST_OBJS) -o $@ \
 		-lcmocka $(LDLIBS)
 
-# Each mutation of tracker.c named in test_engine.c makes its test fail
-# (tools/engine-mutants.py edits tracker.c and restores it: not while
+# Each mutation of the engine named in test_engine.c makes its test fail
+# (tools/engine-mutants.py edits engine/*.c and restores them: not while
 # another build of this tree runs).
 .PHONY: engine-mutants
 engine-mutants: $(BUILD)/tests/test_engine

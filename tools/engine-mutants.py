@@ -5,18 +5,20 @@ makes its test fail.
 
 Usage: engine-mutants.py [BUILD]
 
-Each mutation is an exact edit of userspace/engine/tracker.c (it must match
-once); the file is edited, test_engine rebuilt in BUILD (default build) and
-run, the named test must fail (or crash), and the file is restored,
-whatever happens. Not for a tree someone else is building meanwhile.
+Each mutation is an exact edit of one file of userspace/engine/ (the text
+must be found once among them all); the file is edited, test_engine rebuilt
+in BUILD (default build) and run, the named test must fail (or crash), and
+the file is restored, whatever happens. Not for a tree someone else is
+building meanwhile.
 """
+import glob
 import os
 import re
 import subprocess
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-F = os.path.join(ROOT, "userspace", "engine", "tracker.c")
+ENGINE = sorted(glob.glob(os.path.join(ROOT, "userspace", "engine", "*.c")))
 
 # (what, the test that must fail, old text, new text)
 M=[
@@ -25,7 +27,7 @@ M=[
  ('route: no pid lookup', 'test_fork_routed_by_parent_without_slot',
   '\tfor (s = t->sessions; s; s = s->next)\n\t\tif (session_find(s, h->tgid))\n\t\t\treturn s;\n', ''),
  ('on_event: no EV_FORK', 'test_fork_adds_child',
-  '\t\tif (size >= sizeof(struct ev_task))\n\t\t\ton_fork(t, s, data);\n', '\t\t(void)on_fork;\n'),
+  '\t\tif (size >= sizeof(struct ev_task))\n\t\t\ttracker_on_fork(t, s, data);\n', '\t\t(void)tracker_on_fork;\n'),
  ('on_fork: no account', 'test_fork_of_launcher_followed_not_accounted',
   '\tp->account = !job_is_launcher(t->specs, p->comm);\n\t/* A copy of the parent', '\t/* A copy of the parent'),
  ('on_fork: no under_rank', 'test_fork_child_of_rank_is_under_rank',
@@ -35,13 +37,13 @@ M=[
  ('traced_flags: a launcher stays a rank', 'test_fork_of_rank_turned_launcher',
   '(p->rank >= 0 && p->account ? TRACED_RANK : 0)', '(p->rank >= 0 ? TRACED_RANK : 0)'),
  ('on_fork: no flags put right', 'test_fork_of_rank_turned_launcher',
-  '\tif (!p->under_rank && (p->kernel_flags & TRACED_UNDER_RANK))\n\t\tupdate_kernel_flags(t, s, p);\n', ''),
+  '\tif (!p->under_rank && (p->kernel_flags & TRACED_UNDER_RANK))\n\t\tidentity_update_kernel(t, s, p);\n', ''),
  ('on_exec: no account', 'test_exec_into_launcher',
   '\tp->account = !job_is_launcher(t->specs, p->comm);\n\tp->unidentified = true;', '\tp->unidentified = true;'),
  ('on_exec: no update_kernel_flags', 'test_exec_into_launcher',
-  '\t\treturn;\n\tupdate_kernel_flags(t, s, p);\n}', '\t\treturn;\n}'),
+  '\t\treturn;\n\tidentity_update_kernel(t, s, p);\n}', '\t\treturn;\n}'),
  ('identify_late: never identifies', 'test_exec_into_launcher',
-  '\tif (p->under_rank)\n\t\tp->unidentified = false;\n\telse\n\t\tidentify(s, p);\n', ''),
+  '\tif (p->under_rank)\n\t\tp->unidentified = false;\n\telse\n\t\tidentity_read(s, p);\n', ''),
  ('on_event: no untraced_exec hook', 'test_untraced_exec_goes_to_hook',
   '\t\tt->hooks->untraced_exec(t->hooks->ctx, t, h->tgid);\n', ''),
  ('on_event: no EV_EXIT', 'test_exit_retires',
@@ -49,27 +51,27 @@ M=[
  ('on_event: no EV_OOM', 'test_oom_recorded_before_exit',
   '\tif (h->type == EV_OOM) {\n\t\ton_oom(t, s, p, h);\n\t\treturn 0;\n\t}\n', '\t(void)on_oom;\n'),
  ('on_oom: time of handling', 'test_oom_recorded_before_exit',
-  'oom_fill(s, p, event_time(t, h) - s->t0, "", &o);', '(void)h;\n\toom_fill(s, p, tracker_now(t) - s->t0, "", &o);'),
+  'oom_fill(s, p, tracker_event_time(t, h) - s->t0, "", &o);', '(void)h;\n\toom_fill(s, p, tracker_now(t) - s->t0, "", &o);'),
  ('retire: no ended ring entry', 'test_records_after_exit_are_ended_not_unknown',
   '\tt->ended[t->nended++ % TRACKER_ENDED_RING] = (struct ended_proc){\n\t\t.pid = p->pid, .start_ticks = p->start_ticks, .when = tracker_now(t),\n\t\t.fork_pending = p->from_scan,\n\t};\n', ''),
  ('retire: no drop_held', 'test_exit_drops_held_unread',
-  '\tdrop_held(t, p);\n\tt->ended[', '\tt->ended['),
+  '\tretire_held(t, p);\n\tt->ended[', '\tt->ended['),
  ('hold: never', 'test_unnamed_records_held_until_drain_end',
   '\tsize_t before = p->held.len;\n\n', '\tsize_t before = p->held.len;\n\n\treturn false;\n'),
  ('hold: named held too', 'test_named_process_records_applied_at_once',
   'if (p->named || p->held.refused', 'if (p->held.refused'),
  ('release_all_held: no release', 'test_unnamed_records_held_until_drain_end',
-  '\t\t\tif (p->held.count && !settling(t, p, now))\n\t\t\t\trelease_held(t, s, p);', '\t\t\tif (p->held.count && !settling(t, p, now))\n\t\t\t\t(void)0;'),
+  '\t\t\tif (p->held.count && !held_records_settling(t, p, now))\n\t\t\t\theld_records_release(t, s, p);', '\t\t\tif (p->held.count && !held_records_settling(t, p, now))\n\t\t\t\t(void)0;'),
  ('hold: no release before refusing', 'test_held_past_bound_applied_in_order',
-  '\trelease_held(t, s, p);\n\tp->held.refused = true;', '\t(void)s;\n\tp->held.refused = true;'),
+  '\theld_records_release(t, s, p);\n\tp->held.refused = true;', '\t(void)s;\n\tp->held.refused = true;'),
  ('on_exec: no drop_held', 'test_exec_drops_old_image_held',
-  '\tdrop_held(t, p);\n\tproc_reset_mm(p);', '\tproc_reset_mm(p);'),
+  '\tretire_held(t, p);\n\tproc_reset_mm(p);', '\tproc_reset_mm(p);'),
  ('on_fork: every accounted parent\'s child final at fork', 'test_fork_of_shell_named_at_exec',
   '\t\tif (p->under_rank)\n\t\t\tp->exec_seen = true;\n', '\t\tp->exec_seen = true;\n'),
  ('on_fork: a rank\'s child awaits an exec', 'test_fork_child_of_rank_is_under_rank',
   '\t\tif (p->under_rank)\n\t\t\tp->exec_seen = true;\n', ''),
  ('on_fork: no inherit_held', 'test_fork_inherits_parent_requests',
-  '\t\tinherit_held(t, s, p, parent);\n', '\t\t(void)inherit_held;\n'),
+  '\t\theld_records_inherit(t, s, p, parent);\n', '\t\t(void)held_records_inherit;\n'),
  ('is_request: every record', 'test_fork_inherits_parent_requests',
   'return size >= sizeof(*h) && h->type == EV_SYSCALL;', 'return size >= sizeof(*h);'),
  ('tracker_run: no end_session', 'test_session_ends_with_its_last_process',
@@ -81,19 +83,24 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     target = build + "/tests/test_engine"	# as the Makefile names it
     test_bin = os.path.join(ROOT, target)
-    orig = open(F).read()
+    origs = {f: open(f).read() for f in ENGINE}
     missed = 0
     try:
         for name, test, old, new in M:
-            if orig.count(old) != 1:
+            found = [f for f in ENGINE if old in origs[f]]
+            count = sum(origs[f].count(old) for f in found)
+            if count != 1:
                 print("engine-mutants: %s: the text to mutate is found %d times, not once" %
-                      (name, orig.count(old)))
+                      (name, count))
                 missed += 1
                 continue
+            F = found[0]
             with open(F, "w") as f:
-                f.write(orig.replace(old, new))
+                f.write(origs[F].replace(old, new))
             r = subprocess.run(["make", "-s", "BUILD=" + build, target], cwd=ROOT,
                                capture_output=True, text=True)
+            with open(F, "w") as f:
+                f.write(origs[F])
             if r.returncode:
                 print("engine-mutants: %s: does not build:\n%s" % (name, r.stderr[-800:]))
                 missed += 1
@@ -107,8 +114,10 @@ def main():
             print("engine-mutants: %-42s -> %s %s" % (name, test, "fails: caught" if caught else "PASSES: missed"))
             missed += not caught
     finally:
-        with open(F, "w") as f:
-            f.write(orig)
+        for F, text in origs.items():
+            if open(F).read() != text:
+                with open(F, "w") as f:
+                    f.write(text)
         # The object again as the source is.
         subprocess.run(["make", "-s", "BUILD=" + build, target], cwd=ROOT)
     print("engine-mutants: %d of %d mutations caught" % (len(M) - missed, len(M)))

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The engine (engine/tracker.c, session.c) fed synthetic records of
- * bpf/memattr.h at its event entry (tracker_on_event), with a fake BPF
- * side (fake_tracer.c): no BPF object, no root. The processes are made by
+ * The engine (engine/events.c, fork_exec.c, held_records.c, retire.c,
+ * session.c, ...) fed synthetic records of bpf/memattr.h at its event entry
+ * (tracker_on_event), with a fake BPF side (fake_tracer.c): no BPF object, no root. The processes are made by
  * fork records (a traced process's fork carries its job slot), with pids
  * above the kernel's PID_MAX_LIMIT, so that no read of /proc finds them.
  *
@@ -10,59 +10,59 @@
  * mutation reverted; `make engine-mutants` does it again, from the same
  * list in tools/engine-mutants.py):
  *
- *   tracker.c route(): ignore h->job (route by pid only)
+ *   events.c route(): ignore h->job (route by pid only)
  *       -> test_fork_routed_by_job_slot fails
- *   tracker.c route(): ignore the pid lookup (route by slot only)
+ *   events.c route(): ignore the pid lookup (route by slot only)
  *       -> test_fork_routed_by_parent_without_slot fails
- *   tracker.c on_event(): drop the EV_FORK case
+ *   events.c tracker_on_event(): drop the EV_FORK case
  *       -> test_fork_adds_child (and every fork-based test) fails
- *   tracker.c on_fork(): drop `p->account = !job_is_launcher(t->specs, p->comm)`
+ *   fork_exec.c tracker_on_fork(): drop `p->account = !job_is_launcher(t->specs, p->comm)`
  *       -> test_fork_of_launcher_followed_not_accounted fails
- *   tracker.c on_fork(): drop the under_rank inheritance (`p->under_rank = ...`)
+ *   fork_exec.c tracker_on_fork(): drop the under_rank inheritance (`p->under_rank = ...`)
  *       -> test_fork_child_of_rank_is_under_rank fails
- *   tracker.c on_fork(): a launcher's children under its rank (drop `parent->account &&`)
+ *   fork_exec.c tracker_on_fork(): a launcher's children under its rank (drop `parent->account &&`)
  *       -> test_fork_of_rank_turned_launcher fails
- *   tracker.c traced_flags(): TRACED_RANK for a launcher too (drop `&& p->account`)
+ *   identity.c identity_flags(): TRACED_RANK for a launcher too (drop `&& p->account`)
  *       -> test_fork_of_rank_turned_launcher fails
- *   tracker.c on_fork(): drop the update_kernel_flags() of a launcher's child
+ *   fork_exec.c tracker_on_fork(): drop the identity_update_kernel() of a launcher's child
  *       -> test_fork_of_rank_turned_launcher fails
- *   tracker.c on_exec(): drop `p->account = !job_is_launcher(t->specs, p->comm)`
+ *   fork_exec.c tracker_on_exec(): drop `p->account = !job_is_launcher(t->specs, p->comm)`
  *       -> test_exec_into_launcher fails
- *   tracker.c on_exec(): drop its update_kernel_flags()
+ *   fork_exec.c tracker_on_exec(): drop its identity_update_kernel()
  *       -> test_exec_into_launcher fails (the kernel still accounts it)
- *   tracker.c identify_late(): drop `p->unidentified = false` and identify()
+ *   identity.c identity_late(): drop `p->unidentified = false` and identity_read()
  *       -> test_exec_into_launcher fails
- *   tracker.c on_event(): drop the hooks->untraced_exec call
+ *   events.c tracker_on_event(): drop the hooks->untraced_exec call
  *       -> test_untraced_exec_goes_to_hook fails
- *   tracker.c on_event(): drop the EV_EXIT case (retire)
+ *   events.c tracker_on_event(): drop the EV_EXIT case (retire)
  *       -> test_exit_retires fails
- *   tracker.c retire(): drop the ended ring entry (t->ended[...] = ...)
+ *   retire.c retire(): drop the ended ring entry (t->ended[...] = ...)
  *       -> test_records_after_exit_are_ended_not_unknown fails
- *   tracker.c retire(): drop drop_held()
+ *   retire.c retire(): drop retire_held()
  *       -> test_exit_drops_held_unread fails
- *   tracker.c hold(): return false at once (never hold)
+ *   held_records.c held_records_hold(): return false at once (never hold)
  *       -> test_unnamed_records_held_until_drain_end fails
- *   tracker.c hold(): hold a named process's records too (drop `p->named ||`)
+ *   held_records.c held_records_hold(): hold a named process's records too (drop `p->named ||`)
  *       -> test_named_process_records_applied_at_once fails
- *   tracker.c release_all_held(): drop release_held()
+ *   held_records.c release_all_held(): drop held_records_release()
  *       -> test_unnamed_records_held_until_drain_end fails
- *   tracker.c hold(): drop release_held() before refusing (past the bound)
+ *   held_records.c held_records_hold(): drop held_records_release() before refusing (past the bound)
  *       -> test_held_past_bound_applied_in_order fails
- *   tracker.c on_exec(): drop drop_held()
+ *   fork_exec.c tracker_on_exec(): drop retire_held()
  *       -> test_exec_drops_old_image_held fails
- *   tracker.c on_fork(): drop inherit_held()
+ *   fork_exec.c tracker_on_fork(): drop held_records_inherit()
  *       -> test_fork_inherits_parent_requests fails
- *   tracker.c is_request(): every record is a request (a child inherits faults too)
+ *   held_records.c is_request(): every record is a request (a child inherits faults too)
  *       -> test_fork_inherits_parent_requests fails
  *   tracker.c tracker_run(): drop end_session() of a session with no process left
  *       -> test_session_ends_with_its_last_process fails
- *   tracker.c on_event(): drop the EV_OOM case
+ *   events.c tracker_on_event(): drop the EV_OOM case
  *       -> test_oom_recorded_before_exit fails
- *   tracker.c on_oom(): the time of the record's handling, not the kernel's
+ *   events.c on_oom(): the time of the record's handling, not the kernel's
  *       -> test_oom_recorded_before_exit fails
- *   tracker.c on_fork(): exec_seen for every accounted parent's child (drop `if (p->under_rank)`)
+ *   fork_exec.c tracker_on_fork(): exec_seen for every accounted parent's child (drop `if (p->under_rank)`)
  *       -> test_fork_of_shell_named_at_exec fails
- *   tracker.c on_fork(): no rank's child final at fork (drop the exec_seen line)
+ *   fork_exec.c tracker_on_fork(): no rank's child final at fork (drop the exec_seen line)
  *       -> test_fork_child_of_rank_is_under_rank fails
  */
 #include <fcntl.h>

@@ -80,7 +80,7 @@ struct proc {
 	bool alive;
 	bool under_rank;		/* started by a rank or its commands (TRACED_UNDER_RANK) */
 	bool exec_seen;			/* a forked child's identity is final after exec */
-	bool unidentified;		/* exec'd, its rank and step not read yet (tracker.c) */
+	bool unidentified;		/* exec'd, its rank and step not read yet (engine identity.c) */
 	uint32_t kernel_flags;		/* TRACED_* as the kernel's traced map has them */
 	bool from_scan;			/* found in /proc: its fork event may still be queued */
 	double born_time;		/* time_s when tracing saw it first */
@@ -165,7 +165,7 @@ struct proc {
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
 	/*
-	 * Sampled attribution (tracker.c drifted): the gap between the
+	 * Sampled attribution (engine sampled.c drifted): the gap between the
 	 * kernel's total and its regions that the last count of all its pages
 	 * left.
 	 */

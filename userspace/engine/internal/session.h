@@ -43,7 +43,7 @@ struct session {
 	/* Counters of this job's events and processes. */
 	uint64_t events, rss_events, syscall_events;
 	uint64_t ended_requests, ended_unwind_failures;	/* of processes that ended */
-	/* Sampled attribution's counts (tracker.c recount): of all pages, of touched regions only. */
+	/* Sampled attribution's counts (sampled.c): of all pages, of touched regions only. */
 	uint64_t recounts, recounts_touched, recount_ns;
 	uint64_t ended_walks, ended_walk_ns, ended_fallbacks, ended_hooks, ended_unplaced;
 	uint64_t procs_traced;		/* ever added */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <string.h>
+
+#include "fork_exec.h"
+#include "held_records.h"
+#include "identity.h"
+#include "infer_attach.h"
+#include "reads.h"
+#include "retire.h"
+#include "tracker.h"
+#include "tracker_base.h"
+
+int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only)
+{
+	struct proc *p = session_find(s, pid);
+	int ret;
+
+	if (p)
+		return 0;
+	p = session_add_proc(s, pid, tracker_now(t));
+	if (!p)
+		return -ENOMEM;
+	/* Running before we came: its identity is final, unless it has yet to exec. */
+	p->exec_seen = !identity_own_image(pid);
+	p->from_scan = true;
+	identity_read(s, p);
+	if (follow_only)
+		p->account = false;
+	p->kernel_flags = identity_flags(p);
+	ret = tracer_add_process(&t->bpf, pid, s->id, p->kernel_flags);
+	if (ret == -E2BIG) {
+		/* The kernel's traced map is full: not traced, but counted, never silent. */
+		t->map_full++;
+		retire(t, s, p);
+		return 0;
+	}
+	if (ret)
+		return ret;
+	/*
+	 * Gone before it was in the kernel's traced set: no exit event will
+	 * come for it, and a launcher (followed, never read) would keep the
+	 * run going for ever.
+	 */
+	if (!reads_still_same(p)) {
+		tracer_remove_process(&t->bpf, pid);
+		retire(t, s, p);
+		return 0;
+	}
+	/* Running before we came: who holds what it has (infer_attach.h). */
+	if (p->account && reads_mappings(t, s, p) && p->exec_seen && !t->opt->no_infer)
+		infer_attach(t, s, p);
+	return 0;
+}
+
+void tracker_on_fork(struct tracker *t, struct session *s, const struct ev_task *e)
+{
+	struct session *olds;
+	struct proc *old = tracker_find_proc(t, e->child_tgid, &olds), *p, *parent;
+
+	/*
+	 * Known already: found in /proc while this event waited in the ring
+	 * buffer (the same process, kept: it may even be gone by now), or its
+	 * pid is reused after an exit event was lost (a new process).
+	 */
+	if (old && old->from_scan) {
+		old->from_scan = false;
+		return;
+	}
+	if (old)
+		retire(t, olds, old);
+	else if (retired_before_fork(t, e->child_tgid))
+		return;		/* found in /proc, and already gone */
+	p = session_add_proc(s, e->child_tgid, tracker_now(t));
+	if (!p) {
+		tracer_remove_process(&t->bpf, e->child_tgid);
+		return;
+	}
+	memcpy(p->comm, e->comm, sizeof(e->comm));
+	p->account = !job_is_launcher(t->specs, p->comm);
+	/* A copy of the parent's address space: its requests resolve from the first one. */
+	parent = session_find(s, e->parent_tgid);
+	if (parent)
+		identity_late(t, s, parent);
+	/* As ma_fork marked it: the kernel side's flags stay when it execs. */
+	/*
+	 * A launcher's children are nobody's commands, even when the launcher
+	 * held a rank before it exec'd: a batch script, task 0 of its step
+	 * (SLURM_PROCID), that execs mpirun after its first sample keeps its
+	 * rank label, and the ranks mpirun starts are ranks of their own.
+	 */
+	p->under_rank = parent && parent->account && (parent->rank >= 0 || parent->under_rank);
+	if (p->under_rank)
+		memcpy(p->step, parent->step, sizeof(p->step));
+	p->kernel_flags = TRACED_FOLLOW | TRACED_ACCOUNT;
+	if (parent && (parent->kernel_flags & (TRACED_RANK | TRACED_UNDER_RANK)))
+		p->kernel_flags |= TRACED_UNDER_RANK;
+	/* The kernel forked it before it heard its parent is a launcher now. */
+	if (!p->under_rank && (p->kernel_flags & TRACED_UNDER_RANK))
+		identity_update_kernel(t, s, p);
+	if (t->probing)
+		probes_at_fork(&t->probes, &t->bpf, p, parent);
+	if (p->account && parent && parent->account) {
+		proc_copy_mm(p, parent, t->probing);
+		held_records_inherit(t, s, p, parent);
+		/*
+		 * A rank's child (or its command's) is never a rank itself: its
+		 * pid file can open now. Any other accounted parent's child (a
+		 * shell, a wrapper such as setpriv or env that execs in place)
+		 * may exec into a rank, its rank variable in the new image's
+		 * environment only: its identity waits for that exec, or for
+		 * FORK_SETTLE_S as a launcher's child does (sample.c ready()).
+		 * Named before, it kept a pid file for good.
+		 */
+		if (p->under_rank)
+			p->exec_seen = true;
+	}
+}
+
+void tracker_on_exec(struct tracker *t, struct session *s, const struct ev_task *e)
+{
+	struct proc *p = session_find(s, e->h.tgid);
+
+	if (!p)
+		return;
+	retire_held(t, p);
+	proc_reset_mm(p);
+	/* The kernel dropped the old image's heap sites and call counts (ma_exec). */
+	p->nheap_sites = 0;
+	mpi_fn_free(&p->mpi_fns);
+	p->exec_seen = true;
+	/*
+	 * Its name comes with the event. Rank and step wait for the end of
+	 * the drain (identity_late; a rank's command needs neither): most
+	 * commands are gone by then, and reading their /proc files was most
+	 * of what they cost.
+	 */
+	memcpy(p->comm, e->comm, sizeof(e->comm));
+	p->account = !job_is_launcher(t->specs, p->comm);
+	p->unidentified = true;
+	if (t->probing) {
+		identity_read(s, p);
+		if (p->account)
+			probes_at_exec(&t->probes, &t->bpf, p, &s->cls);
+	}
+	/*
+	 * The opt-in modes place the new image's probes from its mappings,
+	 * and are woken for this record at once: read now. Otherwise this
+	 * record is handled with the rest at the next sample, and so is the
+	 * read: after the records of the new image's first requests, which
+	 * then are still applied as they came (read before them, they would
+	 * be older than the read, and what the MPI calls among them added
+	 * would be lost from mpi_calls.csv); most commands a job runs are
+	 * gone by then.
+	 */
+	if (p->account && t->probing && !reads_mappings(t, s, p))
+		return;
+	identity_update_kernel(t, s, p);
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stddef.h>
+
+#include "apply.h"
+#include "held_records.h"
+#include "identity.h"
+#include "tracker.h"
+
+struct replay_ctx {
+	struct tracker *t;
+	struct session *s;
+	struct proc *p;
+};
+
+static void apply_held(void *ctx, const void *record, size_t size)
+{
+	struct replay_ctx *c = ctx;
+
+	apply_record(c->t, c->s, c->p, record, size);
+}
+
+void held_records_release(struct tracker *t, struct session *s, struct proc *p)
+{
+	struct replay_ctx c = { t, s, p };
+
+	t->held_bytes -= p->held.len;
+	held_replay(&p->held, apply_held, &c);
+}
+
+/* What a held copy keeps of a record: a request's stack copy as far as it is valid. */
+static size_t meaningful_size(const void *data, size_t size)
+{
+	const struct ev_syscall *e = data;
+	size_t stack_end;
+
+	if (e->h.type != EV_SYSCALL || size <= EV_SYSCALL_NOSTACK_SIZE)
+		return size;
+	stack_end = offsetof(struct ev_syscall, stack) +
+		    (e->stack_len < sizeof(e->stack) ? e->stack_len : sizeof(e->stack));
+	return stack_end < size ? stack_end : size;
+}
+
+/*
+ * Hold p's records until the end of the drain while no output has shown
+ * it: gone by then, it takes them along unread (held.h). Not while probes
+ * wait on a process's mappings: MPI_Init may be milliseconds away.
+ */
+bool held_records_hold(struct tracker *t, struct session *s, struct proc *p, const void *data,
+		       size_t size)
+{
+	size_t before = p->held.len;
+
+	if (p->named || p->held.refused || t->probing || !p->account)
+		return false;
+	size = meaningful_size(data, size);
+	if (t->held_bytes + size <= TRACKER_HELD_BYTES && !held_push(&p->held, data, size)) {
+		t->held_bytes += p->held.len - before;
+		return true;
+	}
+	/* A long-lived or busy process: what it has comes first, then it goes as it comes. */
+	held_records_release(t, s, p);
+	p->held.refused = true;
+	return false;
+}
+
+static bool is_request(const void *record, size_t size)
+{
+	const struct ev_header *h = record;
+
+	return size >= sizeof(*h) && h->type == EV_SYSCALL;
+}
+
+/*
+ * A forked child's copy of its parent's address space lacks what the
+ * parent's held requests will make: the child holds them too, ahead of its
+ * own records. Not the faults: the child's first smaps read counts its
+ * pages (proc_copy_mm).
+ */
+void held_records_inherit(struct tracker *t, struct session *s, struct proc *child,
+			  struct proc *parent)
+{
+	if (!parent->held.count)
+		return;
+	if (t->held_bytes + parent->held.len <= TRACKER_HELD_BYTES &&
+	    !held_copy(&child->held, &parent->held, is_request)) {
+		t->held_bytes += child->held.len;
+		return;
+	}
+	/* No room: the parent's records now, and the copy taken again. */
+	held_drop(&child->held);
+	held_records_release(t, s, parent);
+	proc_copy_mm(child, parent, t->probing);
+}
+
+/*
+ * A command a rank runs is first read, and gets its file, once it has
+ * lived a sample interval since the tool learnt of it: most (a shell
+ * system() starts, the command it runs) are gone within milliseconds, and
+ * their smaps reads and files were most of what the tool spent on them.
+ * Until then its records stay held (held.h), to go unread with its exit.
+ * One that lives on is read then: that read counts every page it has.
+ */
+bool held_records_settling(const struct tracker *t, const struct proc *p, double now)
+{
+	return p->under_rank && !p->named && now - p->born_time < t->opt->interval_ms / 1e3;
+}
+
+/*
+ * The end of a drain: who the processes still here are, then their
+ * records, in their order.
+ */
+static void release_all_held(struct tracker *t)
+{
+	double now = tracker_now(t);
+
+	for (struct session *s = t->sessions; s; s = s->next)
+		for (struct proc *p = s->procs.first; p; p = p->next) {
+			identity_late(t, s, p);
+			if (p->held.count && !held_records_settling(t, p, now))
+				held_records_release(t, s, p);
+		}
+}
+
+void held_records_drain(struct tracker *t)
+{
+	tracer_drain(&t->bpf);
+	release_all_held(t);
+}
+
+void tracker_end_drain(struct tracker *t)
+{
+	release_all_held(t);
+}

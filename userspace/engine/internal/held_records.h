@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Records held until the end of a drain (core/held.h): a process no output
+ * has shown yet keeps its records, in their order, and takes them along
+ * unread if it ends meanwhile (most commands a job runs do). The tool's
+ * memory for them is bounded (TRACKER_HELD_BYTES).
+ */
+#ifndef MEMATTR_HELD_RECORDS_H
+#define MEMATTR_HELD_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct tracker;
+struct session;
+struct proc;
+
+/* data held for p: true, or false when p's records go as they come (apply them). */
+bool held_records_hold(struct tracker *t, struct session *s, struct proc *p, const void *data,
+		       size_t size);
+
+/* p's held records applied, in their order. */
+void held_records_release(struct tracker *t, struct session *s, struct proc *p);
+
+/* A forked child holds its parent's held requests, ahead of its own records. */
+void held_records_inherit(struct tracker *t, struct session *s, struct proc *child,
+			  struct proc *parent);
+
+/* A rank's command younger than a sample interval: not read yet, its records held. */
+bool held_records_settling(const struct tracker *t, const struct proc *p, double now);
+
+/* The ring buffer drained, then the held records of every process released. */
+void held_records_drain(struct tracker *t);
+
+#endif

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <string.h>
+
+#include "infer_attach.h"
+#include "job_view.h"
+#include "tracker.h"
+
+/* run_info's modes: the opt-in probes, and the attribution when it is not exact. */
+static const char *modes_name(const struct options *o)
+{
+	if (o->sampled)
+		return o->heap ? "heap sampled" : "sampled";	/* --mpi-calls needs exact (cli.c) */
+	return o->mpi_calls && o->heap ? "mpi-calls heap" :
+	       o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
+}
+
+void tracker_job_view(struct tracker *t, const struct session *s, struct sink_job *j)
+{
+	const struct options *o = t->opt;
+
+	memset(j, 0, sizeof(*j));
+	j->id = s->job;
+	j->job = s->job ? s->job : t->own_job;
+	j->node = t->node;
+	j->finished = s->ending;
+	j->dir = s->out_open ? s->out.path : NULL;
+	/* The job's own clock: the node service's jobs start after the tracker (session.h t0). */
+	j->now = tracker_now(t) - s->t0;
+	j->start_realtime = t->start_realtime + s->t0;
+	j->interval_ms = o->interval_ms;
+	j->problem_size = o->problem_size;
+	j->modes = modes_name(o);
+	j->sampled = o->sampled;
+	j->version = MEMATTR_VERSION;
+	j->cmdline = t->cmdline;
+	session_counters(s, &j->c);
+	/* The kernel side's counters are node-wide: one BPF object serves every job. */
+	j->c.dropped = t->kstats[STAT_RINGBUF_DROPS];
+	j->c.stack_read_failures = t->kstats[STAT_STACK_READ_FAIL];
+	j->c.rss_without_cause = t->kstats[STAT_NO_CTX_RSS];
+	j->c.heap_untracked = t->kstats[STAT_HEAP_FULL];
+	j->c.unknown_pid_events = t->unknown_pid_events;
+	j->c.ended_events = t->ended_events;
+	/* At fork in the kernel, or when user space adds a process found in /proc. */
+	j->c.traced_map_full = t->kstats[STAT_TRACED_FULL] + t->map_full;
+	j->c.output_errors = s->out_open ? s->out.nfailed : 0;
+	j->c.probing = o->mpi_calls || o->heap;
+	j->c.probes_attached = t->probes.attached;
+	j->c.probe_failures = t->probes.failed;
+	j->c.oom_watched = t->bpf.oom_watched;
+	infer_attach_counters(t, s, &j->c.inferred);
+}
