@@ -70,24 +70,10 @@ static void name_site(struct tracker *t, const struct comp_table *comps, const s
 		snprintf(out, len, "%s+0x%" PRIx64, basename(copy), off);
 }
 
-static int write_heap_sites(FILE *f, struct tracker *t, const struct session *sess,
-			    struct proc *p)
+void modes_name_heap_site(void *ctx, const struct session *s, const struct proc *p,
+			  uint64_t addr, char *out, size_t len, const char **library)
 {
-	for (size_t i = 0; i < p->nheap_sites; i++) {
-		const struct site_stats *s = &p->heap_sites[i].stats;
-		const char *library;
-		char site[PATH_MAX + 128];
-
-		name_site(t, &sess->comps, p, p->heap_sites[i].addr, site, sizeof(site), &library,
-			  NULL);
-		if (csv_put_rank_pid(f, p->rank, p->pid) || csv_put_field(f, library) ||
-		    fputc(',', f) == EOF || csv_put_field(f, site))
-			return -1;
-		fprintf(f, ",%llu,%llu,%lld,%lld,%llu\n", (unsigned long long)s->calls,
-			(unsigned long long)s->frees, (long long)s->live_bytes,
-			(long long)s->peak_bytes, (unsigned long long)s->total_bytes);
-	}
-	return 0;
+	name_site(ctx, &s->comps, p, addr, out, len, library, NULL);
 }
 
 /*
@@ -198,90 +184,46 @@ static bool has_rows(const struct proc *p)
 	return p->account && p->total.seen;
 }
 
-/* An ended process's rows into the spool; a row that cannot be kept marks the file incomplete. */
-static void spool_rows(struct tracker *t, struct session *s, struct proc *p, FILE **spool,
-		       int *err, rows_fn rows)
+/* One process's rows, or (p NULL) every live process's that has them. */
+struct rows_of {
+	struct tracker *t;
+	struct session *s;
+	struct proc *p;
+	rows_fn rows;
+};
+
+static int put_rows(FILE *f, void *ctx)
 {
-	if (*err)
-		return;
-	if (!*spool)
-		*spool = tmpfile();
-	errno = 0;
-	if (!*spool || rows(*spool, t, s, p) || fflush(*spool))
-		*err = errno ? errno : EIO;
+	struct rows_of *r = ctx;
+
+	if (r->p)
+		return r->rows(f, r->t, r->s, r->p);
+	for (struct proc *p = r->s->procs.first; p; p = p->next)
+		if (has_rows(p) && r->rows(f, r->t, r->s, p))
+			return -1;
+	return 0;
 }
 
 void modes_proc_end(struct tracker *t, struct session *s, struct proc *p)
 {
+	struct rows_of calls = { t, s, p, write_mpi_calls }, stacks = { t, s, p, write_alloc_stacks };
+
 	if (!s->out_open || !has_rows(p))
 		return;
 	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
-	spool_rows(t, s, p, &s->ended_calls, &s->ended_calls_err, write_mpi_calls);
+	row_spool_add(&s->ended_calls, put_rows, &calls);
 	/* Every mode: each request's stack comes with the walk that finds its owner. */
-	spool_rows(t, s, p, &s->ended_stacks, &s->ended_stacks_err, write_alloc_stacks);
-	if (t->opt->heap)
-		spool_rows(t, s, p, &s->ended_sites, &s->ended_sites_err, write_heap_sites);
-}
-
-static int copy_spool(FILE *from, int err, FILE *to)
-{
-	char buf[65536];
-	size_t n;
-
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	if (!from)
-		return 0;
-	fflush(from);
-	rewind(from);
-	while ((n = fread(buf, 1, sizeof(buf), from)) > 0)
-		if (fwrite(buf, 1, n, to) != n)
-			break;
-	fseek(from, 0, SEEK_END);
-	return ferror(from) || ferror(to) ? -1 : 0;
-}
-
-/* name whole, or not at all (the previous one stays, no temporary file is left). */
-static int write_file(struct tracker *t, struct session *s, const char *name,
-		      const char *header, FILE *spool, int spool_err, rows_fn rows)
-{
-	char tmp[256];
-	FILE *f = outdir_begin_replace(&s->out, name, tmp, sizeof(tmp));
-
-	if (!f)
-		return -1;
-	if (fprintf(f, "%s\n", header) < 0 || copy_spool(spool, spool_err, f))
-		goto fail;
-	for (struct proc *p = s->procs.first; p; p = p->next)
-		if (has_rows(p) && rows(f, t, s, p))
-			goto fail;
-	return outdir_commit(&s->out, f, tmp, name);
-fail:
-	outdir_abort(&s->out, f, tmp);
-	return -1;
-}
-
-static void write_one(struct tracker *t, struct session *s, const char *name, const char *header,
-		      FILE *spool, int spool_err, rows_fn rows)
-{
-	errno = 0;
-	if (write_file(t, s, name, header, spool, spool_err, rows))
-		outdir_write_failed(&s->out, name, errno ? errno : EIO,
-				    spool_err ? "ended processes' rows are lost" : NULL);
+	row_spool_add(&s->ended_stacks, put_rows, &stacks);
 }
 
 void modes_write_csv(struct tracker *t, struct session *s)
 {
+	struct rows_of calls = { t, s, NULL, write_mpi_calls }, stacks = { t, s, NULL, write_alloc_stacks };
+
 	if (!s->out_open)
 		return;
 	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
-	write_one(t, s, FILE_MPI_CALLS, MPI_CALLS_HEADER, s->ended_calls,
-		  s->ended_calls_err, write_mpi_calls);
-	write_one(t, s, FILE_ALLOC_STACKS, ALLOC_STACKS_HEADER, s->ended_stacks,
-		  s->ended_stacks_err, write_alloc_stacks);
-	if (t->opt->heap)
-		write_one(t, s, FILE_HEAP_SITES, HEAP_SITES_HEADER, s->ended_sites,
-			  s->ended_sites_err, write_heap_sites);
+	row_file_write(&s->out, FILE_MPI_CALLS, MPI_CALLS_HEADER, &s->ended_calls, put_rows, &calls);
+	row_file_write(&s->out, FILE_ALLOC_STACKS, ALLOC_STACKS_HEADER, &s->ended_stacks, put_rows,
+		       &stacks);
 }

@@ -166,6 +166,9 @@ struct session *tracker_new_session(struct tracker *t, const char *job, enum job
 	 */
 	s->cls.mpi_fn_at = mpi_fn_at;
 	s->cls.mpi_fn_ctx = t;
+	/* The sinks' heap sites are named with the same symbol tables. */
+	s->name_site = modes_name_heap_site;
+	s->name_site_ctx = t;
 	/* The status line first: it must be erased before the summary prints. */
 	if (!t->opt->quiet) {
 		session_add_sink(s, status_sink_new());
@@ -195,7 +198,8 @@ int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir
 	if (outdir_open(&s->out, dir, u, g, err, errlen))
 		return -1;
 	s->out_open = true;
-	if (session_add_sink(s, csv_sink_new(&s->out, t->opt->compress))) {
+	if (session_add_sink(s, csv_sink_new(&s->out, t->opt->compress)) ||
+	    (t->opt->heap && session_add_sink(s, heap_sites_sink_new(&s->out)))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -207,14 +211,14 @@ int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir
 	return 0;
 }
 
-/* Figures so far: the sinks' summaries, the opt-in modes' files with the kernel's counts. */
+/* Figures so far: the kernel's counts of the opt-in modes first, then the sinks' summaries and the files. */
 static void summarize(struct tracker *t, struct session *s)
 {
 	struct sink_job j;
 
+	mode_counts_collect_live(t, s);
 	tracker_job_view(t, s, &j);
 	session_summary(s, &j);
-	mode_counts_collect_live(t, s);
 	modes_write_csv(t, s);
 }
 

@@ -11,7 +11,8 @@
  * figures; the engine frees it after) and job_summary (figures so far, with
  * the live processes); job_end once, after every process has ended.
  * An op a sink does not need is NULL. A view lives for the call only; its
- * names live as long as the session. In job_summary, views carry no state.
+ * component names live as long as the session, its heap sites' names for
+ * the call only. In job_summary, views carry no state.
  */
 #ifndef MEMATTR_SINK_H
 #define MEMATTR_SINK_H
@@ -33,6 +34,20 @@ struct sink_comp {
 
 #define SINK_MAX	4	/* sinks one session may have */
 
+/*
+ * A malloc-family call site of a process (--heap), as the kernel counted
+ * its calls. The engine names it ("libfoo.so.1:function+0x1a", else the
+ * file and offset, else the bare address) and the component whose code
+ * it is ("unattributed": none).
+ */
+struct sink_heap_site {
+	const char *library;
+	const char *site;
+	uint64_t calls, frees;
+	int64_t live_bytes, peak_bytes;
+	uint64_t total_bytes;
+};
+
 /* A process as outputs see it. */
 struct sink_proc {
 	int rank;			/* -1: not an MPI rank */
@@ -42,6 +57,9 @@ struct sink_proc {
 	struct sink_comp total;
 	const struct sink_comp *comps;	/* components that have had memory, by id */
 	size_t ncomps;
+	/* --heap: its call sites, in proc_end and job_summary (none in proc_sample) */
+	const struct sink_heap_site *heap_sites;
+	size_t nheap_sites;
 	void **state;			/* this sink's slot in the process (NULL at first) */
 };
 
@@ -169,6 +187,7 @@ struct metrics;
 /* The job's live processes into the node's metrics; its series vanish when it ends. */
 struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user);
 struct sink *term_sink_new(void);			/* the summary printed at the end */
+struct sink *heap_sites_sink_new(struct output_dir *dir);	/* heap_sites.csv (--heap) */
 struct sink *status_sink_new(void);			/* NULL when stdout is not a terminal */
 
 #endif

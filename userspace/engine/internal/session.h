@@ -20,6 +20,7 @@
 #include "discovery.h"
 #include "engine.h"
 #include "proc_table.h"
+#include "row_file.h"
 #include "sink.h"
 
 #define SESSION_MAX_PROCS	4096	/* live processes; beyond it new ones are counted, not traced */
@@ -51,10 +52,16 @@ struct session {
 	uint64_t oom_kills;		/* its processes the OOM killer chose */
 
 	double last_summary, last_scan;
-	FILE *ended_calls, *ended_sites;	/* opt-in modes' rows of ended processes */
-	int ended_calls_err, ended_sites_err;	/* errno when a spooled row was lost, else 0 */
-	FILE *ended_stacks;			/* alloc_stacks.csv's rows of ended processes */
-	int ended_stacks_err;
+	struct row_spool ended_calls;	/* mpi_calls.csv's rows of ended processes */
+	struct row_spool ended_stacks;	/* alloc_stacks.csv's */
+	/*
+	 * Names a code address of p for the sinks' heap sites: into out, and
+	 * *library the component whose code it is. The engine's (it has the
+	 * symbol tables); NULL: the views carry no heap site.
+	 */
+	void (*name_site)(void *ctx, const struct session *s, const struct proc *p, uint64_t addr,
+			  char *out, size_t len, const char **library);
+	void *name_site_ctx;
 	struct session *next;
 };
 
