@@ -224,6 +224,12 @@ $(BUILD)/tests/test_merge: tests/unit/test_merge.c $(PURE_OBJS) $(BUILD)/merge.o
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
 
+# Discovery on a fake /proc tree the test writes (tests/unit/test_discovery.c):
+# discovery's objects on the pure modules (procfs_set_roots points them there).
+DISCOVERY_OBJS := $(BUILD)/discovery.o $(BUILD)/slurm_listpids.o
+$(BUILD)/tests/test_discovery: tests/unit/test_discovery.c $(PURE_OBJS) $(DISCOVERY_OBJS) | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(DISCOVERY_OBJS) -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
+
 # The engine fed synthetic records (tests/unit/test_engine.c): every object
 # of engine/ and the layers below it but the BPF loader, whose fake
 # (tests/unit/fake_tracer.c) keeps the event entry: no BPF, no root.
@@ -238,7 +244,7 @@ $(BUILD)/tests/test_engine: tests/unit/test_engine.c tests/unit/fake_tracer.c te
 # (tools/engine-mutants.py edits engine/*.c and restores them: not while
 # another build of this tree runs).
 .PHONY: engine-mutants
-engine-mutants: $(BUILD)/tests/test_engine
+engine-mutants: $(BUILD)/tests/test_engine $(BUILD)/tests/test_discovery
 	tools/engine-mutants.py $(BUILD)
 
 unit-test: $(UNIT_BINS)

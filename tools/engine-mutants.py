@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """`make engine-mutants`: each mutation named in tests/unit/test_engine.c
-makes its test fail.
+and tests/unit/test_discovery.c makes its test fail.
 
 Usage: engine-mutants.py [BUILD]
 
@@ -20,7 +20,8 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 ENGINE = sorted(glob.glob(os.path.join(ROOT, "userspace", "engine", "*.c")))
 
-# (what, the test that must fail, old text, new text)
+# (what, the test that must fail, old text, new text[, the test program: test_engine])
+D = "test_discovery"
 M=[
  ('route: ignore h->job', 'test_fork_routed_by_job_slot',
   '\tif (h->job)\n\t\tfor (s = t->sessions; s; s = s->next)\n\t\t\tif (s->id == h->job)\n\t\t\t\treturn s;\n', ''),
@@ -74,6 +75,31 @@ M=[
   '\t\theld_records_inherit(t, s, p, parent);\n', '\t\t(void)held_records_inherit;\n'),
  ('is_request: every record', 'test_fork_inherits_parent_requests',
   'return size >= sizeof(*h) && h->type == EV_SYSCALL;', 'return size >= sizeof(*h);'),
+ ('match_env: a cgroup process judged by its environment too', 'test_scan_cgroup_beats_environment',
+  '\t\t\tret = pid_list_add(s->out, pid);\n\t\t}\n\t\tclose(pfd);\n\t\treturn ret;\n\t}\n',
+  '\t\t\tret = pid_list_add(s->out, pid);\n\t\t}\n\t}\n', D),
+ ('match_env: any step of the job\'s cgroups', 'test_scan_one_step',
+  'sc.job == s->job && (!s->step[0] || !strcmp(sc.step, s->step))', 'sc.job == s->job', D),
+ ('env_in_job: no SLURM_STEP_ID is any step', 'test_scan_one_step',
+  ': !strcmp(s->step, "batch");', ': true;', D),
+ ('job_scan_env: every uid\'s claims join', 'test_scan_slurm_job',
+  '\t\tif (s.claims[i].uid == owner)\n\t\t\tret = pid_list_add(out, s.claims[i].pid);',
+  '\t\tret = pid_list_add(out, s.claims[i].pid);', D),
+ ('job_scan_env: no -EEXIST for two uids', 'test_claims_of_two_users_are_ambiguous',
+  '\tif (!ret && owner == JOB_ANY_UID && who->nclaimants > 1)\n\t\tret = -EEXIST;\n', '', D),
+ ('note_cgroup_owner: root owns the job', 'test_root_in_cgroup_owns_nothing',
+  '!proc_at_who(pfd, &who) && who.uid != 0', '!proc_at_who(pfd, &who)', D),
+ ('note_cgroup_owner: v1 uid_<U> ignored', 'test_scan_v1_owner_from_path',
+  '\tif (v1_owner != (uid_t)-1)\n', '\tif (false && v1_owner != (uid_t)-1)\n', D),
+ ('job_step_of: no cgroup read', 'test_step_from_cgroup_before_environment',
+  '\tif (!procfs_read_slurm_cgroup(pid, &sc)) {\n\t\tsnprintf(step, len, "%s", sc.step);\n\t\treturn;\n\t}\n',
+  '\t(void)sc;\n', D),
+ ('job_descendants: children only', 'test_find_launcher_and_descendants',
+  '!ret && i < out->n; i++)', '!ret && i < 1; i++)', D),
+ ('is_live_pid: a kernel thread launches', 'test_kernel_thread_launches_nothing',
+  '== 0 && !(st.flags & PROC_PF_KTHREAD);', '== 0;', D),
+ ('job_rank_of: task variables always', 'test_rank_variables_in_order',
+  'spec_rank_variables(specs, tasks, keys', 'spec_rank_variables(specs, tasks || true, keys', D),
  ('tracker_run: no end_session', 'test_session_ends_with_its_last_process',
   '\t\t\t\tif (!s->procs.n && (t->hooks || s != t->sessions || sn))\n\t\t\t\t\tend_session(t, s);', '\t\t\t\tif (!s->procs.n && (t->hooks || s != t->sessions || sn))\n\t\t\t\t\t(void)0;'),
 ]
@@ -81,12 +107,12 @@ M=[
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    target = build + "/tests/test_engine"	# as the Makefile names it
-    test_bin = os.path.join(ROOT, target)
     origs = {f: open(f).read() for f in ENGINE}
     missed = 0
     try:
-        for name, test, old, new in M:
+        for name, test, old, new, *prog in M:
+            target = build + "/tests/" + (prog[0] if prog else "test_engine")	# as the Makefile names it
+            test_bin = os.path.join(ROOT, target)
             found = [f for f in ENGINE if old in origs[f]]
             count = sum(origs[f].count(old) for f in found)
             if count != 1:
@@ -118,8 +144,9 @@ def main():
             if open(F).read() != text:
                 with open(F, "w") as f:
                     f.write(text)
-        # The object again as the source is.
-        subprocess.run(["make", "-s", "BUILD=" + build, target], cwd=ROOT)
+        # The objects again as the sources are.
+        subprocess.run(["make", "-s", "BUILD=" + build, build + "/tests/test_engine",
+                        build + "/tests/test_discovery"], cwd=ROOT)
     print("engine-mutants: %d of %d mutations caught" % (len(M) - missed, len(M)))
     return 1 if missed else 0
 

@@ -89,7 +89,7 @@ void job_step_of(pid_t pid, char *step, size_t len)
 /* Calls fn for each numeric entry of /proc. */
 static int for_each_pid(int (*fn)(pid_t pid, void *arg), void *arg)
 {
-	DIR *d = opendir("/proc");
+	DIR *d = opendir(procfs_root());
 	struct dirent *de;
 	int ret = 0;
 

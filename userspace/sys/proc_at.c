@@ -15,10 +15,10 @@
 
 int proc_at_open(pid_t pid)
 {
-	char path[32];
+	char path[PATH_MAX];
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	snprintf(path, sizeof(path), "%s/%d", procfs_root(), (int)pid);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }

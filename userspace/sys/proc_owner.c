@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "proc_owner.h"
+#include "procfs.h"
 
 /* A decimal id below (uid_t)-1, ending at *end; false for anything else. */
 static bool parse_id(const char *s, const char **end, unsigned long *v)
@@ -56,12 +57,12 @@ int proc_owner_parse_status(const char *text, uid_t *uid, gid_t *gid)
 /* /proc/PID/<name> into buf, NUL-terminated (cut at size-1). */
 static int read_proc(pid_t pid, const char *name, char *buf, size_t size)
 {
-	char path[64];
+	char path[PATH_MAX];
 	ssize_t n = 0;
 	size_t got = 0;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	snprintf(path, sizeof(path), "%s/%d/%s", procfs_root(), (int)pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -21,6 +21,24 @@
 #define DELETED_SUFFIX	" (deleted)"
 #define SMALL_FILE_MAX	4096
 
+static const char *root_proc = "/proc", *root_cgroup = "/sys/fs/cgroup";
+
+const char *procfs_root(void)
+{
+	return root_proc;
+}
+
+const char *procfs_cgroup_root(void)
+{
+	return root_cgroup;
+}
+
+void procfs_set_roots(const char *proc, const char *cgroup)
+{
+	root_proc = proc ? proc : "/proc";
+	root_cgroup = cgroup ? cgroup : "/sys/fs/cgroup";
+}
+
 /* ---- helpers ---- */
 
 /* s's first len bytes without the kernel's " (deleted)" suffix: the new length; *deleted says if it was there. */
@@ -34,10 +52,10 @@ static size_t without_deleted(const char *s, size_t len, bool *deleted)
 
 static int open_proc(pid_t pid, const char *name)
 {
-	char path[64];
+	char path[PATH_MAX];
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	snprintf(path, sizeof(path), "%s/%d/%s", root_proc, (int)pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -375,7 +393,7 @@ int procfs_slurm_cgroup_trusted(const char *cgroup_root, const struct slurm_cgro
 	int root, ret;
 
 	if (!cgroup_root)
-		cgroup_root = "/sys/fs/cgroup";
+		cgroup_root = procfs_cgroup_root();
 	for (size_t i = 0; i < n; i++) {
 		if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", cgroup_root, sub[i]) >= sizeof(dir))
 			continue;

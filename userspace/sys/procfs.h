@@ -12,6 +12,18 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/*
+ * Where the kernel's files are: "/proc" and "/sys/fs/cgroup". Every reader
+ * of this folder's (procfs, proc_at, proc_owner) and discovery's scan of
+ * /proc go through them, so that the unit tests can point them at a fake
+ * tree of fixtures (tests/unit/test_discovery.c). Nothing else sets them;
+ * set before any read, the strings must outlive the reads (NULL: the
+ * kernel's own again).
+ */
+const char *procfs_root(void);
+const char *procfs_cgroup_root(void);
+void procfs_set_roots(const char *proc, const char *cgroup);
+
 /* ---- /proc/PID/environ ---- */
 
 /* NUL-separated KEY=VALUE strings, as the kernel gives them. */
