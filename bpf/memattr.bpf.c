@@ -74,8 +74,8 @@ struct mm_struct___old {
  * trusted one (a tracepoint's task, the current task) is checked against
  * the kernel's lists of fields safe to trust, searches of the whole kernel
  * BTF by name, on every path the verifier walks that load on: loaded this
- * way instead, the programs' verification went from 61 to 37 ms
- * (ma_find_fault_frame 1.3 -> 0.2 ms, ma_fork 6.2 -> 1.2 ms). Pointers
+ * way instead, the programs take the verifier far less time (the figures:
+ * docs/benchmark-history.md, "Figures once in code comments"). Pointers
  * read only for their fields or as keys need no trust. The cast leaves
  * three register moves in the program: ma_rss_stat, on every page fault
  * of the node, keeps its trusted loads (they cost it no verification
@@ -149,7 +149,7 @@ struct thread_ctx {
  * Both are arrays indexed by a small id the mm holds while it is followed
  * (claim_id), and a thread caches its mm's id in its context: a
  * fault then finds them with two inlined array lookups, not two hash
- * lookups (ma_rss_stat 101 -> 84 ns on a page-touching storm). mm_anchors maps the
+ * lookups, on the path of every fault. mm_anchors maps the
  * mm to its id for everyone else (another task changing the mm, a thread's
  * first change). An entry is 64 bytes, a cache line of its own: the counts
  * of two busy processes never share one.
@@ -780,8 +780,8 @@ static __always_inline bool fault_into_run(struct thread_ctx *c, __u32 tgid, __u
 	/*
 	 * The picks go to memory, not registers: the verifier does not track
 	 * values there, so the loop's paths meet again at each slot instead of
-	 * multiplying by every (free, stale) pair (ma_rss_stat's verification
-	 * 22 -> 5.7 ms).
+	 * multiplying by every (free, stale) pair (most of ma_rss_stat's
+	 * verification time, before).
 	 */
 	c->free_run = RUN_NO_SLOT;
 	c->stale_run = RUN_NO_SLOT;
@@ -815,7 +815,7 @@ static __always_inline bool fault_into_run(struct thread_ctx *c, __u32 tgid, __u
  * The memory syscalls, each through its own syscalls:sys_enter_<name> and
  * sys_exit_<name> tracepoint: the kernel tests the syscall's bit before it
  * runs any program, so every other syscall of every process on the node
- * pays only the syscall-tracepoint slow path (5-16 ns here, BENCHMARKS.md),
+ * pays only the syscall-tracepoint slow path (its cost: BENCHMARKS.md),
  * not a program run at its entry and exit (raw sys_enter/sys_exit).
  *
  * One program serves every entry, and one every exit (user space attaches

@@ -295,7 +295,7 @@ int cli_parse(int argc, char **argv, struct options *o, char *err, size_t errlen
 	o->job_uid = (uid_t)-1;
 	o->interval_ms = 100;
 	o->pss_interval_ms = 1000;
-	o->ringbuf_mb = 16;	/* 8 MiB overflowed as 8 Open MPI ranks of LULESH started at once */
+	o->ringbuf_mb = 16;	/* half of it overflowed as a node's ranks started at once */
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, so CMD's own flags stay CMD's. */

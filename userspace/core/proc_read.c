@@ -63,7 +63,7 @@ int proc_sample(struct proc *p, const struct classifier *cls, double now)
  * A VmRSS read's time divides the faults: those before it are in the total,
  * those after it are set apart (proc_account). So the time is the read's
  * own, bracketed; on a busy node the tool can be preempted inside the
- * bracket (20 ms seen with 8 ranks on 2 cores), and the faults made
+ * bracket (for far longer than the bracket), and the faults made
  * meanwhile would fall on the wrong side of it. A wide bracket is read
  * again, a few times at most.
  */

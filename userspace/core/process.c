@@ -622,8 +622,8 @@ static void note_code_map(struct proc *p, const struct vma_info *v, comp_id owne
  * the kernel one mapping at a time (PROCMAP_QUERY), as a read of smaps
  * would name them: their owner and, for code, the process's list of code
  * maps. Without it every file mapped meant a whole read of smaps at the
- * next sample, ~3 ms for a rank with 400 mappings: a rank that loads
- * Open MPI's plugins was read three times in its first second. The
+ * next sample, whose cost grows with the mappings: a rank that loads
+ * Open MPI's plugins was read again and again in its first second. The
  * mapping is asked for as it is now, records later than this one may have
  * changed it: they are applied next, and name their own. False when the
  * kernel cannot answer (before Linux 6.11): the next sample reads smaps.

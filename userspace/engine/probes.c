@@ -318,7 +318,7 @@ static void attach_batch(struct probes *pr, struct bpf_tracer *bpf, struct proc 
  * Warm one MPI library: attach its whole batch filtered to the tool's own
  * pid. The tool never maps the library, so no breakpoint goes anywhere, but
  * the kernel's uprobe objects for the file now exist and each rank's attach
- * at exec costs well under a millisecond instead of ~16 ms.
+ * at exec costs a small part of the first one's.
  */
 static void prewarm_file(struct probes *pr, struct bpf_tracer *bpf, const char *path)
 {

@@ -66,12 +66,12 @@ void probes_free(struct probes *pr);
 
 /*
  * --mpi-calls: a rank calls MPI_Init milliseconds after exec, and the first
- * attach to a library costs the kernel ~16 ms (creating its uprobes). So
- * the MPI libraries found in LD_LIBRARY_PATH and the default directories
- * are attached once at start, filtered to the tool's own pid, which never
- * maps them: no breakpoint is placed in any process (valgrind'd or other
- * people's programs are untouched), and each rank's own attach at exec is
- * then fast enough to precede its MPI_Init.
+ * attach to a library costs the kernel more than that (creating its
+ * uprobes). So the MPI libraries found in LD_LIBRARY_PATH and the default
+ * directories are attached once at start, filtered to the tool's own pid,
+ * which never maps them: no breakpoint is placed in any process (valgrind'd
+ * or other people's programs are untouched), and each rank's own attach at
+ * exec is then fast enough to precede its MPI_Init.
  */
 void probes_prewarm(struct probes *pr, struct bpf_tracer *bpf, const struct spec_set *specs);
 void probes_close_warm(struct probes *pr);

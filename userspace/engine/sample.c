@@ -51,8 +51,8 @@ static bool sync_due(const struct tracker *t, const struct proc *p, double now, 
  * The reads of the mappings due, each right after a drain: a read that
  * overtakes a request sees its mapping merged with its neighbours, and the
  * request's region, made after the read, would split that one figure by
- * length (an unmap then takes a wrong figure with it; LULESH: 1.3-2.5 MiB
- * a rank until the next read, seconds later). Applied before the read, the
+ * length (an unmap then takes a wrong figure with it, until the next read,
+ * seconds later). Applied before the read, the
  * region is there, and the read counts the merged entry page by page. A
  * drain can end processes: the ones due are taken by pid.
  */
@@ -131,8 +131,8 @@ static void account_session(struct tracker *t, struct session *s, double now)
 }
 
 /*
- * Every session's sample. The faults made while the figures were read (a
- * rank allocating at full speed: ~3 MiB a millisecond) are in its VmRSS
+ * Every session's sample. The faults made while the figures were read (by
+ * a rank allocating at full speed, many pages) are in its VmRSS
  * and still in the kernel (runs in progress) or the ring buffer: handled
  * between the two steps, so they are not left to `unattributed`; those
  * after each read are set apart from its sample. One collection of the

@@ -28,7 +28,7 @@
 
 #include "spank_memattr.h"
 
-#define READY_TIMEOUT_MS	60000	/* BPF load and attach: 1-2 s here */
+#define READY_TIMEOUT_MS	60000	/* BPF load and attach take seconds: ample, yet not for ever */
 
 /* Into the root of every cgroup hierarchy this process is in (v1 and v2). */
 static void leave_step_cgroups(void)

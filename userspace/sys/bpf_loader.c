@@ -106,7 +106,7 @@ static struct bpf_program *uprobe_prog(struct bpf_tracer *t, enum uprobe_prog wh
  * It runs with ma_rss_stat already attached: a tracepoint whose last
  * program has just gone waits for a grace period before it takes a first
  * one again, so detaching this search's program before attaching
- * ma_rss_stat made some starts wait (11-15 ms, one start in six here).
+ * ma_rss_stat made some starts wait for that grace period.
  */
 #define FRAME_TRIALS	3
 
@@ -374,7 +374,7 @@ static void destroy_link(void *ctx, size_t i)
 /*
  * Every program's link is destroyed at once, from several threads: each
  * syscall tracepoint's waits for a grace period, and one after the other
- * they would take 1.3 s.
+ * the waits would add up.
  */
 static void destroy_links(struct bpf_tracer *t)
 {

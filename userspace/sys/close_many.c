@@ -75,7 +75,7 @@ static bool bpf_fd(int dirfd, const char *name)
  * In the child: every descriptor but the BPF object's and keep is closed,
  * and the standard ones point to /dev/null. A pipe the tool's output went
  * to (`memattr-bpf ... | tee log`, ssh) must end when the tool ends, not
- * when the kernel has finished detaching (0.8 s later here).
+ * when the kernel has finished detaching, grace periods later.
  */
 static void keep_only_bpf(int keep)
 {

@@ -2,9 +2,10 @@
 /*
  * Close many descriptors at once. Closing a uprobe_multi link, or the
  * perf event of a syscall tracepoint, waits for a grace period in the
- * kernel (40-50 ms here); closed one after the other, the links of 8 ranks
- * took over a second to detach, the syscall tracepoints 1.3 s. Closed from
- * several threads, the waits overlap.
+ * kernel; closed one after the other, a job's links and the syscall
+ * tracepoints add their waits up (docs/benchmark-history.md, "Figures
+ * once in code comments"). Closed from several threads, the waits
+ * overlap.
  */
 #ifndef MEMATTR_CLOSE_MANY_H
 #define MEMATTR_CLOSE_MANY_H
@@ -15,11 +16,11 @@ void close_many(const int *fds, size_t n);
 
 /*
  * The kernel detaches each syscall tracepoint's program under one lock,
- * waiting a grace period (~40 ms) each: 18 of them take 0.75 s, and
- * threads cannot overlap them. Called before the BPF object's descriptors
+ * waiting a grace period each, one after the other: threads cannot
+ * overlap them. Called before the BPF object's descriptors
  * are closed, this forks a child that holds them (and nothing else) until
  * this process has exited: its closes are then instant, the run ends at
- * once, and the kernel finishes the detach in the background (~1 s).
+ * once, and the kernel finishes the detach in the background.
  */
 void detach_after_exit(void);
 
