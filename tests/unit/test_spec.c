@@ -176,6 +176,10 @@ static void test_errors(void **state)
 		     FIX "bad/launcher_path.spec:1: want 'launcher NAME' (a process name: at most 15 characters, no '/')");
 	expect_error(FIX "bad/launcher_extra.spec",
 		     FIX "bad/launcher_extra.spec:1: want 'launcher NAME' (a process name: at most 15 characters, no '/')");
+	expect_error(FIX "bad/patched_name.spec",
+		     FIX "bad/patched_name.spec:2: want 'patched FUNCTION' (a C symbol: letters, digits and '_', not a digit first)");
+	expect_error(FIX "bad/patched_missing.spec",
+		     FIX "bad/patched_missing.spec:1: want 'patched FUNCTION' (a C symbol: letters, digits and '_', not a digit first)");
 	expect_error(FIX "nope.spec", FIX "nope.spec: No such file or directory");
 	expect_error(FIX "good", FIX "good: Is a directory");
 }
@@ -474,6 +478,41 @@ static void test_launchers(void **state)
 	spec_free(&s);
 }
 
+/*
+ * libc's functions interposers patch are glibc.spec's data (the requester
+ * follows a request through them): none built in, none twice.
+ */
+static void test_patched_functions(void **state)
+{
+	static const char *const shipped[] = {
+		"mmap", "mmap64", "munmap", "mremap", "madvise", "brk", "sbrk", "shmat", "shmdt",
+		"mprotect", "malloc", "calloc", "realloc", "free",
+	};
+	const char *names[SPEC_PATCHED_MAX];
+	struct spec_set s;
+	size_t n;
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(spec_patched_functions(&s, names, SPEC_PATCHED_MAX), 0);
+	assert_int_equal(spec_patched_functions(NULL, names, SPEC_PATCHED_MAX), 0);
+	assert_int_equal(spec_load_dir(&s, "../../uprobe_specs", err, sizeof(err)), 0);
+	n = spec_patched_functions(&s, names, SPEC_PATCHED_MAX);
+	assert_int_equal(n, sizeof(shipped) / sizeof(shipped[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(names[i], shipped[i]);
+	/* Loaded again: still once each. */
+	assert_int_equal(spec_load_file(&s, "../../uprobe_specs/glibc.spec", err, sizeof(err)), 0);
+	assert_int_equal(spec_patched_functions(&s, names, SPEC_PATCHED_MAX), n);
+	assert_int_equal(spec_patched_functions(&s, names, 3), 3);
+	for (size_t i = 0; i < s.n; i++)
+		if (s.rules[i].kind == SPEC_PATCHED) {
+			assert_string_equal(s.rules[i].component, "");
+			assert_false(spec_rule_matches(&s.rules[i], s.rules[i].pattern));
+		}
+	spec_free(&s);
+}
+
 /* Intel MPI's and MVAPICH's libraries are mpi by their specs. */
 static void test_new_mpis(void **state)
 {
@@ -515,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_dir_stops_at_first_error),
 		cmocka_unit_test(test_shipped_specs_on_real_rank),
 		cmocka_unit_test(test_launchers),
+		cmocka_unit_test(test_patched_functions),
 		cmocka_unit_test(test_new_mpis),
 	};
 

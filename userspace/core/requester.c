@@ -10,6 +10,7 @@
 #include "hooks.h"
 #include "procfs.h"
 #include "requester.h"
+#include "spec.h"
 #include "unwind.h"
 
 static void free_modules(struct code_module *mods, size_t n)
@@ -387,16 +388,6 @@ static bool debug_on(void)
 	return on;
 }
 
-/*
- * libc's entry points a patcher rewrites: the memory system calls Open
- * MPI's patcher, UCX's bistro and libfabric's monitor hook, and malloc's
- * family for those that hook the allocator the same way.
- */
-static const char *const hooked_calls[] = {
-	"mmap", "mmap64", "munmap", "mremap", "madvise", "brk", "sbrk", "shmat", "shmdt",
-	"mprotect", "malloc", "calloc", "realloc", "free",
-};
-
 #define HOOK_HOPS	4	/* jumps followed through trampolines no file backs */
 
 /* A hook at target, in module m: the function (FDE) holding it. */
@@ -479,7 +470,13 @@ static void follow_patch(struct scan_ctx *s, uint64_t addr, bool *reread)
 static void scan_hooks(struct scan_ctx *s)
 {
 	struct code_reader *cr = s->cr;
-	uint64_t addrs[4 * sizeof(hooked_calls) / sizeof(hooked_calls[0])];
+	/*
+	 * libc's entry points an interposer may patch: the specs' patched
+	 * lines (glibc.spec), knowledge of the MPI libraries' patchers.
+	 */
+	const char *patched[SPEC_PATCHED_MAX];
+	size_t npatched = spec_patched_functions(s->cls->specs, patched, SPEC_PATCHED_MAX);
+	uint64_t addrs[4 * SPEC_PATCHED_MAX];
 	struct hook_entry old[HOOK_MAX];
 	unsigned int nold = cr->nhooks;
 	size_t naddrs = 0;
@@ -495,9 +492,8 @@ static void scan_hooks(struct scan_ctx *s)
 		if (m->owner != s->cls->libc || !base || strncmp(base + 1, "libc.so", 7))
 			continue;
 		file = module_file(cr, m);
-		for (size_t k = 0; file && k < sizeof(hooked_calls) / sizeof(hooked_calls[0]) &&
-				   naddrs < sizeof(addrs) / sizeof(addrs[0]); k++) {
-			if (cfi_file_func_offset(file, hooked_calls[k], &off) || off < m->pgoff ||
+		for (size_t k = 0; file && k < npatched && naddrs < sizeof(addrs) / sizeof(addrs[0]); k++) {
+			if (cfi_file_func_offset(file, patched[k], &off) || off < m->pgoff ||
 			    off - m->pgoff >= m->end - m->start)
 				continue;
 			addrs[naddrs++] = m->start + (off - m->pgoff);

@@ -277,6 +277,22 @@ static int parse_identity(struct spec_set *set, char **tok, int n, const char *p
 	return 0;
 }
 
+/* "patched FUNCTION": a libc entry point interposers rewrite. */
+static int parse_patched(struct spec_set *set, char **tok, int n, const char *path, int lineno,
+			 char *err, size_t errlen)
+{
+	if (n != 2 || !valid_variable(tok[1])) {
+		set_err(err, errlen, "%s:%d: want 'patched FUNCTION' (a C symbol: letters, digits and '_', not a digit first)",
+			path, lineno);
+		return -1;
+	}
+	if (add_rule(set, SPEC_PATCHED, tok[1], "", path, lineno)) {
+		set_err(err, errlen, "%s:%d: %s", path, lineno, strerror(ENOMEM));
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_line(struct spec_set *set, char *line, const char *path, int lineno,
 		      char *component, char *err, size_t errlen)
 {
@@ -291,6 +307,8 @@ static int parse_line(struct spec_set *set, char *line, const char *path, int li
 		return parse_forward(set, tok, n, path, lineno, err, errlen);
 	if (variable_kind(tok[0]) >= 0 || !strcmp(tok[0], "launcher"))
 		return parse_identity(set, tok, n, path, lineno, err, errlen);
+	if (!strcmp(tok[0], "patched"))
+		return parse_patched(set, tok, n, path, lineno, err, errlen);
 	is_component = !strcmp(tok[0], "component");
 	for (k = 0; k < sizeof(keywords) / sizeof(keywords[0]); k++)
 		if (!strcmp(tok[0], keywords[k].word))
@@ -555,6 +573,16 @@ size_t spec_rank_variables(const struct spec_set *set, bool tasks, const char **
 			    !listed(names, n, set->rules[i].pattern))
 				names[n++] = set->rules[i].pattern;
 	}
+	return n;
+}
+
+size_t spec_patched_functions(const struct spec_set *set, const char **names, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; set && i < set->n && n < max; i++)
+		if (set->rules[i].kind == SPEC_PATCHED && !listed(names, n, set->rules[i].pattern))
+			names[n++] = set->rules[i].pattern;
 	return n;
 }
 

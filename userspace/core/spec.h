@@ -54,8 +54,16 @@
  * every task variable, each in that order; a name given twice keeps its
  * first place.
  *
- * forward, variable and launcher lines name no component: they may stand
- * anywhere in a file.
+ * What interposers do to libc (what the requester's walk follows):
+ *
+ *   patched FUNCTION      an entry point of libc that an interposer may
+ *                         rewrite into a jump to its own code (Open MPI's
+ *                         patcher, UCX's bistro, libfabric's monitor: mmap,
+ *                         munmap, brk, ...): a request made through it is
+ *                         followed past the hook to the code that asked
+ *
+ * forward, variable, launcher and patched lines name no component: they
+ * may stand anywhere in a file.
  *
  * Component names: [a-z0-9_:.-]+, at most SPEC_NAME_MAX-1 characters.
  */
@@ -80,10 +88,12 @@ enum spec_kind {
 	SPEC_PMI_VARIABLE,	/* component ""; pattern: the variable's name */
 	SPEC_TASK_VARIABLE,	/* component ""; pattern: the variable's name */
 	SPEC_LAUNCHER,		/* component ""; pattern: the process name */
+	SPEC_PATCHED,		/* component ""; pattern: libc's function */
 };
 
 #define SPEC_COMM_MAX	15	/* a process name's length (TASK_COMM_LEN - 1) */
 #define SPEC_RANK_VARS_MAX 32	/* rank and task variables a run reads, at most */
+#define SPEC_PATCHED_MAX	32	/* patched functions a run follows, at most */
 
 struct spec_rule {
 	enum spec_kind kind;
@@ -143,5 +153,12 @@ size_t spec_rank_variables(const struct spec_set *set, bool tasks, const char **
 
 /* Whether a process named comm is a launcher (a launcher rule). NULL set: none is. */
 bool spec_is_launcher(const struct spec_set *set, const char *comm);
+
+/*
+ * libc's functions an interposer may patch (patched lines), in the order
+ * loaded, none twice: up to max names into names[], pointers into the set.
+ * Returns how many (0 for a NULL set).
+ */
+size_t spec_patched_functions(const struct spec_set *set, const char **names, size_t max);
 
 #endif
