@@ -212,6 +212,11 @@ $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/pro
 $(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o -o $@ -lcmocka -lm -lz
 
+# The opt-in modes' files as sinks, fed views.
+MODE_SINK_OBJS := $(patsubst %,$(BUILD)/%.o,row_sink row_file mpi_calls_sink alloc_stacks_sink heap_sites_sink csv_out)
+$(BUILD)/tests/test_mode_sinks: tests/unit/test_mode_sinks.c $(MODE_SINK_OBJS) | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(MODE_SINK_OBJS) -o $@ -lcmocka
+
 # The OOM post-mortem's pure parts, with the CSV sink's run_info rows and the engine's fold.
 $(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o -o $@ \

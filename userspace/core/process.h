@@ -28,7 +28,7 @@
 #define PROC_MAX_REGIONS	65536	/* the kernel's default vm.max_map_count */
 #define PROC_MAX_PENDING	256
 #define PROC_MAX_CODE_MAPS	4096	/* executable mappings remembered */
-#define PROC_OUT_SLOTS		4	/* per-process state of the outputs (sinks) */
+#define PROC_OUT_SLOTS		8	/* per-process state of the outputs (sinks) */
 #define PROC_EPOCHS		16	/* fault epochs remembered: reads of /proc since the last flush, and more */
 
 /* Per component of one process: the latest sample and the peaks. */

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "job_view.h"
 #include "mode_counts.h"
-#include "modes_out.h"
 #include "procfs.h"
 #include "retire.h"
 #include "tracker.h"
@@ -27,7 +26,6 @@ void retire(struct tracker *t, struct session *s, struct proc *p)
 	};
 	mode_counts_release(t, p);
 	user_specs_note(t, p);
-	modes_proc_end(t, s, p);
 	tracker_job_view(t, s, &j);
 	session_end_proc(s, p, &j);
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +40,6 @@ void session_free(struct session *s)
 	proc_table_free(&s->procs);
 	for (size_t i = 0; i < s->nsinks; i++)
 		s->sinks[i]->ops->destroy(s->sinks[i]);
-	row_spool_close(&s->ended_calls);
-	row_spool_close(&s->ended_stacks);
 	if (s->out_open)
 		outdir_close(&s->out);
 	classifier_free(&s->cls);
@@ -155,47 +152,17 @@ static bool reported(const struct proc *p)
 	return p->account && p->total.seen;
 }
 
-/*
- * p's heap sites, named, into v (its last view of the call). Named at each
- * summary, not kept: a site in code loaded since is named better next time.
- * Out of memory, the view has none.
- */
-static void sites_of(const struct session *s, const struct proc *p, struct sink_proc *v)
+/* The opt-in modes' figures of p in its view (session.h mode_view). */
+static void modes_of(const struct session *s, struct proc *p, struct sink_proc *v)
 {
-	struct sink_heap_site *sites;
-	char name[PATH_MAX + 128];
-
-	if (!s->name_site || !p->nheap_sites)
-		return;
-	sites = calloc(p->nheap_sites, sizeof(*sites));
-	if (!sites)
-		return;
-	for (size_t i = 0; i < p->nheap_sites; i++) {
-		const struct site_stats *st = &p->heap_sites[i].stats;
-
-		s->name_site(s->name_site_ctx, s, p, p->heap_sites[i].addr, name, sizeof(name),
-			     &sites[i].library);
-		sites[i].site = strdup(name);
-		if (!sites[i].site) {
-			v->heap_sites = sites;
-			v->nheap_sites = i;
-			return;
-		}
-		sites[i].calls = st->calls;
-		sites[i].frees = st->frees;
-		sites[i].live_bytes = st->live_bytes;
-		sites[i].peak_bytes = st->peak_bytes;
-		sites[i].total_bytes = st->total_bytes;
-	}
-	v->heap_sites = sites;
-	v->nheap_sites = p->nheap_sites;
+	if (s->mode_view)
+		s->mode_view(s->mode_view_ctx, s, p, v);
 }
 
-static void sites_free(struct sink_proc *v)
+static void modes_free(const struct session *s, struct sink_proc *v)
 {
-	for (size_t i = 0; i < v->nheap_sites; i++)
-		free((char *)v->heap_sites[i].site);
-	free((void *)v->heap_sites);
+	if (s->mode_view_free)
+		s->mode_view_free(v);
 }
 
 int session_begin(struct session *s, const struct sink_job *j)
@@ -234,14 +201,14 @@ void session_end_proc(struct session *s, struct proc *p, const struct sink_job *
 
 	if (reported(p)) {
 		view_of(s, p, &v, comps);
-		sites_of(s, p, &v);
+		modes_of(s, p, &v);
 		v.time = j->now;
 		for (size_t i = 0; i < s->nsinks; i++) {
 			v.state = &p->out_state[i];
 			if (s->sinks[i]->ops->proc_end)
 				s->sinks[i]->ops->proc_end(s->sinks[i], j, &v);
 		}
-		sites_free(&v);
+		modes_free(s, &v);
 	}
 	s->ended_requests += p->requests;
 	s->ended_unwind_failures += p->unknown_callers;
@@ -284,7 +251,7 @@ void session_summary(struct session *s, const struct sink_job *j)
 		if (!reported(p))
 			continue;
 		view_of(s, p, &views[n], comps + used);
-		sites_of(s, p, &views[n]);
+		modes_of(s, p, &views[n]);
 		used += p->ncomps;
 		live[n] = &views[n];
 		n++;
@@ -295,7 +262,7 @@ void session_summary(struct session *s, const struct sink_job *j)
 						      (const struct sink_proc *const *)live, n);
 out:
 	for (size_t i = 0; views && i < n; i++)
-		sites_free(&views[i]);
+		modes_free(s, &views[i]);
 	free(views);
 	free(live);
 	free(comps);

@@ -20,7 +20,7 @@
 #include "infer_attach.h"
 #include "job_view.h"
 #include "mode_counts.h"
-#include "modes_out.h"
+#include "mode_views.h"
 #include "retire.h"
 #include "sample.h"
 #include "tracker.h"
@@ -166,9 +166,10 @@ struct session *tracker_new_session(struct tracker *t, const char *job, enum job
 	 */
 	s->cls.mpi_fn_at = mpi_fn_at;
 	s->cls.mpi_fn_ctx = t;
-	/* The sinks' heap sites are named with the same symbol tables. */
-	s->name_site = modes_name_heap_site;
-	s->name_site_ctx = t;
+	/* The sinks' stacks and heap sites are named with the same symbol tables. */
+	s->mode_view = mode_view_fill;
+	s->mode_view_free = mode_view_free;
+	s->mode_view_ctx = t;
 	/* The status line first: it must be erased before the summary prints. */
 	if (!t->opt->quiet) {
 		session_add_sink(s, status_sink_new());
@@ -198,7 +199,10 @@ int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir
 	if (outdir_open(&s->out, dir, u, g, err, errlen))
 		return -1;
 	s->out_open = true;
+	/* Every mode: growth per MPI function needs no probe (mpi_fn.h), each request's stack comes with its walk. */
 	if (session_add_sink(s, csv_sink_new(&s->out, t->opt->compress)) ||
+	    session_add_sink(s, mpi_calls_sink_new(&s->out)) ||
+	    session_add_sink(s, alloc_stacks_sink_new(&s->out)) ||
 	    (t->opt->heap && session_add_sink(s, heap_sites_sink_new(&s->out)))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -211,7 +215,7 @@ int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir
 	return 0;
 }
 
-/* Figures so far: the kernel's counts of the opt-in modes first, then the sinks' summaries and the files. */
+/* Figures so far: the kernel's counts of the opt-in modes first (in the views), then the sinks' summaries. */
 static void summarize(struct tracker *t, struct session *s)
 {
 	struct sink_job j;
@@ -219,7 +223,6 @@ static void summarize(struct tracker *t, struct session *s)
 	mode_counts_collect_live(t, s);
 	tracker_job_view(t, s, &j);
 	session_summary(s, &j);
-	modes_write_csv(t, s);
 }
 
 static bool known_pid(void *ctx, pid_t pid)

@@ -11,8 +11,9 @@
  * figures; the engine frees it after) and job_summary (figures so far, with
  * the live processes); job_end once, after every process has ended.
  * An op a sink does not need is NULL. A view lives for the call only; its
- * component names live as long as the session, its heap sites' names for
- * the call only. In job_summary, views carry no state.
+ * component names live as long as the session, the names of its MPI
+ * functions, stacks and heap sites for the call only. In job_summary,
+ * views carry no state.
  */
 #ifndef MEMATTR_SINK_H
 #define MEMATTR_SINK_H
@@ -32,7 +33,7 @@ struct sink_comp {
 	int64_t rss_at_total_peak;	/* its rss when the process's total peaked */
 };
 
-#define SINK_MAX	4	/* sinks one session may have */
+#define SINK_MAX	8	/* sinks one session may have */
 
 /*
  * A malloc-family call site of a process (--heap), as the kernel counted
@@ -48,6 +49,32 @@ struct sink_heap_site {
 	uint64_t total_bytes;
 };
 
+/*
+ * An MPI function of a process: the memory requests made inside it (every
+ * mode: the outermost MPI function on the request's stack) and, with
+ * --mpi-calls, how often it was called.
+ */
+struct sink_mpi_fn {
+	const char *name;
+	bool calls_counted;		/* --mpi-calls: calls is a count; else unknown */
+	uint64_t calls;
+	int64_t gained, released, peak;	/* bytes */
+	double first_growth, last_growth;	/* time_s of growth, when gained > 0 */
+};
+
+/*
+ * What the regions one allocation stack of a process made hold, now and
+ * when the process's total peaked. The engine names its frames
+ * ("file:function+0xOFF", outermost first, joined by ';', as heap sites
+ * are named) and their files' GNU build IDs, joined the same way.
+ */
+struct sink_stack {
+	const char *component;		/* the component the requests were charged to */
+	const char *frames;		/* NULL: could not be named (out of memory) */
+	const char *build_ids;
+	int64_t rss, rss_at_peak;
+};
+
 /* A process as outputs see it. */
 struct sink_proc {
 	int rank;			/* -1: not an MPI rank */
@@ -57,7 +84,16 @@ struct sink_proc {
 	struct sink_comp total;
 	const struct sink_comp *comps;	/* components that have had memory, by id */
 	size_t ncomps;
-	/* --heap: its call sites, in proc_end and job_summary (none in proc_sample) */
+	/*
+	 * What the views carry in proc_end and job_summary only (none in
+	 * proc_sample): its MPI functions with figures, its allocation stacks
+	 * holding memory (now or at the peak), and with --heap its heap call
+	 * sites.
+	 */
+	const struct sink_mpi_fn *mpi_fns;
+	size_t nmpi_fns;
+	const struct sink_stack *stacks;
+	size_t nstacks;
 	const struct sink_heap_site *heap_sites;
 	size_t nheap_sites;
 	void **state;			/* this sink's slot in the process (NULL at first) */
@@ -188,6 +224,8 @@ struct metrics;
 struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user);
 struct sink *term_sink_new(void);			/* the summary printed at the end */
 struct sink *heap_sites_sink_new(struct output_dir *dir);	/* heap_sites.csv (--heap) */
+struct sink *mpi_calls_sink_new(struct output_dir *dir);	/* mpi_calls.csv */
+struct sink *alloc_stacks_sink_new(struct output_dir *dir);	/* alloc_stacks.csv */
 struct sink *status_sink_new(void);			/* NULL when stdout is not a terminal */
 
 #endif

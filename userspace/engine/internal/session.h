@@ -20,7 +20,6 @@
 #include "discovery.h"
 #include "engine.h"
 #include "proc_table.h"
-#include "row_file.h"
 #include "sink.h"
 
 #define SESSION_MAX_PROCS	4096	/* live processes; beyond it new ones are counted, not traced */
@@ -52,16 +51,14 @@ struct session {
 	uint64_t oom_kills;		/* its processes the OOM killer chose */
 
 	double last_summary, last_scan;
-	struct row_spool ended_calls;	/* mpi_calls.csv's rows of ended processes */
-	struct row_spool ended_stacks;	/* alloc_stacks.csv's */
 	/*
-	 * Names a code address of p for the sinks' heap sites: into out, and
-	 * *library the component whose code it is. The engine's (it has the
-	 * symbol tables); NULL: the views carry no heap site.
+	 * The opt-in modes' figures of p into its view, for proc_end and
+	 * job_summary, and freed after (mode_views.h: naming code needs the
+	 * engine's symbol tables). NULL: the views carry none.
 	 */
-	void (*name_site)(void *ctx, const struct session *s, const struct proc *p, uint64_t addr,
-			  char *out, size_t len, const char **library);
-	void *name_site_ctx;
+	void (*mode_view)(void *ctx, const struct session *s, struct proc *p, struct sink_proc *v);
+	void (*mode_view_free)(struct sink_proc *v);
+	void *mode_view_ctx;
 	struct session *next;
 };
 

@@ -1,40 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The opt-in modes' figures of a process as the sinks see them (sink.h):
+ * its MPI functions, its allocation stacks, its heap call sites, named with
+ * the engine's symbol tables. The files are the sinks' (output/).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "modes_out.h"
+#include "mode_views.h"
 #include "tracker.h"
-
-static int write_mpi_calls(FILE *f, struct tracker *t, const struct session *s,
-			   struct proc *p)
-{
-	(void)s;
-	for (size_t i = 0; i < p->mpi_fns.n; i++) {
-		const struct mpi_fn_stats *s = &p->mpi_fns.s[i];
-
-		if (!s->calls && !s->gained && !s->released)
-			continue;
-		if (csv_put_rank_pid(f, p->rank, p->pid) ||
-		    csv_put_field(f, mpi_catalog_name(&t->mpi_names, (uint32_t)i + 1)))
-			return -1;
-		/* Calls are counted by --mpi-calls' probes only: unknown is empty, not 0. */
-		if (t->opt->mpi_calls)
-			fprintf(f, ",%" PRIu64, s->calls);
-		else
-			fputc(',', f);
-		fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
-			s->gained, s->released, s->gained - s->released, s->peak);
-		/* No growth, no growth times: empty fields rather than a made-up 0. */
-		if (s->gained)
-			fprintf(f, "%.3f,%.3f\n", s->first_growth, s->last_growth);
-		else
-			fputs(",\n", f);
-	}
-	return 0;
-}
 
 /*
  * "libfoo.so.1:function+0x1a", or the file and offset, or the bare
@@ -68,12 +45,6 @@ static void name_site(struct tracker *t, const struct comp_table *comps, const s
 		snprintf(out, len, "%s:%s+0x%" PRIx64, basename(copy), fn, delta);
 	else
 		snprintf(out, len, "%s+0x%" PRIx64, basename(copy), off);
-}
-
-void modes_name_heap_site(void *ctx, const struct session *s, const struct proc *p,
-			  uint64_t addr, char *out, size_t len, const char **library)
-{
-	name_site(ctx, &s->comps, p, addr, out, len, library, NULL);
 }
 
 /*
@@ -149,81 +120,129 @@ static const char *stack_build_ids(const char *name)
 	return name + strlen(name) + 1;
 }
 
-/* One row per allocation stack holding memory, now or at the peak. */
-static int write_alloc_stacks(FILE *f, struct tracker *t, const struct session *sess,
-			      struct proc *p)
+/* The MPI functions with figures: requests made inside them, or calls. */
+static void mpi_fns_of(struct tracker *t, const struct proc *p, struct sink_proc *v)
 {
+	struct sink_mpi_fn *fns;
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->mpi_fns.n; i++) {
+		const struct mpi_fn_stats *m = &p->mpi_fns.s[i];
+
+		n += m->calls || m->gained || m->released;
+	}
+	if (!n || !(fns = calloc(n, sizeof(*fns))))
+		return;
+	n = 0;
+	for (size_t i = 0; i < p->mpi_fns.n; i++) {
+		const struct mpi_fn_stats *m = &p->mpi_fns.s[i];
+
+		if (!m->calls && !m->gained && !m->released)
+			continue;
+		fns[n++] = (struct sink_mpi_fn){
+			.name = mpi_catalog_name(&t->mpi_names, (uint32_t)i + 1),
+			.calls_counted = t->opt->mpi_calls, .calls = m->calls,
+			.gained = m->gained, .released = m->released, .peak = m->peak,
+			.first_growth = m->first_growth, .last_growth = m->last_growth,
+		};
+	}
+	v->mpi_fns = fns;
+	v->nmpi_fns = n;
+}
+
+/*
+ * The stacks holding memory, now or at the peak. One allocation: the
+ * views, then as many pointers to the names made for this view only
+ * (frames in code not known yet, named again next time), freed with it.
+ */
+static void stacks_of(struct tracker *t, const struct session *s, struct proc *p,
+		      struct sink_proc *v)
+{
+	struct sink_stack *stacks;
+	char **tmp;
+	size_t n = 0;
+
+	for (size_t id = 1; id < p->nstack_figs; id++) {
+		const struct stack_fig *fig = &p->stack_figs[id];
+		const uint64_t *pcs;
+
+		n += alloc_stack_get(&p->stacks, (uint32_t)id, &pcs) &&
+		     (fig->rss > 0 || fig->rss_at_peak > 0);
+	}
+	if (!n || !(stacks = calloc(n, sizeof(*stacks) + sizeof(*tmp))))
+		return;
+	tmp = (char **)(stacks + n);
+	n = 0;
 	for (size_t id = 1; id < p->nstack_figs; id++) {
 		const struct stack_fig *fig = &p->stack_figs[id];
 		const uint64_t *pcs;
 		const char *name;
-		char *tmp = NULL;
-		int bad;
 
 		if (!alloc_stack_get(&p->stacks, (uint32_t)id, &pcs) ||
 		    (fig->rss <= 0 && fig->rss_at_peak <= 0))
 			continue;
-		name = stack_name(t, sess, p, (uint32_t)id, &tmp);
-		bad = !name || csv_put_rank_pid(f, p->rank, p->pid) ||
-		      csv_put_field(f, comp_table_name(&sess->comps, fig->owner)) ||
-		      fputc(',', f) == EOF || csv_put_field(f, name) ||
-		      fprintf(f, ",%lld,%lld,", (long long)fig->rss, (long long)fig->rss_at_peak) < 0 ||
-		      csv_put_field(f, stack_build_ids(name)) || fputc('\n', f) == EOF;
-		free(tmp);
-		if (bad)
-			return -1;
+		name = stack_name(t, s, p, (uint32_t)id, &tmp[n]);
+		stacks[n++] = (struct sink_stack){
+			.component = comp_table_name(&s->comps, fig->owner),
+			.frames = name, .build_ids = name ? stack_build_ids(name) : NULL,
+			.rss = fig->rss, .rss_at_peak = fig->rss_at_peak,
+		};
 	}
-	return 0;
+	v->stacks = stacks;
+	v->nstacks = n;
 }
 
-typedef int (*rows_fn)(FILE *f, struct tracker *t, const struct session *s,
-		       struct proc *p);
-
-static bool has_rows(const struct proc *p)
+/* The heap sites, named: not kept, a site in code loaded since is named better next time. */
+static void sites_of(struct tracker *t, const struct session *s, const struct proc *p,
+		     struct sink_proc *v)
 {
-	return p->account && p->total.seen;
-}
+	struct sink_heap_site *sites;
+	char name[PATH_MAX + 128];
 
-/* One process's rows, or (p NULL) every live process's that has them. */
-struct rows_of {
-	struct tracker *t;
-	struct session *s;
-	struct proc *p;
-	rows_fn rows;
-};
-
-static int put_rows(FILE *f, void *ctx)
-{
-	struct rows_of *r = ctx;
-
-	if (r->p)
-		return r->rows(f, r->t, r->s, r->p);
-	for (struct proc *p = r->s->procs.first; p; p = p->next)
-		if (has_rows(p) && r->rows(f, r->t, r->s, p))
-			return -1;
-	return 0;
-}
-
-void modes_proc_end(struct tracker *t, struct session *s, struct proc *p)
-{
-	struct rows_of calls = { t, s, p, write_mpi_calls }, stacks = { t, s, p, write_alloc_stacks };
-
-	if (!s->out_open || !has_rows(p))
+	if (!t->opt->heap || !p->nheap_sites || !(sites = calloc(p->nheap_sites, sizeof(*sites))))
 		return;
-	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
-	row_spool_add(&s->ended_calls, put_rows, &calls);
-	/* Every mode: each request's stack comes with the walk that finds its owner. */
-	row_spool_add(&s->ended_stacks, put_rows, &stacks);
+	v->heap_sites = sites;
+	for (size_t i = 0; i < p->nheap_sites; i++) {
+		const struct site_stats *st = &p->heap_sites[i].stats;
+
+		name_site(t, &s->comps, p, p->heap_sites[i].addr, name, sizeof(name),
+			  &sites[i].library, NULL);
+		sites[i].site = strdup(name);
+		if (!sites[i].site)
+			return;		/* out of memory: the sites named so far */
+		sites[i].calls = st->calls;
+		sites[i].frees = st->frees;
+		sites[i].live_bytes = st->live_bytes;
+		sites[i].peak_bytes = st->peak_bytes;
+		sites[i].total_bytes = st->total_bytes;
+		v->nheap_sites = i + 1;
+	}
 }
 
-void modes_write_csv(struct tracker *t, struct session *s)
+void mode_view_fill(void *ctx, const struct session *s, struct proc *p, struct sink_proc *v)
 {
-	struct rows_of calls = { t, s, NULL, write_mpi_calls }, stacks = { t, s, NULL, write_alloc_stacks };
+	struct tracker *t = ctx;
 
-	if (!s->out_open)
-		return;
-	/* Every mode: growth per MPI function needs no probe (mpi_fn.h). */
-	row_file_write(&s->out, FILE_MPI_CALLS, MPI_CALLS_HEADER, &s->ended_calls, put_rows, &calls);
-	row_file_write(&s->out, FILE_ALLOC_STACKS, ALLOC_STACKS_HEADER, &s->ended_stacks, put_rows,
-		       &stacks);
+	mpi_fns_of(t, p, v);
+	stacks_of(t, s, p, v);
+	sites_of(t, s, p, v);
+}
+
+void mode_view_free(struct sink_proc *v)
+{
+	if (v->stacks) {
+		char **tmp = (char **)((struct sink_stack *)v->stacks + v->nstacks);
+
+		for (size_t i = 0; i < v->nstacks; i++)
+			free(tmp[i]);
+		free((void *)v->stacks);
+	}
+	for (size_t i = 0; i < v->nheap_sites; i++)
+		free((char *)v->heap_sites[i].site);
+	free((void *)v->heap_sites);
+	free((void *)v->mpi_fns);
+	v->stacks = NULL;
+	v->heap_sites = NULL;
+	v->mpi_fns = NULL;
+	v->nstacks = v->nheap_sites = v->nmpi_fns = 0;
 }
