@@ -209,17 +209,15 @@ $(BUILD)/tests/test_elfsym: tests/unit/test_elfsym.c $(PURE_OBJS) $(BUILDID_SOS)
 $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/process.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/process.o -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
-$(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o | $(BUILD)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/csv_sink.o $(BUILD)/csv_out.o $(BUILD)/gz_file.o -o $@ -lcmocka -lm -lz
-
-# The opt-in modes' files as sinks, fed views.
-MODE_SINK_OBJS := $(patsubst %,$(BUILD)/%.o,row_sink row_file mpi_calls_sink alloc_stacks_sink heap_sites_sink csv_out)
-$(BUILD)/tests/test_mode_sinks: tests/unit/test_mode_sinks.c $(MODE_SINK_OBJS) | $(BUILD)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(MODE_SINK_OBJS) -o $@ -lcmocka
+# The sinks of files: the CSV sink and the opt-in modes' (their rows on row_sink.c, row_file.c).
+SINK_TEST_OBJS := $(patsubst %,$(BUILD)/%.o,csv_sink csv_out gz_file row_file row_sink \
+		  mpi_calls_sink alloc_stacks_sink heap_sites_sink)
+$(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(SINK_TEST_OBJS) | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(SINK_TEST_OBJS) -o $@ -lcmocka -lm -lz
 
 # The OOM post-mortem's pure parts, with the CSV sink's run_info rows and the engine's fold.
-$(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o | $(BUILD)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/oom.o -o $@ \
+$(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/row_file.o $(BUILD)/oom.o | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/row_file.o $(BUILD)/oom.o -o $@ \
 		-lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
 # merge's command too: two nodes' datasets merged whole (merge.o is no pure module).

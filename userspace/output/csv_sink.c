@@ -18,6 +18,7 @@
 
 #include "csv_out.h"
 #include "gz_file.h"
+#include "row_file.h"
 #include "sink.h"
 
 /* OOM kills written out in full; past them run_info.csv counts them only. */
@@ -28,8 +29,7 @@ struct csv_sink {
 	struct sink_oom *ooms;	/* CSV_OOM_KEEP of them from the first kill (a daemon has many sinks) */
 	unsigned int nooms;	/* kills seen, kept or not */
 	struct output_dir *dir;
-	FILE *ended;		/* summary rows of the processes that ended */
-	int ended_err;		/* errno when a row could not be spooled, 0: all kept */
+	struct row_spool ended;	/* summary rows of the processes that ended */
 	unsigned int aside;	/* timelines written beside a file planted on their name */
 	bool compress;		/* timelines as rank-<R>.csv.gz */
 };
@@ -188,6 +188,19 @@ static int write_proc_summary(FILE *f, const struct sink_proc *p, const struct s
 	return 0;
 }
 
+/* An ended process's summary rows, into the spool (ctx: a struct ended_of). */
+struct ended_of {
+	struct csv_sink *cs;
+	const struct sink_proc *p;
+};
+
+static int ended_rows(FILE *f, void *ctx)
+{
+	const struct ended_of *e = ctx;
+
+	return write_proc_summary(f, e->p, oom_of(e->cs, e->p->pid));
+}
+
 static void csv_proc_end(struct sink *s, const struct sink_job *j, const struct sink_proc *p)
 {
 	struct csv_sink *cs = (struct csv_sink *)s;
@@ -202,13 +215,8 @@ static void csv_proc_end(struct sink *s, const struct sink_job *j, const struct 
 		free(cp);
 		*p->state = NULL;
 	}
-	if (cs->ended_err)
-		return;		/* summary.csv cannot be whole any more: said when it is written */
-	if (!cs->ended)
-		cs->ended = tmpfile();
-	errno = 0;
-	if (!cs->ended || write_proc_summary(cs->ended, p, oom_of(cs, p->pid)) || fflush(cs->ended))
-		cs->ended_err = errno ? errno : EIO;
+	/* A row lost: summary.csv cannot be whole any more (said when it is written). */
+	row_spool_add(&cs->ended, ended_rows, &(struct ended_of){ cs, p });
 }
 
 /*
@@ -349,27 +357,6 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	return outdir_commit(cs->dir, f, tmp, FILE_RUN_INFO);
 }
 
-/* The ended processes' rows, as spooled. */
-static int copy_ended(struct csv_sink *cs, FILE *to)
-{
-	char buf[65536];
-	size_t n;
-
-	if (cs->ended_err) {
-		errno = cs->ended_err;
-		return -1;
-	}
-	if (!cs->ended)
-		return 0;
-	fflush(cs->ended);
-	rewind(cs->ended);
-	while ((n = fread(buf, 1, sizeof(buf), cs->ended)) > 0)
-		if (fwrite(buf, 1, n, to) != n)
-			break;
-	fseek(cs->ended, 0, SEEK_END);
-	return ferror(cs->ended) || ferror(to) ? -1 : 0;
-}
-
 /* summary.csv whole, or not at all (the previous one stays). */
 static int write_summary(struct csv_sink *cs, const struct sink_proc *const *live, size_t nlive)
 {
@@ -379,7 +366,7 @@ static int write_summary(struct csv_sink *cs, const struct sink_proc *const *liv
 	f = outdir_begin_replace(cs->dir, FILE_SUMMARY, tmp, sizeof(tmp));
 	if (!f)
 		return -1;
-	if (summary_write_header(f) || copy_ended(cs, f))
+	if (summary_write_header(f) || row_spool_copy(&cs->ended, f))
 		goto fail;
 	for (size_t i = 0; i < nlive; i++)
 		if (write_proc_summary(f, live[i], oom_of(cs, live[i]->pid)))
@@ -402,7 +389,7 @@ static void csv_job_summary(struct sink *s, const struct sink_job *j,
 	errno = 0;
 	if (write_summary(cs, live, nlive))
 		outdir_write_failed(cs->dir, FILE_SUMMARY, errno ? errno : EIO,
-				    cs->ended_err ? "ended processes' rows are lost" : NULL);
+				    cs->ended.err ? "ended processes' rows are lost" : NULL);
 }
 
 static void csv_job_oom(struct sink *s, const struct sink_job *j, const struct sink_oom *o)
@@ -422,8 +409,7 @@ static void csv_destroy(struct sink *s)
 {
 	struct csv_sink *cs = (struct csv_sink *)s;
 
-	if (cs->ended)
-		fclose(cs->ended);
+	row_spool_close(&cs->ended);
 	free(cs->ooms);
 	free(cs);
 }

@@ -22,7 +22,7 @@ void row_spool_close(struct row_spool *sp)
 	sp->f = NULL;
 }
 
-static int copy_spool(const struct row_spool *sp, FILE *to)
+int row_spool_copy(const struct row_spool *sp, FILE *to)
 {
 	char buf[65536];
 	size_t n;
@@ -52,7 +52,7 @@ static int write_file(struct output_dir *dir, const char *name, const char *head
 
 	if (!f)
 		return -1;
-	if (fprintf(f, "%s\n", header) < 0 || copy_spool(sp, f) || live(f, ctx))
+	if (fprintf(f, "%s\n", header) < 0 || row_spool_copy(sp, f) || live(f, ctx))
 		goto fail;
 	return outdir_commit(dir, f, tmp, name);
 fail:

@@ -25,6 +25,9 @@ void row_spool_add(struct row_spool *sp, row_fn rows, void *ctx);
 
 void row_spool_close(struct row_spool *sp);
 
+/* The spool's rows appended to to: 0, or -1 (errno: the spool's lost row, or the write's). */
+int row_spool_copy(const struct row_spool *sp, FILE *to);
+
 /*
  * name rewritten whole: header, the spool's rows, then live(f, ctx). A file
  * that cannot be written whole (or whose spool lost rows) is left as it was
