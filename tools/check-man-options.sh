@@ -72,7 +72,7 @@ check() {
 
 # Statements of a spec file: keywords[] ({ "library", SPEC_LIBRARY }),
 # "component", "forward KIND" as parse_forward compares tok[1], "WORD
-# variable" for variables[] ({ "rank", SPEC_RANK_VARIABLE }), "launcher".
+# variable" for variables[] ({ "rank", SPEC_RANK_VARIABLE }), "launcher", "patched".
 spec_statements() {
 	awk '/keywords\[\] = \{/ { on = 1; next }
 		on && /};/ { exit }
@@ -84,6 +84,7 @@ spec_statements() {
 			s = substr($0, RSTART, RLENGTH); gsub(/[{ "]/, "", s); print s "-variable" }' "$1"
 	grep -q 'strcmp(tok\[0\], "component")' "$1" && echo component
 	grep -q 'strcmp(tok\[0\], "launcher")' "$1" && echo launcher
+	grep -q 'strcmp(tok\[0\], "patched")' "$1" && echo patched
 	sed -n '/^static int parse_forward/,/^}/p' "$1" |
 		grep -o 'strcmp(tok\[1\], "[a-z]*")' | sed 's/.*"\([a-z]*\)")/forward-\1/'
 }
