@@ -323,7 +323,7 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 	session_set_owner(s, k->owner, k->trusted);
 	/* Its time_s, duration_s and start_time_unix_s count from now, not from the daemon's start. */
 	session_set_t0(s, tracker_now(d->t));
-	if (session_add_sink(s, metrics_sink_new(&d->m, k->id, user)))
+	if (session_add_sink(s, metrics_sink_new(&d->m, k->id, user, k->owner)))
 		fprintf(stderr, "memattr-bpf: job %s: no metrics (out of memory)\n", k->id);
 	if (tracker_add_pid(d->t, s, pid, false))
 		return s;	/* gone already: the session ends at the next round */
@@ -623,6 +623,8 @@ static void reload(struct daemon *d)
 	d->cfg.max_procs = c.max_procs;
 	d->cfg.max_user_jobs = c.max_user_jobs;
 	d->cfg.max_user_spool = c.max_user_spool;
+	d->m.detail = d->cfg.metrics_detail = c.metrics_detail;
+	d->m.max_ranks = d->cfg.metrics_max_ranks = c.metrics_max_ranks;
 	d->last_retain = -RETAIN_PERIOD_S;
 	fprintf(stderr, "memattr-bpf: SIGHUP: settings re-read%s\n",
 		c.interval_ms != d->cfg.interval_ms || c.pss_interval_ms != d->cfg.pss_interval_ms ?
@@ -682,6 +684,8 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	d->opt.compress = true;
 	d->opt.quiet = true;
 	d->opt.verbose = d->cfg.verbose;
+	d->m.detail = d->cfg.metrics_detail;
+	d->m.max_ranks = d->cfg.metrics_max_ranks;
 	return 0;
 }
 

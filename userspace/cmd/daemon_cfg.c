@@ -18,7 +18,8 @@ static const char *const keys[DK_NR] = {
 	[DK_INTERVAL] = "interval", [DK_PSS_INTERVAL] = "pss-interval", [DK_RETAIN] = "retain",
 	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs", [DK_SOCKET] = "socket",
 	[DK_MAX_USER_JOBS] = "max-jobs-per-user", [DK_MAX_USER_SPOOL] = "max-spool-dirs-per-user",
-	[DK_ATTRIBUTION] = "attribution",
+	[DK_ATTRIBUTION] = "attribution", [DK_METRICS_DETAIL] = "metrics-detail",
+	[DK_METRICS_MAX_RANKS] = "metrics-max-ranks",
 };
 
 void daemon_usage(FILE *f)
@@ -41,6 +42,10 @@ void daemon_usage(FILE *f)
 	      "                      the components drift from the kernel's total (docs/attribution.md)\n"
 	      "  --max-spool-dirs-per-user N  job directories one user may have in the spool\n"
 	      "                      (default 1000); past it their jobs are traced without one\n"
+	      "  --metrics-detail job|rank  job (default): per-job series only; rank: per-rank\n"
+	      "                      series too, for the largest --metrics-max-ranks ranks of a job\n"
+	      "  --metrics-max-ranks N  rank series per job with --metrics-detail rank (default 32);\n"
+	      "                      smaller ranks are summed under rank=\"other\"\n"
 	      "  --verbose, --help\n", f);
 }
 
@@ -56,6 +61,8 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->max_procs = 8192;
 	c->max_user_jobs = 32;	/* half of --max-jobs' default: one user cannot take every slot */
 	c->max_user_spool = 1000;
+	c->metrics_detail = MX_DETAIL_JOB;
+	c->metrics_max_ranks = METRICS_DEFAULT_MAX_RANKS;
 }
 
 /* The options' number syntax (num_arg.h), into the settings' unsigned ints. */
@@ -146,6 +153,16 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		if (!attribution_parse(v, &c->sampled))
 			return 0;
 		snprintf(err, errlen, "attribution: '%s' is not exact or sampled", v);
+		return -1;
+	case DK_METRICS_DETAIL:
+		if (!metrics_detail_parse(v, &c->metrics_detail))
+			return 0;
+		snprintf(err, errlen, "metrics-detail: '%s' is not job or rank", v);
+		return -1;
+	case DK_METRICS_MAX_RANKS:
+		if (!parse_uint(v, 1, 100000, &c->metrics_max_ranks))
+			return 0;
+		snprintf(err, errlen, "metrics-max-ranks: '%s' is not a count between 1 and 100000", v);
 		return -1;
 	case DK_MAX_PROCS:
 		if (!parse_uint(v, 1, 1000000, &c->max_procs))
