@@ -82,6 +82,8 @@ struct spool_count {
 
 struct daemon {
 	struct daemon_cfg cfg;
+	int argc;			/* the options after "daemon", for SIGHUP */
+	char **argv;
 	struct options opt;
 	struct spec_set specs;
 	struct tracker *t;
@@ -595,10 +597,13 @@ static int start_listener(struct daemon *d, char *err, size_t errlen)
 /* SIGHUP: the file again; what can change while running changes now. */
 static void reload(struct daemon *d)
 {
-	struct daemon_cfg c = d->cfg;
+	struct daemon_cfg c;
 	char err[512];
 
-	if (daemon_cfg_load(&c, err, sizeof(err))) {
+	/* Built as at start, so a key taken out of the file is back to its default. */
+	daemon_cfg_defaults(&c);
+	if (daemon_cfg_parse_args(&c, d->argc, d->argv, err, sizeof(err)) ||
+	    daemon_cfg_load(&c, err, sizeof(err))) {
 		fprintf(stderr, "memattr-bpf: SIGHUP: %s; keeping the settings in force\n", err);
 		return;
 	}
@@ -670,7 +675,9 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	int ret;
 
 	daemon_cfg_defaults(&d->cfg);
-	ret = daemon_cfg_parse_args(&d->cfg, argc - 1, argv + 1, err, errlen);
+	d->argc = argc - 1;
+	d->argv = argv + 1;
+	ret = daemon_cfg_parse_args(&d->cfg, d->argc, d->argv, err, errlen);
 	if (ret)
 		return ret;
 	if (daemon_cfg_load(&d->cfg, err, errlen))
