@@ -165,6 +165,7 @@ man-check:
 		w=$$( { LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l -Tutf8 $$m >/dev/null; groff -ww -z -man $$m; } 2>&1 ); \
 		if [ -n "$$w" ]; then echo "$$m:"; echo "$$w"; exit 1; fi; echo "man-check: $$m"; done
 	tools/check-man-options.sh
+	tools/check-output-columns.py
 
 # The layers hold (docs/ARCHITECTURE.md): a probe in a lower folder that
 # includes an upper layer's header must not compile (tools/check-layers.py
