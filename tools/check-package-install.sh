@@ -11,7 +11,7 @@
 # says so and exits 0 (a skip), since purging would remove the owner's copy.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-pkgdir=${1:?usage: check-package-install.sh PKGDIR}
+pkgdir=$(realpath "${1:?usage: check-package-install.sh PKGDIR}")
 fail=0
 bad() { echo "check-package-install: FAIL: $*" >&2; fail=1; }
 skip() { echo "check-package-install: SKIP: $*" >&2; exit 0; }
@@ -49,11 +49,11 @@ restore() {
 		[ ! -e "$f" ] || { echo "check-package-install: FAIL: $f left after the purge" >&2; fail=1; }
 	done
 }
-trap 'restore; [ $fail = 0 ] || exit 1' EXIT
+trap 'restore; [ $fail = 0 ] || exit 1; echo "check-package-install: OK (installed, demo run, purged)"' EXIT
 
 echo "check-package-install: apt-get install ${debs[*]}"
-# apt wants a path with a slash to take a file rather than a package name.
-if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${debs[@]/#/$(realpath "$pkgdir")/}" \
+# Absolute paths: apt takes an argument with a slash for a file, not a package name.
+if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${debs[@]}" \
 	>"$pkgdir/install.log" 2>&1; then
 	tail -20 "$pkgdir/install.log" >&2
 	bad "apt-get install (log: $pkgdir/install.log)"
@@ -102,4 +102,3 @@ else
 		bad "rank 0 has no mpi component: the installed specs were not used?"
 	echo "check-package-install: the demo ran from the package: $(grep -c . "$out/summary.csv") summary rows, report.html"
 fi
-[ $fail = 0 ] && echo "check-package-install: OK (installed, demo run, purged)"
