@@ -229,6 +229,8 @@ int mx_fold_job(const struct mx_job *j, unsigned int max_ranks, struct mx_folded
 
 		if (g < 0)	/* a rank past the cap */
 			g = find_group(fo, p->step, -1);
+		if (g < 0)	/* cannot be: cap_ranks made its step's "other" */
+			continue;
 		add_comp(fo, (size_t)g, &p->total, true);
 		for (size_t i = 0; i < p->ncomps; i++)
 			add_comp(fo, (size_t)g, &p->comps[i], false);
