@@ -76,6 +76,16 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	return 0;
 }
 
+/* A count or period setting; err names the key, the value and what it must be. */
+static int set_uint(const char *key, const char *v, unsigned long min, unsigned long max,
+		    unsigned int *out, const char *what, char *err, size_t errlen)
+{
+	if (!parse_uint(v, min, max, out))
+		return 0;
+	snprintf(err, errlen, "%s: '%s' is not %s", key, v, what);
+	return -1;
+}
+
 static int set_path(char *dst, size_t len, const char *key, const char *v, char *err, size_t errlen)
 {
 	if (v[0] != '/' || strlen(v) >= len) {
@@ -120,35 +130,23 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		snprintf(c->listen, sizeof(c->listen), "%s", v);
 		return 0;
 	case DK_INTERVAL:
-		if (!parse_uint(v, 10, 3600000, &c->interval_ms))
-			return 0;
-		snprintf(err, errlen, "interval: '%s' is not a period in ms between 10 and 3600000", v);
-		return -1;
+		return set_uint(key, v, 10, 3600000, &c->interval_ms,
+				"a period in ms between 10 and 3600000", err, errlen);
 	case DK_PSS_INTERVAL:
-		if (!parse_uint(v, 10, 3600000, &c->pss_interval_ms))
-			return 0;
-		snprintf(err, errlen, "pss-interval: '%s' is not a period in ms between 10 and 3600000", v);
-		return -1;
+		return set_uint(key, v, 10, 3600000, &c->pss_interval_ms,
+				"a period in ms between 10 and 3600000", err, errlen);
 	case DK_RETAIN:
-		if (!parse_uint(v, 0, 36500, &c->retain_days))
-			return 0;
-		snprintf(err, errlen, "retain: '%s' is not a number of days (0: keep forever)", v);
-		return -1;
+		return set_uint(key, v, 0, 36500, &c->retain_days,
+				"a number of days (0: keep forever)", err, errlen);
 	case DK_MAX_JOBS:
-		if (!parse_uint(v, 1, 1000000, &c->max_jobs))
-			return 0;
-		snprintf(err, errlen, "max-jobs: '%s' is not a count between 1 and 1000000", v);
-		return -1;
+		return set_uint(key, v, 1, 1000000, &c->max_jobs,
+				"a count between 1 and 1000000", err, errlen);
 	case DK_MAX_USER_JOBS:
-		if (!parse_uint(v, 1, 1000000, &c->max_user_jobs))
-			return 0;
-		snprintf(err, errlen, "max-jobs-per-user: '%s' is not a count between 1 and 1000000", v);
-		return -1;
+		return set_uint(key, v, 1, 1000000, &c->max_user_jobs,
+				"a count between 1 and 1000000", err, errlen);
 	case DK_MAX_USER_SPOOL:
-		if (!parse_uint(v, 1, 1000000, &c->max_user_spool))
-			return 0;
-		snprintf(err, errlen, "max-spool-dirs-per-user: '%s' is not a count between 1 and 1000000", v);
-		return -1;
+		return set_uint(key, v, 1, 1000000, &c->max_user_spool,
+				"a count between 1 and 1000000", err, errlen);
 	case DK_ATTRIBUTION:
 		if (!attribution_parse(v, &c->sampled))
 			return 0;
@@ -160,15 +158,11 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		snprintf(err, errlen, "metrics-detail: '%s' is not job or rank", v);
 		return -1;
 	case DK_METRICS_MAX_RANKS:
-		if (!parse_uint(v, 1, 100000, &c->metrics_max_ranks))
-			return 0;
-		snprintf(err, errlen, "metrics-max-ranks: '%s' is not a count between 1 and 100000", v);
-		return -1;
+		return set_uint(key, v, 1, 100000, &c->metrics_max_ranks,
+				"a count between 1 and 100000", err, errlen);
 	case DK_MAX_PROCS:
-		if (!parse_uint(v, 1, 1000000, &c->max_procs))
-			return 0;
-		snprintf(err, errlen, "max-procs: '%s' is not a count between 1 and 1000000", v);
-		return -1;
+		return set_uint(key, v, 1, 1000000, &c->max_procs,
+				"a count between 1 and 1000000", err, errlen);
 	}
 	return -1;
 }
