@@ -64,7 +64,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
 PURE_MODULES := components alloc_stack spec procfs regions csv_out cli num_arg cmd_args classify callscan unwind mpi_fn elfsym \
 		report_csv report_stats report_svg report_html report_style report_nodes safe_open hooks \
-		metrics daemon_cfg spool http_listen gz_read sock_proto sock_limit \
+		metrics metrics_fold metrics_render daemon_cfg spool http_listen gz_read sock_proto sock_limit \
 		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
 		model model_app model_fit model_read model_print report_oom trend memcg \
 		exp_load exp_profile exp_build exp_demangle exp_folded exp_speedscope exp_pprof exp_writers exp_out \
@@ -165,6 +165,7 @@ man-check:
 		w=$$( { LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l -Tutf8 $$m >/dev/null; groff -ww -z -man $$m; } 2>&1 ); \
 		if [ -n "$$w" ]; then echo "$$m:"; echo "$$w"; exit 1; fi; echo "man-check: $$m"; done
 	tools/check-man-options.sh
+	tools/check-output-columns.py
 
 # The layers hold (docs/ARCHITECTURE.md): a probe in a lower folder that
 # includes an upper layer's header must not compile (tools/check-layers.py

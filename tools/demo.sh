@@ -3,10 +3,18 @@
 # user (the way real jobs run), attach to it with --job <mpirun pid> once it
 # is running, and when the job ends show where the CSVs are and each rank's
 # peaks from summary.csv.
-#   sudo tools/demo.sh [OUTPUT_DIR]
+#   sudo tools/demo.sh [--bin PATH] [OUTPUT_DIR]
+# --bin PATH: run that memattr-bpf (an installed one, /usr/sbin/memattr-bpf)
+# instead of building this tree's; only the demo's MPI program is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
+BIN=
+if [ "${1:-}" = --bin ]; then
+	[ $# -ge 2 ] && [ -x "$2" ] || { echo "demo.sh: --bin needs an executable memattr-bpf" >&2; exit 1; }
+	BIN=$2
+	shift 2
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "demo.sh: must run as root (memattr-bpf loads BPF programs); try: sudo $0" >&2
@@ -15,9 +23,15 @@ fi
 OUT=${1:-/tmp/memattr-demo-$(date +%Y%m%d-%H%M%S)}
 [ -e "$OUT" ] && { echo "demo.sh: $OUT already exists" >&2; exit 1; }
 
-tools/install-deps.sh
-make
+if [ -z "$BIN" ]; then
+	tools/install-deps.sh
+	make
+	BIN=$REPO/memattr-bpf
+fi
 make -C tests/workloads
+# lib.sh's start_tool runs $MEMATTR_BIN.
+export MEMATTR_BIN=$BIN
+echo "demo.sh: running $BIN ($("$BIN" --version))"
 
 # The integration-test helpers launch jobs as the test user and clean up
 # only what they started.
@@ -59,4 +73,4 @@ for rk in ranks:
 PYEOF
 echo
 # One self-contained page with the timelines, heat maps and peak table.
-./memattr-bpf report "$OUT" && echo "Report: $OUT/report.html (open it in a browser; it needs no network)"
+"$BIN" report "$OUT" && echo "Report: $OUT/report.html (open it in a browser; it needs no network)"

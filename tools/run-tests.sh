@@ -24,7 +24,9 @@ make report-memory-test	# report in bounded memory: 50 vs 200 MiB rank files
 tools/kernel-matrix.sh		# the same tree under Debian's 6.1 and 6.12 kernels (qemu)
 tools/arm64/check.sh		# the arm64 cross-build and its unit tests (qemu-user)
 tools/install-deps.sh dpkg-dev debhelper lintian >/dev/null
-tools/check-package.sh		# the Debian packages build, pass lintian and hold what they should
+pkgdir=$(mktemp -d /tmp/memattr-pkg.XXXXXX)
+tools/check-package.sh "$pkgdir"		# the Debian packages build, pass lintian and hold what they should
+tools/check-package-install.sh "$pkgdir"	# installed by apt, the demo run from /usr/sbin, purged
 make sanitize-test
 tools/sanitize-test.sh trace build-san/memattr-bpf
 make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-18}"

@@ -14,10 +14,12 @@ one render period plus one sample earlier, so each plateau's window starts
 --lag seconds after its first event. As check_truth.py: every component's
 resident bytes within --tol of its truth (the first plateau's value plus
 the expected growth) plus --floor-kib. Also: every rank has series, all
-labelled with the job's user, and the job's sums exist. Exits 1 on failure.
+labelled with the job's user's uid, the job's sums exist, and its info
+series names the user. Exits 1 on failure.
 """
 import argparse
 import json
+import pwd
 import sys
 import time
 import urllib.parse
@@ -52,18 +54,22 @@ def main():
     off = time.time() - time.monotonic()
     now = time.time()
     fails = []
+    uid = str(pwd.getpwnam(a.user).pw_uid)
     res = query(a.prom, f'memattr_rank_resident_bytes{{job="{a.job}"}}[30m]', now)
     series = {}
     for s in res:
         m = s["metric"]
-        if m.get("user") != a.user:
-            fails.append(f"series {m} has user '{m.get('user')}', expected '{a.user}'")
+        if m.get("uid") != uid or "user" in m:
+            fails.append(f"series {m}: expected uid '{uid}' and no user label")
         series[(m["rank"], m["component"])] = [(float(t), float(v)) for t, v in s["values"]]
     ranks = sorted({r for r, _ in series})
     print(f"prometheus: {len(series)} series of job {a.job}, ranks {ranks}")
     job_sums = query(a.prom, f'memattr_job_resident_bytes{{job="{a.job}"}}[30m]', now)
     if not any(s["metric"].get("component") == "total" for s in job_sums):
         fails.append("no memattr_job_resident_bytes{component=\"total\"} for the job")
+    info = query(a.prom, f'last_over_time(memattr_job_info{{job="{a.job}",uid="{uid}"}}[30m])', now)
+    if [s["metric"].get("user") for s in info] != [a.user]:
+        fails.append(f"memattr_job_info of the job: {[s['metric'] for s in info]}, expected user '{a.user}'")
 
     for rank in range(a.ranks):
         ev, _ = read_phase_log(f"{a.log_dir}/{a.prefix}-rank-{rank}.csv")

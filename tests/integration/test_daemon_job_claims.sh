@@ -42,11 +42,11 @@ impostor() {
 	track_pid "$IMP_PID"
 }
 series() {	# FILE ID USER: the rank labels of ID's total series under USER
-	grep -oE "^memattr_rank_resident_bytes\\{job=\"$2\",user=\"$3\",step=\"[^\"]*\",rank=\"[^\"]*\",component=\"total\"\\}" "$1" |
+	grep -oE "^memattr_rank_resident_bytes\\{job=\"$2\",uid=\"$(id -u "$3")\",step=\"[^\"]*\",rank=\"[^\"]*\",component=\"total\"\\}" "$1" |
 		sed -E 's/.*rank="([^"]*)".*/\1/' | sort | tr '\n' ' '
 }
 
-start_daemon --spool "$SPOOL" --listen "127.0.0.1:$PORT" --socket "$SOCK" --interval 200
+start_daemon --spool "$SPOOL" --listen "127.0.0.1:$PORT" --socket "$SOCK" --interval 200 --metrics-detail rank
 
 # ---- 1. X claims J1 first, then O's job J1 starts.
 impostor "$J1" 25; IMP1=$IMP_PID
@@ -61,7 +61,12 @@ while :; do
 done
 [ "$(series "$TMPD/m1.txt" "$J1" "$X")" = "9 " ] ||
 	fail "X's claim of $J1: series '$(series "$TMPD/m1.txt" "$J1" "$X")', expected X's own rank 9 only"
-log "job $J1: O's ranks 0 1 under O, X's claim a job of X's own (rank 9 under X)"
+# Their users' names on the info series only: one per (job, uid).
+for u in "$O" "$X"; do
+	grep -q "^memattr_job_info{job=\"$J1\",uid=\"$(id -u "$u")\",user=\"$u\"} 1$" "$TMPD/m1.txt" ||
+		fail "no memattr_job_info of $u's job $J1: $(grep "job=\"$J1\"" "$TMPD/m1.txt" | grep info)"
+done
+log "job $J1: O's ranks 0 1 under O, X's claim a job of X's own (rank 9 under X), each with its memattr_job_info"
 
 # O asks for their job: served, O's ranks only.
 as_user "$TMPD/bin/memattr-bpf" --job "$J1" --output "$UO/J1" --socket "$SOCK" --duration 2 \
@@ -89,7 +94,7 @@ sleep 2
 curl -fsS "$URL" >"$TMPD/m2.txt"
 [ "$(series "$TMPD/m2.txt" "$J2" "$O")" = "0 1 " ] ||
 	fail "O's job $J2: ranks '$(series "$TMPD/m2.txt" "$J2" "$O")' under O, expected '0 1' (X's fake rank 9 joined?)"
-tot=$(metric_value "$TMPD/m2.txt" "^memattr_job_resident_bytes\\{job=\"$J2\",user=\"$O\",component=\"total\"\\}")
+tot=$(metric_value "$TMPD/m2.txt" "^memattr_job_resident_bytes\\{job=\"$J2\",uid=\"$(id -u "$O")\",component=\"total\"\\}")
 [ -n "$tot" ] || fail "no memattr_job_resident_bytes for O's job $J2"
 # Two ranks of 8 MiB plus Open MPI's ~11 MiB each: far below X's 64 MiB alone.
 [ "$tot" -lt $((60 << 20)) ] || fail "O's job $J2 total $tot bytes: inflated by X's 64 MiB"

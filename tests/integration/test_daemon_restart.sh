@@ -23,12 +23,13 @@ cat >"$CONF" <<EOC
 spool = $SPOOL
 listen = 127.0.0.1:$PORT
 interval = 200
+metrics-detail = rank
 EOC
 
 start_daemon --config "$CONF"
 user_job "$TEST_USER" 2 "$A" 8 25 "$TMPD/jobA.out"; PA=$UJOB_PID
 t0=$EPOCHREALTIME
-until curl -fsS "$URL" | grep -q "job=\"$A\",user=\"$TEST_USER\",step=\"\",rank=\"1\",component=\"total\""; do
+until curl -fsS "$URL" | grep -q "job=\"$A\",uid=\"$(id -u "$TEST_USER")\",step=\"\",rank=\"1\",component=\"total\""; do
 	elapsed_since "$t0" 15 && fail "job $A not exposed after 15 s: $(cat "$DAEMON_ERR")"
 	sleep 0.2
 done
@@ -51,7 +52,7 @@ log "spool readable after SIGKILL: $rows whole sample rows in rank-1.csv.gz"
 # Restart: the running job is found again, in a directory of its own.
 start_daemon --config "$CONF"
 t0=$EPOCHREALTIME
-until curl -fsS "$URL" | grep -q "job=\"$A\",user=\"$TEST_USER\",step=\"\",rank=\"1\",component=\"total\""; do
+until curl -fsS "$URL" | grep -q "job=\"$A\",uid=\"$(id -u "$TEST_USER")\",step=\"\",rank=\"1\",component=\"total\""; do
 	elapsed_since "$t0" 15 && fail "the restarted daemon did not pick job $A up: $(cat "$DAEMON_ERR")"
 	sleep 0.2
 done

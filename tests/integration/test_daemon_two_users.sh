@@ -21,7 +21,7 @@ URL=http://127.0.0.1:$PORT/metrics
 BASE=$((400000 + RANDOM * 32 + RANDOM % 32))
 A=$BASE B=$((BASE + 1)) C=$((BASE + 2)) D=$((BASE + 3)) E=$((BASE + 4))
 
-start_daemon --spool "$SPOOL" --listen "127.0.0.1:$PORT" --interval 200
+start_daemon --spool "$SPOOL" --listen "127.0.0.1:$PORT" --interval 200 --metrics-detail rank
 
 user_job "$TEST_USER" 2 "$A" 8 14 "$TMPD/jobA.out"; PA=$UJOB_PID
 user_job "$TEST_USER2" 2 "$B" 12 10 "$TMPD/jobB.out"; PB=$UJOB_PID
@@ -35,7 +35,7 @@ while :; do
 	n=0
 	for spec in "$A:$TEST_USER:2" "$B:$TEST_USER2:2" "$C:$TEST_USER:1"; do
 		IFS=: read -r id user np <<<"$spec"
-		got=$(grep -c "^memattr_rank_resident_bytes{job=\"$id\",user=\"$user\",step=\"\",rank=\"[0-9]*\",component=\"total\"}" "$TMPD/m1.txt" || true)
+		got=$(grep -c "^memattr_rank_resident_bytes{job=\"$id\",uid=\"$(id -u "$user")\",step=\"\",rank=\"[0-9]*\",component=\"total\"}" "$TMPD/m1.txt" || true)
 		[ "$got" -eq "$np" ] && n=$((n + 1))
 	done
 	[ "$n" -eq 3 ] && break
@@ -46,7 +46,7 @@ jobs_now=$(metric_value "$TMPD/m1.txt" '^memattr_jobs ')
 [ "$jobs_now" -ge 3 ] || fail "memattr_jobs $jobs_now while three jobs run"
 log "three jobs of two users exposed at once (memattr_jobs $jobs_now)"
 # Job B's rank total: its 12 MiB plus MPI's.
-b0=$(metric_value "$TMPD/m1.txt" "^memattr_rank_resident_bytes\\{job=\"$B\",user=\"$TEST_USER2\",step=\"\",rank=\"0\",component=\"total\"\\}")
+b0=$(metric_value "$TMPD/m1.txt" "^memattr_rank_resident_bytes\\{job=\"$B\",uid=\"$(id -u "$TEST_USER2")\",step=\"\",rank=\"0\",component=\"total\"\\}")
 [ "$b0" -ge $((12 << 20)) ] || fail "job $B rank 0 total $b0 < its 12 MiB hold"
 
 # Job C ends first: its series go, A's and B's stay, the daemon goes on.

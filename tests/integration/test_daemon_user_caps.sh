@@ -29,7 +29,7 @@ o_job_traced() {	# ID: O's 1-rank job of ID, which must be traced and exposed as
 	user_job "$O" 1 "$1" 4 4 "$TMPD/job$1.out"
 	local p=$UJOB_PID t0=$EPOCHREALTIME
 	wait_daemon_line "job $1 of $O:" 15 || fail "O's job $1 not traced: $(cat "$DAEMON_ERR")"
-	until curl -fsS "$URL" >"$TMPD/m.txt" && grep -q "^memattr_rank_resident_bytes{job=\"$1\",user=\"$O\",step=\"\",rank=\"0\",component=\"total\"}" "$TMPD/m.txt"; do
+	until curl -fsS "$URL" >"$TMPD/m.txt" && grep -q "^memattr_rank_resident_bytes{job=\"$1\",uid=\"$(id -u "$O")\",step=\"\",rank=\"0\",component=\"total\"}" "$TMPD/m.txt"; do
 		elapsed_since "$t0" 10 && fail "O's job $1 not exposed: $(grep "job=\"$1\"" "$TMPD/m.txt" | head -3)"
 		sleep 0.3
 	done
@@ -37,7 +37,7 @@ o_job_traced() {	# ID: O's 1-rank job of ID, which must be traced and exposed as
 }
 
 # ---- A. the refused ID is X's, not O's.
-start_daemon --spool "$TMPD/spoolA" --listen "127.0.0.1:$PORT" --interval 200 --max-jobs 2
+start_daemon --spool "$TMPD/spoolA" --listen "127.0.0.1:$PORT" --interval 200 --max-jobs 2 --metrics-detail rank
 FAKES=()
 x_claim "fakeA$BASE.1"; FAKES+=("$XPID")
 x_claim "fakeA$BASE.2"; FAKES+=("$XPID")
@@ -57,7 +57,7 @@ stop_daemon
 # ---- B. the per-user cap.
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT/metrics
-start_daemon --spool "$TMPD/spoolB" --listen "127.0.0.1:$PORT" --interval 200 --max-jobs 4 --max-jobs-per-user 2
+start_daemon --spool "$TMPD/spoolB" --listen "127.0.0.1:$PORT" --interval 200 --max-jobs 4 --max-jobs-per-user 2 --metrics-detail rank
 FAKES=()
 for i in 1 2 3 4 5; do
 	x_claim "fakeB$BASE.$i"

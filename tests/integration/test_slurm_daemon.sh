@@ -24,7 +24,7 @@ for pid in $(pgrep -u "$TEST_USER" -f "$TMPD/bin/mpi_hold"); do
 		fail "rank pid $pid carries SLURM_JOB_ID: the test would not prove the cgroup path"
 done
 PORT=$(free_port)
-start_daemon --spool "$TMPD/spool" --listen "127.0.0.1:$PORT" --interval 100
+start_daemon --spool "$TMPD/spool" --listen "127.0.0.1:$PORT" --interval 100 --metrics-detail rank
 go
 
 # Until every rank's app holds its (R+1)*8 MiB in the daemon's exposition.
@@ -34,7 +34,7 @@ while :; do
 	curl -fsS --max-time 5 "http://127.0.0.1:$PORT/metrics" >"$TMPD/metrics.txt" || fail "no metrics from the daemon"
 	ok=0
 	for ((r = 0; r < NP; r++)); do
-		v=$(metric_value "$TMPD/metrics.txt" "^memattr_rank_resident_bytes\{job=\"$JOB\",user=\"$TEST_USER\",step=\"batch\",rank=\"$r\",component=\"app\"\}" || true)
+		v=$(metric_value "$TMPD/metrics.txt" "^memattr_rank_resident_bytes\{job=\"$JOB\",uid=\"$(id -u "$TEST_USER")\",step=\"batch\",rank=\"$r\",component=\"app\"\}" || true)
 		want=$(((r + 1) * MIB << 20))
 		[ -n "$v" ] && [ "$v" -ge "$want" ] && [ "$v" -le $((want + (2 << 20))) ] && ok=$((ok + 1))
 	done
@@ -43,7 +43,7 @@ while :; do
 	sleep 0.3
 done
 grep -q "job $JOB of $TEST_USER: tracing" "$DAEMON_ERR" || fail "the daemon did not say it traces job $JOB: $(tail -5 "$DAEMON_ERR")"
-log "job $JOB: 4 ranks labelled job=\"$JOB\",user=\"$TEST_USER\",step=\"batch\" with their app memory"
+log "job $JOB: 4 ranks labelled job=\"$JOB\",uid=\"$(id -u "$TEST_USER")\",step=\"batch\" with their app memory"
 touch "$STOP_FILE"
 stop_daemon
 check_no_bpf_leftovers

@@ -172,6 +172,28 @@ static void test_example_config(void **state)
 	assert_false(c.sampled);
 }
 
+/* metrics-detail: job (the default) or rank; the rank cap a count. */
+static void test_metrics_detail(void **state)
+{
+	struct daemon_cfg c;
+	char err[256];
+
+	(void)state;
+	daemon_cfg_defaults(&c);
+	assert_int_equal(c.metrics_detail, MX_DETAIL_JOB);
+	assert_int_equal(c.metrics_max_ranks, METRICS_DEFAULT_MAX_RANKS);
+	assert_int_equal(args(&c, "--metrics-detail", "rank", "--metrics-max-ranks", "4", NULL), 0);
+	assert_int_equal(c.metrics_detail, MX_DETAIL_RANK);
+	assert_int_equal(c.metrics_max_ranks, 4);
+	expect_error("metrics-detail", args(&c, "--metrics-detail", "node", NULL));
+	expect_error("metrics-max-ranks", args(&c, "--metrics-max-ranks", "0", NULL));
+	daemon_cfg_defaults(&c);
+	assert_int_equal(daemon_cfg_parse_text(&c, "metrics-detail = rank\nmetrics-max-ranks = 8\n", "f.conf",
+					       err, sizeof(err)), 0);
+	assert_int_equal(c.metrics_detail, MX_DETAIL_RANK);
+	assert_int_equal(c.metrics_max_ranks, 8);
+}
+
 /* attribution: exact or sampled, from either source; anything else refused. */
 static void test_attribution(void **state)
 {
@@ -201,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_spool_names),
 		cmocka_unit_test(test_example_config),
 		cmocka_unit_test(test_attribution),
+		cmocka_unit_test(test_metrics_detail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

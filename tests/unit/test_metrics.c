@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The metrics exposition: names and labels as DESIGN.md lists them,
- * escaping, rank="other" for processes that are not ranks, folding past
- * the largest 16 components, series gone with the job, both formats.
+ * escaping, per-job series only by default (the user on the info metric
+ * alone), rank="other" for processes that are not ranks and for ranks past
+ * the cap, folding past the largest 16 components, series gone with the
+ * job, both formats.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +40,15 @@ static void must_not_have(const char *text, const char *what)
 {
 	if (strstr(text, what))
 		fail_msg("unexpected: %s\n--- in ---\n%s", what, text);
+}
+
+static int count_of(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
 }
 
 static void test_escape(void **state)
@@ -85,8 +96,8 @@ static void test_escape_utf8(void **state)
 
 static void test_ranks_and_other(void **state)
 {
-	struct metrics m = {0};
-	struct mx_job *j = metrics_job_add(&m, "42", "alice");
+	struct metrics m = { .detail = MX_DETAIL_RANK };
+	struct mx_job *j = metrics_job_add(&m, "42", "alice", 1001);
 	struct mx_proc *r0 = NULL, *r1 = NULL, *x = NULL, *y = NULL;
 	struct mx_comp t = { "total", 100, 80, 150 };
 	struct mx_comp c[] = { { "app", 60, 50, 90 }, { "mpi", 40, 30, 60 } };
@@ -100,18 +111,21 @@ static void test_ranks_and_other(void **state)
 	assert_int_equal(metrics_proc_update(j, &y, -1, "", &t2, c2, 1), 0);
 	s = render(&m, NULL, false);
 	must_have(s, "# TYPE memattr_rank_resident_bytes gauge\n");
-	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"0\",component=\"total\"} 100\n");
-	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"1\",component=\"mpi\"} 40\n");
-	must_have(s, "memattr_rank_proportional_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"0\",component=\"app\"} 50\n");
-	must_have(s, "memattr_rank_peak_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"1\",component=\"total\"} 150\n");
+	must_have(s, "memattr_rank_resident_bytes{job=\"42\",uid=\"1001\",step=\"\",rank=\"0\",component=\"total\"} 100\n");
+	must_have(s, "memattr_rank_resident_bytes{job=\"42\",uid=\"1001\",step=\"\",rank=\"1\",component=\"mpi\"} 40\n");
+	must_have(s, "memattr_rank_proportional_bytes{job=\"42\",uid=\"1001\",step=\"\",rank=\"0\",component=\"app\"} 50\n");
+	must_have(s, "memattr_rank_peak_resident_bytes{job=\"42\",uid=\"1001\",step=\"\",rank=\"1\",component=\"total\"} 150\n");
 	/* Two non-rank processes: one series, summed. */
-	must_have(s, "memattr_rank_resident_bytes{job=\"42\",user=\"alice\",step=\"\",rank=\"other\",component=\"app\"} 20\n");
+	must_have(s, "memattr_rank_resident_bytes{job=\"42\",uid=\"1001\",step=\"\",rank=\"other\",component=\"app\"} 20\n");
 	/* The job: every process. */
-	must_have(s, "memattr_job_resident_bytes{job=\"42\",user=\"alice\",component=\"total\"} 220\n");
-	must_have(s, "memattr_job_resident_bytes{job=\"42\",user=\"alice\",component=\"app\"} 140\n");
+	must_have(s, "memattr_job_resident_bytes{job=\"42\",uid=\"1001\",component=\"total\"} 220\n");
+	must_have(s, "memattr_job_resident_bytes{job=\"42\",uid=\"1001\",component=\"app\"} 140\n");
 	/* Ranks in order, "other" last. */
 	assert_true(strstr(s, "rank=\"0\"") < strstr(s, "rank=\"1\""));
 	assert_true(strstr(s, "rank=\"1\"") < strstr(s, "rank=\"other\""));
+	must_have(s, "memattr_job_info{job=\"42\",uid=\"1001\",user=\"alice\"} 1\n");
+	must_have(s, "memattr_job_ranks_folded{job=\"42\",uid=\"1001\"} 0\n");
+	must_not_have(s, "user=\"alice\",");
 	must_not_have(s, "# EOF");
 	free(s);
 
@@ -130,8 +144,8 @@ static void test_ranks_and_other(void **state)
 
 static void test_fold_top16(void **state)
 {
-	struct metrics m = {0};
-	struct mx_job *j = metrics_job_add(&m, "big", "bob");
+	struct metrics m = { .detail = MX_DETAIL_RANK };
+	struct mx_job *j = metrics_job_add(&m, "big", "bob", 1002);
 	struct mx_proc *p = NULL;
 	struct mx_comp t = { "total", 0, 0, 0 }, c[20];
 	char names[20][32], *s;
@@ -155,7 +169,7 @@ static void test_fold_top16(void **state)
 		char line[160];
 
 		snprintf(line, sizeof(line),
-			 "memattr_rank_resident_bytes{job=\"big\",user=\"bob\",step=\"0\",rank=\"3\",component=\"other\"} %lld\n",
+			 "memattr_rank_resident_bytes{job=\"big\",uid=\"1002\",step=\"0\",rank=\"3\",component=\"other\"} %lld\n",
 			 (long long)other);
 		must_have(s, line);
 	}
@@ -163,9 +177,84 @@ static void test_fold_top16(void **state)
 	metrics_job_remove(&m, j);
 }
 
-static void test_self_and_openmetrics(void **state)
+/* The default: per-job series, no rank label anywhere, the user on the info series alone. */
+static void test_job_detail(void **state)
 {
 	struct metrics m = {0};
+	struct mx_job *a = metrics_job_add(&m, "7", "alice", 1001);
+	struct mx_job *b = metrics_job_add(&m, "7", "mallory", 1003);
+	struct mx_proc *r0 = NULL, *r1 = NULL, *x = NULL;
+	struct mx_comp t0 = { "total", 100, 80, 150 }, t1 = { "total", 300, 200, 310 };
+	struct mx_comp c[] = { { "app", 60, 50, 90 }, { "mpi", 40, 30, 60 } };
+	char *s;
+
+	(void)state;
+	assert_int_equal(metrics_proc_update(a, &r0, 0, "0", &t0, c, 2), 0);
+	assert_int_equal(metrics_proc_update(a, &r1, 1, "0", &t1, c, 2), 0);
+	assert_int_equal(metrics_proc_update(b, &x, 0, "", &t0, c, 2), 0);
+	metrics_oom_count(&m, a, 1);
+	s = render(&m, NULL, false);
+	must_not_have(s, "rank=\"0\"");
+	must_not_have(s, "memattr_rank_");
+	must_not_have(s, "step=");
+	must_not_have(s, "memattr_job_ranks_folded");
+	/* Two users' jobs of one ID stay apart by uid; names only on the info series. */
+	must_have(s, "# TYPE memattr_job_info gauge\n");
+	must_have(s, "memattr_job_info{job=\"7\",uid=\"1001\",user=\"alice\"} 1\n");
+	must_have(s, "memattr_job_info{job=\"7\",uid=\"1003\",user=\"mallory\"} 1\n");
+	assert_int_equal(count_of(s, "user="), 2);
+	must_have(s, "memattr_job_resident_bytes{job=\"7\",uid=\"1001\",component=\"total\"} 400\n");
+	must_have(s, "memattr_job_resident_bytes{job=\"7\",uid=\"1003\",component=\"total\"} 100\n");
+	must_have(s, "memattr_job_proportional_bytes{job=\"7\",uid=\"1001\",component=\"app\"} 100\n");
+	/* The largest rank's peak, not the sum. */
+	must_have(s, "memattr_job_rank_peak_resident_bytes{job=\"7\",uid=\"1001\"} 310\n");
+	must_have(s, "memattr_oom_kills_total{job=\"7\",uid=\"1001\",rank=\"1\"} 1\n");
+	free(s);
+	metrics_proc_remove(&x);
+	metrics_job_remove(&m, a);
+	metrics_job_remove(&m, b);
+}
+
+/* Rank series past the cap: the largest ranks kept, the rest in rank="other", counted. */
+static void test_rank_cap(void **state)
+{
+	struct metrics m = { .detail = MX_DETAIL_RANK, .max_ranks = 2 };
+	struct mx_job *j = metrics_job_add(&m, "9", "carol", 1004);
+	struct mx_proc *p[5] = { NULL };
+	struct mx_comp c[] = { { "app", 0, 0, 0 } };
+	char *s;
+
+	(void)state;
+	for (int r = 0; r < 4; r++) {
+		struct mx_comp t = { "total", 10 * (r + 1), 1, 10 * (r + 1) };
+
+		c[0].rss = t.rss;
+		assert_int_equal(metrics_proc_update(j, &p[r], r, "0", &t, c, 1), 0);
+	}
+	{
+		struct mx_comp t = { "total", 5, 1, 5 };
+
+		c[0].rss = 5;
+		assert_int_equal(metrics_proc_update(j, &p[4], -1, "0", &t, c, 1), 0);
+	}
+	s = render(&m, NULL, false);
+	/* Ranks 3 and 2 are the largest; 0 and 1 join the non-rank process. */
+	must_have(s, "memattr_rank_resident_bytes{job=\"9\",uid=\"1004\",step=\"0\",rank=\"3\",component=\"total\"} 40\n");
+	must_have(s, "memattr_rank_resident_bytes{job=\"9\",uid=\"1004\",step=\"0\",rank=\"2\",component=\"total\"} 30\n");
+	must_not_have(s, "rank=\"1\"");
+	must_not_have(s, "rank=\"0\"");
+	must_have(s, "memattr_rank_resident_bytes{job=\"9\",uid=\"1004\",step=\"0\",rank=\"other\",component=\"total\"} 35\n");
+	must_have(s, "memattr_job_ranks_folded{job=\"9\",uid=\"1004\"} 2\n");
+	/* The job's own figures see every rank. */
+	must_have(s, "memattr_job_resident_bytes{job=\"9\",uid=\"1004\",component=\"total\"} 105\n");
+	must_have(s, "memattr_job_rank_peak_resident_bytes{job=\"9\",uid=\"1004\"} 40\n");
+	free(s);
+	metrics_job_remove(&m, j);
+}
+
+static void test_self_and_openmetrics(void **state)
+{
+	struct metrics m = { .detail = MX_DETAIL_RANK };
 	struct mx_self x = {
 		.events = 7, .dropped = 1, .jobs = 2, .processes = 9,
 		.refused = { 3, 0, 0 }, .nmaps = 1, .version = "0.1.0",
@@ -226,6 +315,8 @@ int main(void)
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_ranks_and_other),
 		cmocka_unit_test(test_fold_top16),
+		cmocka_unit_test(test_job_detail),
+		cmocka_unit_test(test_rank_cap),
 		cmocka_unit_test(test_self_and_openmetrics),
 		cmocka_unit_test(test_http_helpers),
 	};

@@ -280,25 +280,34 @@ static void test_run_info_rows(void **state)
 static void test_metric(void **state)
 {
 	struct metrics m = { 0 };
+	struct mx_job *j = metrics_job_add(&m, "42", "alice", 1001);
+	struct mx_job *x = metrics_job_add(&m, "42", "mallory", 1003);
+	struct mx_job *big = metrics_job_add(&m, "big", "bob", 1002);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	(void)state;
-	metrics_oom_count(&m, "42", 3);
-	metrics_oom_count(&m, "42", 3);
-	metrics_oom_count(&m, "42", -5);
+	metrics_oom_count(&m, j, 3);
+	metrics_oom_count(&m, j, 3);
+	metrics_oom_count(&m, j, -5);
+	metrics_oom_count(&m, x, 3);
 	f = open_memstream(&buf, &len);
 	assert_int_equal(metrics_render(f, &m, NULL, false), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "# TYPE memattr_oom_kills_total counter\n"));
-	assert_non_null(strstr(buf, "memattr_oom_kills_total{job=\"42\",rank=\"3\"} 2\n"));
-	assert_non_null(strstr(buf, "memattr_oom_kills_total{job=\"42\",rank=\"other\"} 1\n"));
+	assert_non_null(strstr(buf, "memattr_oom_kills_total{job=\"42\",uid=\"1001\",rank=\"3\"} 2\n"));
+	assert_non_null(strstr(buf, "memattr_oom_kills_total{job=\"42\",uid=\"1001\",rank=\"other\"} 1\n"));
+	/* Another user's job of the same ID: counted apart. */
+	assert_non_null(strstr(buf, "memattr_oom_kills_total{job=\"42\",uid=\"1003\",rank=\"3\"} 1\n"));
 	free(buf);
 	/* Bounded: the oldest entry goes first. */
 	for (int i = 0; i < METRICS_OOM_KEEP + 1; i++)
-		metrics_oom_count(&m, "big", i);
+		metrics_oom_count(&m, big, i);
 	assert_int_equal(m.noom, METRICS_OOM_KEEP);
+	metrics_job_remove(&m, j);
+	metrics_job_remove(&m, x);
+	metrics_job_remove(&m, big);
 }
 
 static void age(const char *path, double days)

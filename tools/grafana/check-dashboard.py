@@ -6,7 +6,7 @@ one the node service serves (or a recording rule of memattr-rules.yml), and
 every PromQL expression (panels' and variables' label_values selectors)
 parsed by `promtool check rules`, with the variables substituted. With
 RULES, every metric the rules file names is one the service serves too.
-The list of served families is checked against userspace/output/metrics.c.
+The list of served families is checked against userspace/output/metrics*.c.
 
 Usage: check-dashboard.py DASHBOARD.json [RULES.yml]   (exit 1 on a problem)
 """
@@ -17,10 +17,12 @@ import subprocess
 import sys
 import tempfile
 
-# The families the daemon serves (userspace/output/metrics.c), and `up`.
+# The families the daemon serves (userspace/output/metrics_render.c), and `up`.
 METRICS = {
     "memattr_rank_resident_bytes", "memattr_rank_proportional_bytes",
-    "memattr_rank_peak_resident_bytes", "memattr_job_resident_bytes",
+    "memattr_rank_peak_resident_bytes", "memattr_job_ranks_folded",
+    "memattr_job_info", "memattr_job_resident_bytes", "memattr_job_proportional_bytes",
+    "memattr_job_rank_peak_resident_bytes",
     "memattr_events_total", "memattr_events_dropped_total",
     "memattr_unwind_failures_total", "memattr_execs_examined_total",
     "memattr_jobs", "memattr_processes", "memattr_refused_total",
@@ -30,7 +32,7 @@ METRICS = {
 }
 # Grafana's own variables, as a value PromQL accepts there.
 BUILTIN = {"__rate_interval": "5m", "__interval": "1m", "__range": "1h"}
-REQUIRED_VARS = {"job", "user"}
+REQUIRED_VARS = {"job", "user", "uid"}
 
 
 def fail(problems):
@@ -62,11 +64,12 @@ def main():
             problems.append(f"{path}: variable '{name}' is not a query variable")
 
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                       "userspace", "output", "metrics.c")
+                       "userspace", "output", "metrics_render.c")
     with open(src) as f:
         served = f.read()
     for name in sorted(METRICS - {"up"}):
         base = name[:-len("_total")] if name.endswith("_total") else name
+        base = base[:-len("_info")] if base.endswith("_info") else base
         if '"' + base not in served:
             problems.append(f"{name}: not in {os.path.normpath(src)} (renamed? update METRICS)")
 

@@ -82,6 +82,8 @@ struct spool_count {
 
 struct daemon {
 	struct daemon_cfg cfg;
+	int argc;			/* the options after "daemon", for SIGHUP */
+	char **argv;
 	struct options opt;
 	struct spec_set specs;
 	struct tracker *t;
@@ -323,7 +325,7 @@ static struct session *start_job(struct daemon *d, const struct job_key *k, pid_
 	session_set_owner(s, k->owner, k->trusted);
 	/* Its time_s, duration_s and start_time_unix_s count from now, not from the daemon's start. */
 	session_set_t0(s, tracker_now(d->t));
-	if (session_add_sink(s, metrics_sink_new(&d->m, k->id, user)))
+	if (session_add_sink(s, metrics_sink_new(&d->m, k->id, user, k->owner)))
 		fprintf(stderr, "memattr-bpf: job %s: no metrics (out of memory)\n", k->id);
 	if (tracker_add_pid(d->t, s, pid, false))
 		return s;	/* gone already: the session ends at the next round */
@@ -595,10 +597,13 @@ static int start_listener(struct daemon *d, char *err, size_t errlen)
 /* SIGHUP: the file again; what can change while running changes now. */
 static void reload(struct daemon *d)
 {
-	struct daemon_cfg c = d->cfg;
+	struct daemon_cfg c;
 	char err[512];
 
-	if (daemon_cfg_load(&c, err, sizeof(err))) {
+	/* Built as at start, so a key taken out of the file is back to its default. */
+	daemon_cfg_defaults(&c);
+	if (daemon_cfg_parse_args(&c, d->argc, d->argv, err, sizeof(err)) ||
+	    daemon_cfg_load(&c, err, sizeof(err))) {
 		fprintf(stderr, "memattr-bpf: SIGHUP: %s; keeping the settings in force\n", err);
 		return;
 	}
@@ -623,6 +628,8 @@ static void reload(struct daemon *d)
 	d->cfg.max_procs = c.max_procs;
 	d->cfg.max_user_jobs = c.max_user_jobs;
 	d->cfg.max_user_spool = c.max_user_spool;
+	d->m.detail = d->cfg.metrics_detail = c.metrics_detail;
+	d->m.max_ranks = d->cfg.metrics_max_ranks = c.metrics_max_ranks;
 	d->last_retain = -RETAIN_PERIOD_S;
 	fprintf(stderr, "memattr-bpf: SIGHUP: settings re-read%s\n",
 		c.interval_ms != d->cfg.interval_ms || c.pss_interval_ms != d->cfg.pss_interval_ms ?
@@ -668,7 +675,9 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	int ret;
 
 	daemon_cfg_defaults(&d->cfg);
-	ret = daemon_cfg_parse_args(&d->cfg, argc - 1, argv + 1, err, errlen);
+	d->argc = argc - 1;
+	d->argv = argv + 1;
+	ret = daemon_cfg_parse_args(&d->cfg, d->argc, d->argv, err, errlen);
 	if (ret)
 		return ret;
 	if (daemon_cfg_load(&d->cfg, err, errlen))
@@ -682,6 +691,8 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	d->opt.compress = true;
 	d->opt.quiet = true;
 	d->opt.verbose = d->cfg.verbose;
+	d->m.detail = d->cfg.metrics_detail;
+	d->m.max_ranks = d->cfg.metrics_max_ranks;
 	return 0;
 }
 

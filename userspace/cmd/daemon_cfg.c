@@ -18,7 +18,8 @@ static const char *const keys[DK_NR] = {
 	[DK_INTERVAL] = "interval", [DK_PSS_INTERVAL] = "pss-interval", [DK_RETAIN] = "retain",
 	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs", [DK_SOCKET] = "socket",
 	[DK_MAX_USER_JOBS] = "max-jobs-per-user", [DK_MAX_USER_SPOOL] = "max-spool-dirs-per-user",
-	[DK_ATTRIBUTION] = "attribution",
+	[DK_ATTRIBUTION] = "attribution", [DK_METRICS_DETAIL] = "metrics-detail",
+	[DK_METRICS_MAX_RANKS] = "metrics-max-ranks",
 };
 
 void daemon_usage(FILE *f)
@@ -41,6 +42,10 @@ void daemon_usage(FILE *f)
 	      "                      the components drift from the kernel's total (docs/attribution.md)\n"
 	      "  --max-spool-dirs-per-user N  job directories one user may have in the spool\n"
 	      "                      (default 1000); past it their jobs are traced without one\n"
+	      "  --metrics-detail job|rank  job (default): per-job series only; rank: per-rank\n"
+	      "                      series too, for the largest --metrics-max-ranks ranks of a job\n"
+	      "  --metrics-max-ranks N  rank series per job with --metrics-detail rank (default 32);\n"
+	      "                      smaller ranks are summed under rank=\"other\"\n"
 	      "  --verbose, --help\n", f);
 }
 
@@ -56,6 +61,8 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->max_procs = 8192;
 	c->max_user_jobs = 32;	/* half of --max-jobs' default: one user cannot take every slot */
 	c->max_user_spool = 1000;
+	c->metrics_detail = MX_DETAIL_JOB;
+	c->metrics_max_ranks = METRICS_DEFAULT_MAX_RANKS;
 }
 
 /* The options' number syntax (num_arg.h), into the settings' unsigned ints. */
@@ -67,6 +74,16 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 		return -1;
 	*out = (unsigned int)v;
 	return 0;
+}
+
+/* A count or period setting; err names the key, the value and what it must be. */
+static int set_uint(const char *key, const char *v, unsigned long min, unsigned long max,
+		    unsigned int *out, const char *what, char *err, size_t errlen)
+{
+	if (!parse_uint(v, min, max, out))
+		return 0;
+	snprintf(err, errlen, "%s: '%s' is not %s", key, v, what);
+	return -1;
 }
 
 static int set_path(char *dst, size_t len, const char *key, const char *v, char *err, size_t errlen)
@@ -113,45 +130,39 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		snprintf(c->listen, sizeof(c->listen), "%s", v);
 		return 0;
 	case DK_INTERVAL:
-		if (!parse_uint(v, 10, 3600000, &c->interval_ms))
-			return 0;
-		snprintf(err, errlen, "interval: '%s' is not a period in ms between 10 and 3600000", v);
-		return -1;
+		return set_uint(key, v, 10, 3600000, &c->interval_ms,
+				"a period in ms between 10 and 3600000", err, errlen);
 	case DK_PSS_INTERVAL:
-		if (!parse_uint(v, 10, 3600000, &c->pss_interval_ms))
-			return 0;
-		snprintf(err, errlen, "pss-interval: '%s' is not a period in ms between 10 and 3600000", v);
-		return -1;
+		return set_uint(key, v, 10, 3600000, &c->pss_interval_ms,
+				"a period in ms between 10 and 3600000", err, errlen);
 	case DK_RETAIN:
-		if (!parse_uint(v, 0, 36500, &c->retain_days))
-			return 0;
-		snprintf(err, errlen, "retain: '%s' is not a number of days (0: keep forever)", v);
-		return -1;
+		return set_uint(key, v, 0, 36500, &c->retain_days,
+				"a number of days (0: keep forever)", err, errlen);
 	case DK_MAX_JOBS:
-		if (!parse_uint(v, 1, 1000000, &c->max_jobs))
-			return 0;
-		snprintf(err, errlen, "max-jobs: '%s' is not a count between 1 and 1000000", v);
-		return -1;
+		return set_uint(key, v, 1, 1000000, &c->max_jobs,
+				"a count between 1 and 1000000", err, errlen);
 	case DK_MAX_USER_JOBS:
-		if (!parse_uint(v, 1, 1000000, &c->max_user_jobs))
-			return 0;
-		snprintf(err, errlen, "max-jobs-per-user: '%s' is not a count between 1 and 1000000", v);
-		return -1;
+		return set_uint(key, v, 1, 1000000, &c->max_user_jobs,
+				"a count between 1 and 1000000", err, errlen);
 	case DK_MAX_USER_SPOOL:
-		if (!parse_uint(v, 1, 1000000, &c->max_user_spool))
-			return 0;
-		snprintf(err, errlen, "max-spool-dirs-per-user: '%s' is not a count between 1 and 1000000", v);
-		return -1;
+		return set_uint(key, v, 1, 1000000, &c->max_user_spool,
+				"a count between 1 and 1000000", err, errlen);
 	case DK_ATTRIBUTION:
 		if (!attribution_parse(v, &c->sampled))
 			return 0;
 		snprintf(err, errlen, "attribution: '%s' is not exact or sampled", v);
 		return -1;
-	case DK_MAX_PROCS:
-		if (!parse_uint(v, 1, 1000000, &c->max_procs))
+	case DK_METRICS_DETAIL:
+		if (!metrics_detail_parse(v, &c->metrics_detail))
 			return 0;
-		snprintf(err, errlen, "max-procs: '%s' is not a count between 1 and 1000000", v);
+		snprintf(err, errlen, "metrics-detail: '%s' is not job or rank", v);
 		return -1;
+	case DK_METRICS_MAX_RANKS:
+		return set_uint(key, v, 1, 100000, &c->metrics_max_ranks,
+				"a count between 1 and 100000", err, errlen);
+	case DK_MAX_PROCS:
+		return set_uint(key, v, 1, 1000000, &c->max_procs,
+				"a count between 1 and 1000000", err, errlen);
 	}
 	return -1;
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "metrics.h"
+
 #define DAEMON_DEFAULT_SPOOL	"/var/lib/memattr-bpf"
 #define DAEMON_DEFAULT_LISTEN	"127.0.0.1:9466"
 #define DAEMON_DEFAULT_SOCKET	"/run/memattr-bpf/memattr.sock"
@@ -19,7 +21,7 @@
 enum daemon_key {
 	DK_SPOOL, DK_LISTEN, DK_TEXTFILE, DK_INTERVAL, DK_PSS_INTERVAL, DK_RETAIN,
 	DK_MAX_JOBS, DK_MAX_PROCS, DK_SOCKET, DK_MAX_USER_JOBS, DK_MAX_USER_SPOOL, DK_ATTRIBUTION,
-	DK_NR,
+	DK_METRICS_DETAIL, DK_METRICS_MAX_RANKS, DK_NR,
 };
 
 struct daemon_cfg {
@@ -33,6 +35,8 @@ struct daemon_cfg {
 	unsigned int max_user_jobs;	/* jobs of one user traced at once */
 	unsigned int max_user_spool;	/* spool directories of one user */
 	bool sampled;			/* attribution = sampled (options.h) */
+	enum mx_detail metrics_detail;	/* per-job series only, or per-rank ones too */
+	unsigned int metrics_max_ranks;	/* rank series per job (metrics.h) */
 	bool verbose;
 	char config[4096];		/* --config, "": none */
 	bool set_by_cli[DK_NR];		/* the file does not override these */

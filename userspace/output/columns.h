@@ -2,7 +2,10 @@
 /*
  * The names of the output files and of their columns, defined once: the
  * writers (output/) and the report reader (report/) both spell them from
- * here, so a renamed column cannot leave one of them behind.
+ * here, so a renamed column cannot leave one of them behind. What each
+ * means is described once, in memattr-bpf-output(5)
+ * (docs/man/memattr-bpf-output.5): `make man-check` fails on a name here
+ * that page does not describe (tools/check-output-columns.py).
  */
 #ifndef MEMATTR_COLUMNS_H
 #define MEMATTR_COLUMNS_H

@@ -4,12 +4,18 @@
  * job (fed by the metrics sink), the service's own counters, and their
  * exposition in the Prometheus text format 0.0.4 or OpenMetrics 1.0.
  *
- * Series are labelled job, user, step (Slurm's, "" when none: an absent
- * label to Prometheus) and rank: ranks of two steps running at once are
- * apart. Cardinality is bounded here, not by the scraper: processes that
- * are not ranks are summed under rank="other" (per step), a job's components past its largest
- * METRICS_TOP_COMPONENTS (by resident bytes) fold into component="other",
- * and a job's series vanish with it (metrics_job_remove).
+ * A job's series are labelled job and uid: a job ID known from the
+ * environment only is any user's to claim, so the ID alone does not tell
+ * two users' jobs apart, and the uid is one value per job (no series
+ * more). The user's name is on one series per job, memattr_job_info.
+ * By default (MX_DETAIL_JOB) only per-job series are served; with
+ * MX_DETAIL_RANK also per-rank ones, labelled step (Slurm's, "" when none:
+ * an absent label to Prometheus) and rank: ranks of two steps running at
+ * once are apart. Cardinality is bounded here, not by the scraper:
+ * processes that are not ranks are summed under rank="other" (per step),
+ * and so are a job's ranks past its max_ranks largest (by resident bytes);
+ * a job's components past its largest METRICS_TOP_COMPONENTS fold into
+ * component="other"; a job's series vanish with it (metrics_job_remove).
  */
 #ifndef MEMATTR_METRICS_H
 #define MEMATTR_METRICS_H
@@ -18,8 +24,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define METRICS_TOP_COMPONENTS	16
+#define METRICS_DEFAULT_MAX_RANKS	32
+
+enum mx_detail {
+	MX_DETAIL_JOB,		/* per-job series only */
+	MX_DETAIL_RANK,		/* and per-rank series, max_ranks of them per job */
+};
 
 /* One component of one live process; name lives as long as the job's session. */
 struct mx_comp {
@@ -40,6 +53,7 @@ struct mx_proc {
 
 struct mx_job {
 	char *id, *user;
+	uid_t uid;
 	struct mx_proc *procs;
 	struct mx_job *next;
 };
@@ -52,11 +66,14 @@ struct mx_job {
 #define METRICS_OOM_KEEP	64
 struct mx_oom {
 	char job[128];
+	uid_t uid;
 	int rank;			/* < 0: rank="other" */
 	uint64_t kills;
 };
 
 struct metrics {
+	enum mx_detail detail;
+	unsigned int max_ranks;		/* MX_DETAIL_RANK: rank series per job; 0: the default */
 	struct mx_job *jobs;
 	struct mx_oom oom[METRICS_OOM_KEEP];
 	unsigned int noom, oom_next;	/* entries used; the one replaced next when full */
@@ -86,7 +103,8 @@ struct mx_self {
 	double cpu_seconds;		/* its user + system time */
 };
 
-struct mx_job *metrics_job_add(struct metrics *m, const char *id, const char *user);
+/* A job's entry, owned by m until metrics_job_remove; NULL when out of memory. */
+struct mx_job *metrics_job_add(struct metrics *m, const char *id, const char *user, uid_t uid);
 void metrics_job_remove(struct metrics *m, struct mx_job *j);
 
 /* A process's latest figures (*slot NULL at first: a new entry). 0 or -ENOMEM. */
@@ -94,8 +112,11 @@ int metrics_proc_update(struct mx_job *j, struct mx_proc **slot, int rank, const
 			const struct mx_comp *total, const struct mx_comp *comps, size_t n);
 void metrics_proc_remove(struct mx_proc **slot);
 
-/* The OOM killer chose a process of job (its rank, < 0: none): memattr_oom_kills_total. */
-void metrics_oom_count(struct metrics *m, const char *job, int rank);
+/* The OOM killer chose a process of job j (its rank, < 0: none): memattr_oom_kills_total. */
+void metrics_oom_count(struct metrics *m, const struct mx_job *j, int rank);
+
+/* "job" or "rank" into *out: 0, or -1 when it is neither. */
+int metrics_detail_parse(const char *s, enum mx_detail *out);
 
 /* The exposition: Prometheus text 0.0.4, or OpenMetrics 1.0 (ends in "# EOF"). */
 int metrics_render(FILE *f, const struct metrics *m, const struct mx_self *self, bool openmetrics);

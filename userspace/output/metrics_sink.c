@@ -60,7 +60,7 @@ static void mx_job_oom(struct sink *s, const struct sink_job *j, const struct si
 
 	(void)j;
 	if (ms->job)
-		metrics_oom_count(ms->m, ms->job->id, o->rank);
+		metrics_oom_count(ms->m, ms->job, o->rank);
 }
 
 static void mx_job_end(struct sink *s, const struct sink_job *j)
@@ -87,7 +87,7 @@ static const struct sink_ops metrics_ops = {
 	.destroy = mx_destroy,
 };
 
-struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user)
+struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user, uid_t uid)
 {
 	struct metrics_sink *ms = calloc(1, sizeof(*ms));
 
@@ -95,7 +95,7 @@ struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *us
 		return NULL;
 	ms->base.ops = &metrics_ops;
 	ms->m = m;
-	ms->job = metrics_job_add(m, job, user);
+	ms->job = metrics_job_add(m, job, user, uid);
 	if (!ms->job) {
 		free(ms);
 		return NULL;

@@ -220,8 +220,8 @@ struct sink *csv_sink_new(struct output_dir *dir, bool compress);
 /* run_info.csv's OOM rows (the CSV sink's; for its tests): the first 8 kills in full (ooms NULL: none kept). */
 void csv_write_oom_info(FILE *f, bool watched, const struct sink_oom *ooms, unsigned int nooms);
 struct metrics;
-/* The job's live processes into the node's metrics; its series vanish when it ends. */
-struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user);
+/* The job's live processes into the node's metrics (user: uid's name); its series vanish when it ends. */
+struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user, uid_t uid);
 struct sink *term_sink_new(void);			/* the summary printed at the end */
 struct sink *heap_sites_sink_new(struct output_dir *dir);	/* heap_sites.csv (--heap) */
 struct sink *mpi_calls_sink_new(struct output_dir *dir);	/* mpi_calls.csv */

@@ -10,6 +10,9 @@
  * to take the whole answer, then it is dropped: a client that sends a
  * byte a second, or never reads, delays no other scrape. Clients share
  * one reference-counted copy of the page, however many never read it.
+ * Not libmicrohttpd: its only timeout is one of inactivity, which a
+ * client trickling a byte a second never reaches (docs/operations.md,
+ * "Metrics").
  */
 #ifndef MEMATTR_HTTP_LISTEN_H
 #define MEMATTR_HTTP_LISTEN_H
