@@ -4,7 +4,8 @@
  * the stacks built from a run in the tracer's format (fixtures/export/run:
  * two ranks, mpi_calls.csv, heap_sites.csv, every number chosen so the
  * expected stacks are known), each process's stacks summing to its total
- * (rss and pss), the MPI functions and heap sites only at the end, the
+ * (rss and pss), the MPI functions only at the end, heap sites at the end
+ * and (heap_sites_peak.csv) at the peak, the
  * three writers (folded text, speedscope JSON, pprof decoded back through
  * protobuf-c after gunzip), names made safe for each format, and the
  * command refusing bad input with a status and no output file.
@@ -263,6 +264,42 @@ static void test_build_end(void **state)
 	assert_int_equal(value_of(&pr, 1, "mpi", "MPI_Init", EX_RSS), 5000);
 	assert_int_equal(value_of(&pr, 1, "mpi", NULL, EX_RSS), 3000);
 	assert_int_equal(value_of(&pr, 1, "app", "solver+0x1234", EX_INUSE), 4096);
+	ex_profile_free(&pr);
+	ex_data_free(&d);
+}
+
+/*
+ * heap_sites_peak.csv (fixtures/export/peakheap: the run above with the
+ * sites live at rank 0's peak): at the peak its rows, with the counts of
+ * then; at the end heap_sites.csv's, never both; at a time none.
+ */
+static void test_build_peak_heap(void **state)
+{
+	struct ex_data d;
+	struct ex_profile pr;
+
+	(void)state;
+	load_dir(&d, "fixtures/export/peakheap");
+	assert_true(d.has_sites && d.has_peak_sites);
+	build(&d, &pr, EX_AT_PEAK, 0, -1);
+	assert_true(pr.has_heap);
+	assert_false(pr.dropped_heap);
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_INUSE), 8192 + 1024);
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_INUSE_OBJ), 8 + 2);
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_ALLOC_OBJ), 9 + 2);
+	/* Not live at the peak: not in the peak's rows. */
+	assert_int_equal(value_of(&pr, 0, "mpi", "ompi_mpi_init", EX_INUSE), -1);
+	assert_int_equal(value_of(&pr, 1, "app", "solver+0x1234", EX_INUSE), -1);
+	ex_profile_free(&pr);
+
+	build(&d, &pr, EX_AT_END, 0, -1);
+	assert_int_equal(value_of(&pr, 0, "app", "build_mesh", EX_INUSE), 7168);
+	assert_int_equal(value_of(&pr, 0, "mpi", "ompi_mpi_init", EX_INUSE), 512);
+	ex_profile_free(&pr);
+
+	build(&d, &pr, EX_AT_TIME, 0.25, -1);
+	assert_true(pr.dropped_heap);
+	assert_false(pr.has_heap);
 	ex_profile_free(&pr);
 	ex_data_free(&d);
 }
@@ -618,12 +655,14 @@ static void test_command(void **state)
 	unlink(out);
 	assert_int_equal(run_export(RUN, "--at", "end", "--value", "heap", "-o", out, NULL), 0);
 	unlink(out);
+	assert_int_equal(run_export("fixtures/export/peakheap", "--value", "heap", "-o", out, NULL), 0);
+	unlink(out);
 
 	/* Usage errors: 2, and nothing written. */
 	assert_int_equal(run_export(RUN, "--format", "svg", "-o", out, NULL), 2);
 	assert_int_equal(run_export(RUN, "--rank", "-1", "-o", out, NULL), 2);
 	assert_int_equal(run_export(RUN, "--at", "yesterday", "-o", out, NULL), 2);
-	assert_int_equal(run_export(RUN, "--value", "heap", "-o", out, NULL), 2);
+	assert_int_equal(run_export(RUN, "--at", "0.25", "--value", "heap", "-o", out, NULL), 2);
 	assert_int_equal(run_export(RUN, RUN, "-o", out, NULL), 2);
 	assert_int_equal(run_export("-o", out, NULL), 2);
 	/* Bad data: 1, and nothing written, not even the temporary file. */
@@ -632,6 +671,8 @@ static void test_command(void **state)
 	assert_int_equal(run_export(dir, "-o", out, NULL), 1);
 	assert_int_equal(run_export(RUN, "--rank", "9", "-o", out, NULL), 1);
 	assert_int_equal(run_export("fixtures/report/good", "--at", "end", "--value", "heap", "-o", out, NULL), 1);
+	/* At the peak, a run traced before heap_sites_peak.csv: 1, said. */
+	assert_int_equal(run_export(RUN, "--value", "heap", "-o", out, NULL), 1);
 	assert_int_equal(stat(out, &st), -1);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
 	assert_int_equal(stat(tmp, &st), -1);
@@ -676,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_build_end),
 		cmocka_unit_test(test_build_moments),
+		cmocka_unit_test(test_build_peak_heap),
 		cmocka_unit_test(test_fn_over),
 		cmocka_unit_test(test_build_stacks),
 		cmocka_unit_test(test_stacks_refused),

@@ -1196,12 +1196,17 @@ static void test_regions_keep_their_stack(void **state)
 	assert_int_equal(p->stack_figs[s2].rss, 128 * 4 * KIB);
 	assert_int_equal(p->stack_figs[s1].owner, COMP_APP);
 	assert_int_equal(p->stack_figs[s1].rss_at_peak, (256 + 64) * 4 * KIB);
+	/* A new peak: the engine is asked for the heap sites of this moment (heap_peak.h). */
+	assert_true(p->heap_peak.due);
+	p->heap_peak.due = false;
 
 	/* Freed after the peak: now less, at the peak as it was. */
 	proc_apply_syscall(p, &cls, sys(LATER + 2, NR_MUNMAP, ANON, MIB, 0, 0, 0, -MIB, 0), 0);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS + 192 * 4 * KIB, 2), 0);
 	assert_int_equal(p->stack_figs[s1].rss, 64 * 4 * KIB);
 	assert_int_equal(p->stack_figs[s1].rss_at_peak, (256 + 64) * 4 * KIB);
+	/* Below the peak: the sites taken at the peak stay. */
+	assert_false(p->heap_peak.due);
 
 	assert_int_equal(proc_copy_mm(child, p, false), 0);
 	assert_int_equal(regions_find(&child->regions, ANON + 2 * MIB)->stack, s2);

@@ -29,7 +29,7 @@ static void usage(FILE *f)
 	      "  -a, --at WHEN       peak (default: each process's largest total), end, or a\n"
 	      "                      time_s (each process's last sample by then)\n"
 	      "  -V, --value V       folded and speedscope: rss (default), pss, or heap (--heap's\n"
-	      "                      live bytes, at the end); pprof holds them all\n"
+	      "                      live bytes, at the peak or the end); pprof holds them all\n"
 	      "  -o, --output FILE   write FILE (whole, through a temporary file) instead\n", f);
 }
 
@@ -113,9 +113,9 @@ int export_parse_args(int argc, char **argv, struct export_args *a, char *err, s
 		return -1;
 	}
 	a->dir = argv[optind];
-	/* Heap sites are counted once, at the end: no other moment has them. */
-	if (a->value == EX_INUSE && a->sel.at != EX_AT_END) {
-		snprintf(err, errlen, "--value heap: heap_sites.csv holds live bytes at the end of the run only (add --at end)");
+	/* Heap sites are kept at each process's peak and at its end: no other moment has them. */
+	if (a->value == EX_INUSE && a->sel.at == EX_AT_TIME) {
+		snprintf(err, errlen, "--value heap: heap sites' live bytes are kept at the peak and the end only (add --at peak or --at end)");
 		return -1;
 	}
 	return 0;
@@ -140,7 +140,7 @@ static void notes(const struct ex_profile *pr)
 		fputs("memattr-bpf export: mpi_calls.csv gives MPI functions' memory at the end of the run only: --at end splits mpi by them\n",
 		      stderr);
 	if (pr->dropped_heap)
-		fputs("memattr-bpf export: heap_sites.csv gives live heap at the end of the run only: --at end shows the call sites\n",
+		fputs("memattr-bpf export: heap sites' live heap is kept at the peak (heap_sites_peak.csv, if the run has it) and the end only: --at peak or end shows the call sites\n",
 		      stderr);
 	if (pr->dropped_stacks)
 		fputs("memattr-bpf export: alloc_stacks.csv gives stacks at the peak and the end of each process only: --at peak or end shows them\n",
@@ -171,6 +171,11 @@ int export_main(int argc, char **argv)
 		return cmd_fail("export", "%s", err);
 	if (a.value == EX_INUSE && !d.has_sites) {
 		cmd_fail("export", "%s: no heap_sites.csv (--value heap needs a run traced with --heap)",
+			 a.dir);
+		goto out_data;
+	}
+	if (a.value == EX_INUSE && a.sel.at == EX_AT_PEAK && !d.has_peak_sites) {
+		cmd_fail("export", "%s: no heap_sites_peak.csv (traced before the sites were kept at the peak): add --at end",
 			 a.dir);
 		goto out_data;
 	}

@@ -75,6 +75,7 @@ void proc_free(struct proc *p)
 	mpi_fn_free(&p->mpi_fns);
 	proc_forget_stacks(p);
 	free(p->heap_sites);
+	heap_peak_free(&p->heap_peak);
 	for (size_t i = 0; i < p->nprobed; i++)
 		free(p->probed_paths[i]);
 	free(p->probed_paths);
@@ -1408,6 +1409,8 @@ int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss
 		memcpy(p->peak_comp_rss, rss, n * sizeof(*rss));
 		for (size_t i = 0; i < p->nstack_figs; i++)
 			p->stack_figs[i].rss_at_peak = p->stack_figs[i].rss;
+		/* The heap sites of this moment: the engine reads them from the kernel (heap_peak.h). */
+		p->heap_peak.due = true;
 	}
 	update_peak(&p->total, now);
 	free(rss);

@@ -17,6 +17,7 @@
 #include "classify.h"
 #include "alloc_stack.h"
 #include "components.h"
+#include "heap_peak.h"
 #include "held.h"
 #include "memattr.h"
 #include "memcg.h"
@@ -44,12 +45,6 @@ struct code_map {
 	uint64_t start, end, pgoff;
 	comp_id owner;
 	char *path;
-};
-
-/* A malloc-family call site's figures (--heap), kept after the process exits. */
-struct heap_site {
-	uint64_t addr;
-	struct site_stats stats;
 };
 
 /*
@@ -115,6 +110,7 @@ struct proc {
 	struct mpi_fn_table mpi_fns;	/* --mpi-calls */
 	struct heap_site *heap_sites;	/* --heap: copied out of the kernel at exit */
 	size_t nheap_sites;
+	struct heap_peak heap_peak;	/* --heap: the sites live at the total's peak */
 	int *link_fds;			/* uprobe_multi links of the opt-in modes here */
 	size_t nlinks;
 	char **probed_paths;		/* libraries already probed */

@@ -127,6 +127,8 @@ void tracker_on_exec(struct tracker *t, struct session *s, const struct ev_task 
 	proc_reset_mm(p);
 	/* The kernel dropped the old image's heap sites and call counts (ma_exec). */
 	p->nheap_sites = 0;
+	/* The peak's sites were the old image's: its code is gone, they cannot be named. */
+	heap_peak_reset(&p->heap_peak);
 	mpi_fn_free(&p->mpi_fns);
 	p->exec_seen = true;
 	/*

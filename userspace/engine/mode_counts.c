@@ -31,6 +31,50 @@ static void collect_site_any(void *ctx, pid_t tgid, uint64_t site, const struct 
 		add_site(p, site, st);
 }
 
+static void collect_peak(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *st)
+{
+	struct proc *p = tracker_find_proc(ctx, tgid, NULL);
+
+	if (p && p->heap_peak.due)
+		heap_peak_add(&p->heap_peak, site, st);
+}
+
+/* Begin the copy of each process that peaked: true when one has sites in the kernel to read. */
+static bool begin_peaks(struct tracker *t)
+{
+	bool walk = false;
+
+	for (struct session *s = t->sessions; s; s = s->next)
+		for (struct proc *p = s->procs.first; p; p = p->next) {
+			if (!p->heap_peak.due)
+				continue;
+			if (!t->opt->heap || !p->account) {
+				p->heap_peak.due = false;
+				continue;
+			}
+			/* Not probed yet: no site of it holds anything, and the walk is not needed. */
+			heap_peak_begin(&p->heap_peak);
+			p->heap_peak.due = p->heap_probed;
+			walk |= p->heap_probed;
+		}
+	return walk;
+}
+
+void mode_counts_peaks(struct tracker *t)
+{
+	if (!t->probing || !begin_peaks(t))
+		return;
+	/*
+	 * Right after the round's figures: the counts are the kernel's now,
+	 * a drain later than the VmRSS read that made the peak, as close as
+	 * a walk of the table can come to it.
+	 */
+	tracer_heap_sites(&t->bpf, 0, collect_peak, t);
+	for (struct session *s = t->sessions; s; s = s->next)
+		for (struct proc *p = s->procs.first; p; p = p->next)
+			p->heap_peak.due = false;
+}
+
 static void collect_mpi_calls(struct tracker *t, struct proc *p)
 {
 	for (size_t i = 0; i < t->probes.ntargets; i++) {

@@ -192,31 +192,45 @@ static void stacks_of(struct tracker *t, const struct session *s, struct proc *p
 	v->nstacks = n;
 }
 
-/* The heap sites, named: not kept, a site in code loaded since is named better next time. */
-static void sites_of(struct tracker *t, const struct session *s, const struct proc *p,
-		     struct sink_proc *v)
+/*
+ * Sites, named: not kept, a site in code loaded since is named better next
+ * time. Out of memory: the sites named so far.
+ */
+static void name_sites(struct tracker *t, const struct session *s, const struct proc *p,
+		       const struct heap_site *from, size_t n, const struct sink_heap_site **out,
+		       size_t *nout)
 {
 	struct sink_heap_site *sites;
 	char name[PATH_MAX + 128];
 
-	if (!t->opt->heap || !p->nheap_sites || !(sites = calloc(p->nheap_sites, sizeof(*sites))))
+	if (!n || !(sites = calloc(n, sizeof(*sites))))
 		return;
-	v->heap_sites = sites;
-	for (size_t i = 0; i < p->nheap_sites; i++) {
-		const struct site_stats *st = &p->heap_sites[i].stats;
+	*out = sites;
+	for (size_t i = 0; i < n; i++) {
+		const struct site_stats *st = &from[i].stats;
 
-		name_site(t, &s->comps, p, p->heap_sites[i].addr, name, sizeof(name),
-			  &sites[i].library, NULL);
+		name_site(t, &s->comps, p, from[i].addr, name, sizeof(name), &sites[i].library, NULL);
 		sites[i].site = strdup(name);
 		if (!sites[i].site)
-			return;		/* out of memory: the sites named so far */
+			return;
 		sites[i].calls = st->calls;
 		sites[i].frees = st->frees;
 		sites[i].live_bytes = st->live_bytes;
 		sites[i].peak_bytes = st->peak_bytes;
 		sites[i].total_bytes = st->total_bytes;
-		v->nheap_sites = i + 1;
+		*nout = i + 1;
 	}
+}
+
+/* The heap sites now, and those live at the total's peak. */
+static void sites_of(struct tracker *t, const struct session *s, const struct proc *p,
+		     struct sink_proc *v)
+{
+	if (!t->opt->heap)
+		return;
+	name_sites(t, s, p, p->heap_sites, p->nheap_sites, &v->heap_sites, &v->nheap_sites);
+	name_sites(t, s, p, p->heap_peak.sites, p->heap_peak.n, &v->heap_peak_sites,
+		   &v->nheap_peak_sites);
 }
 
 void mode_view_fill(void *ctx, const struct session *s, struct proc *p, struct sink_proc *v)
@@ -228,6 +242,13 @@ void mode_view_fill(void *ctx, const struct session *s, struct proc *p, struct s
 	sites_of(t, s, p, v);
 }
 
+static void free_sites(const struct sink_heap_site *sites, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)sites[i].site);
+	free((void *)sites);
+}
+
 void mode_view_free(struct sink_proc *v)
 {
 	if (v->stacks) {
@@ -237,12 +258,11 @@ void mode_view_free(struct sink_proc *v)
 			free(tmp[i]);
 		free((void *)v->stacks);
 	}
-	for (size_t i = 0; i < v->nheap_sites; i++)
-		free((char *)v->heap_sites[i].site);
-	free((void *)v->heap_sites);
+	free_sites(v->heap_sites, v->nheap_sites);
+	free_sites(v->heap_peak_sites, v->nheap_peak_sites);
 	free((void *)v->mpi_fns);
 	v->stacks = NULL;
-	v->heap_sites = NULL;
+	v->heap_sites = v->heap_peak_sites = NULL;
 	v->mpi_fns = NULL;
-	v->nstacks = v->nheap_sites = v->nmpi_fns = 0;
+	v->nstacks = v->nheap_sites = v->nheap_peak_sites = v->nmpi_fns = 0;
 }

@@ -5,6 +5,7 @@
 
 #include "held_records.h"
 #include "job_view.h"
+#include "mode_counts.h"
 #include "reads.h"
 #include "sample.h"
 #include "sampled.h"
@@ -149,4 +150,5 @@ void sample_sessions(struct tracker *t)
 	held_records_drain(t);
 	for (s = t->sessions; s; s = s->next)
 		account_session(t, s, now);
+	mode_counts_peaks(t);
 }

@@ -203,7 +203,8 @@ int tracker_open_output_as(struct tracker *t, struct session *s, const char *dir
 	if (session_add_sink(s, csv_sink_new(&s->out, t->opt->compress)) ||
 	    session_add_sink(s, mpi_calls_sink_new(&s->out)) ||
 	    session_add_sink(s, alloc_stacks_sink_new(&s->out)) ||
-	    (t->opt->heap && session_add_sink(s, heap_sites_sink_new(&s->out)))) {
+	    (t->opt->heap && (session_add_sink(s, heap_sites_sink_new(&s->out)) ||
+			      session_add_sink(s, heap_peak_sink_new(&s->out))))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

@@ -11,9 +11,12 @@
  *   timeline: so mpi is split by function only at the end, the rest of
  *   mpi (its code, data, and memory no function asked for) on mpi itself;
  *   pss is known per component only, and is split in rss's proportion;
- * - heap_sites.csv gives live bytes per call site at the end: requested
+ * - heap_sites.csv gives live bytes per call site at the end, and
+ *   heap_sites_peak.csv (runs traced since it exists) those live at the
+ *   process's peak, the sample ex_pick chooses for --at peak: requested
  *   bytes, not resident ones, so they are their own sample types
- *   (EX_INUSE..), never added to the resident figures.
+ *   (EX_INUSE..), never added to the resident figures. No other moment
+ *   has them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -269,10 +272,13 @@ static int proc_sites(struct ex_profile *pr, const struct ex_data *d, const stru
 
 		if (h->rank != ep->rank || h->pid != ep->pid)
 			continue;
-		if (pr->at != EX_AT_END) {
+		/* At the peak, a run with no heap_sites_peak.csv has its end's sites only. */
+		if (pr->at == EX_AT_TIME || (pr->at == EX_AT_PEAK && !d->has_peak_sites)) {
 			pr->dropped_heap = true;
 			return 0;
 		}
+		if (h->at_peak != (pr->at == EX_AT_PEAK))
+			continue;
 		ex_site_frame(h->site, fn, sizeof(fn));
 		if (add_stack(pr, proc, h->library, fn, &s))
 			return -1;

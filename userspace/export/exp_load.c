@@ -2,7 +2,7 @@
 /*
  * Reading a dataset for export and diff: report's readers do the
  * timelines, summary.csv, mpi_calls.csv and run_info.csv (asked to keep
- * every component's pss); heap_sites.csv is read here, the report having
+ * every component's pss); heap_sites.csv and heap_sites_peak.csv are read here, the report having
  * no use for it. The same rules as the report's: columns by header name,
  * anything that does not parse is refused naming the file and line.
  */
@@ -132,13 +132,14 @@ out:
 	return ret;
 }
 
-static int add_site(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
-		    char *err, size_t errlen)
+static int add_site_at(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		       bool at_peak, char *err, size_t errlen)
 {
 	struct ex_site row, *grown;
 
 	if (site_row(rd, fld, col, &row, err, errlen))
 		return -1;
+	row.at_peak = at_peak;
 	grown = realloc(d->sites, (d->nsites + 1) * sizeof(*grown));
 	if (!grown) {
 		rp_reader_err(err, errlen, rd, "out of memory");
@@ -149,11 +150,32 @@ static int add_site(struct ex_data *d, struct rp_reader *rd, char **fld, const i
 	return 0;
 }
 
+static int add_site(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+		    char *err, size_t errlen)
+{
+	return add_site_at(d, rd, fld, col, false, err, errlen);
+}
+
+static int add_peak_site(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
+			 char *err, size_t errlen)
+{
+	return add_site_at(d, rd, fld, col, true, err, errlen);
+}
+
 int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
 {
 	if (read_table(d, f, name, site_cols, NCOLS_SITE, 0, "heap_sites.csv", add_site, err, errlen))
 		return -1;
 	d->has_sites = true;
+	return 0;
+}
+
+int ex_read_peak_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen)
+{
+	if (read_table(d, f, name, site_cols, NCOLS_SITE, 0, "heap_sites_peak.csv", add_peak_site,
+		       err, errlen))
+		return -1;
+	d->has_peak_sites = true;
 	return 0;
 }
 
@@ -214,7 +236,10 @@ int ex_read_stacks(struct ex_data *d, FILE *f, const char *name, char *err, size
 	return 0;
 }
 
-/* An optional file of the run (heap_sites.csv: --heap; alloc_stacks.csv: a newer tracer). */
+/*
+ * An optional file of the run (heap_sites.csv: --heap; heap_sites_peak.csv
+ * and alloc_stacks.csv: a newer tracer).
+ */
 static int load_optional(struct ex_data *d, int dirfd, const char *dir, const char *file,
 			 int (*fn)(struct ex_data *, FILE *, const char *, char *, size_t),
 			 char *err, size_t errlen)
@@ -251,6 +276,9 @@ int ex_load(struct ex_data *d, const char *dir, char *err, size_t errlen)
 	ret = rp_load_dir(&d->run, dirfd, dir, err, errlen);
 	if (!ret)
 		ret = load_optional(d, dirfd, dir, FILE_HEAP_SITES, ex_read_sites, err, errlen);
+	if (!ret)
+		ret = load_optional(d, dirfd, dir, FILE_HEAP_SITES_PEAK, ex_read_peak_sites, err,
+				    errlen);
 	if (!ret)
 		ret = load_optional(d, dirfd, dir, FILE_ALLOC_STACKS, ex_read_stacks, err, errlen);
 	close(dirfd);

@@ -45,8 +45,9 @@ enum ex_at {
 	EX_AT_TIME,	/* its last sample at or before a time_s */
 };
 
-/* heap_sites.csv: one row per process and malloc-family call site. */
+/* heap_sites.csv (or heap_sites_peak.csv): one row per process and malloc-family call site. */
 struct ex_site {
+	bool at_peak;		/* heap_sites_peak.csv's: its counts at the process's peak */
 	int rank;
 	int pid;
 	char library[128];	/* the component whose code called */
@@ -71,6 +72,7 @@ struct ex_data {
 	struct ex_site *sites;
 	size_t nsites;
 	bool has_sites;
+	bool has_peak_sites;	/* heap_sites_peak.csv was read (a run traced since it exists) */
 	struct ex_stack *stacks;
 	size_t nstacks;
 	bool has_stacks;
@@ -143,6 +145,8 @@ void ex_data_free(struct ex_data *d);
 
 /* heap_sites.csv from an open stream (name for messages); rows appended. */
 int ex_read_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen);
+/* heap_sites_peak.csv the same way, its rows at_peak. */
+int ex_read_peak_sites(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen);
 /* alloc_stacks.csv from an open stream (name for messages); rows appended. */
 int ex_read_stacks(struct ex_data *d, FILE *f, const char *name, char *err, size_t errlen);
 
@@ -186,8 +190,9 @@ struct ex_select {
  * components to the kernel's total; pss in rss's proportion; the rest on
  * the component); at the end, mpi split by MPI function (mpi_calls.csv's net bytes;
  * pss in the proportion of rss, the dataset knowing pss per component
- * only) with the rest on mpi itself; at the end with heap sites, one
- * stack per site carrying the EX_INUSE.. values and no resident bytes.
+ * only) with the rest on mpi itself; at the end with heap sites, and at
+ * the peak with the sites live then (heap_sites_peak.csv), one stack per
+ * site carrying the EX_INUSE.. values and no resident bytes.
  * 0, or -1 with a sentence in err.
  */
 int ex_build(const struct ex_data *d, const struct ex_select *sel, struct ex_profile *pr,

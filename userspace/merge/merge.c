@@ -254,6 +254,7 @@ static int write_all(struct mg_out *o, const struct mg_node *nodes, size_t n, co
 	o->summary = NULL;
 	if (mg_table(o, nodes, n, FILE_MPI_CALLS, MPI_CALLS_HEADER, err, errlen) ||
 	    mg_table(o, nodes, n, FILE_HEAP_SITES, HEAP_SITES_HEADER, err, errlen) ||
+	    mg_table(o, nodes, n, FILE_HEAP_SITES_PEAK, HEAP_SITES_HEADER, err, errlen) ||
 	    mg_table(o, nodes, n, FILE_ALLOC_STACKS, ALLOC_STACKS_HEADER, err, errlen) ||
 	    write_small(o, FILE_NODES, nodes, n, cmdline, err, errlen) ||
 	    write_small(o, FILE_RUN_INFO, nodes, n, cmdline, err, errlen))

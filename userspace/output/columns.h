@@ -15,6 +15,7 @@
 #define FILE_RUN_INFO	"run_info.csv"
 #define FILE_MPI_CALLS	"mpi_calls.csv"
 #define FILE_HEAP_SITES	"heap_sites.csv"
+#define FILE_HEAP_SITES_PEAK	"heap_sites_peak.csv"
 #define FILE_ALLOC_STACKS	"alloc_stacks.csv"
 
 /* rank-<R>.csv / pid-<P>.csv: one row per sample per component. */
@@ -67,7 +68,11 @@
  * Files of the opt-in modes:
  *   mpi_calls.csv (--mpi-calls), per process and MPI function;
  *   heap_sites.csv (--heap), per process and malloc-family call site
- *     (site: "file:function+0xOFF", or the address when no symbol covers it).
+ *     (site: "file:function+0xOFF", or the address when no symbol covers it);
+ *   heap_sites_peak.csv (--heap), the same columns, of the sites holding
+ *     memory at the sample where the process's total peaked, their counts
+ *     as they were then: a file of its own, so that a reader of
+ *     heap_sites.csv that knows nothing of it adds up the same rows.
  */
 #define MPI_CALLS_HEADER "rank,pid,function,calls,gained_bytes,released_bytes,net_bytes,peak_bytes,first_growth_s,last_growth_s"
 #define HEAP_SITES_HEADER "rank,pid,library,site,calls,frees,live_bytes,peak_live_bytes,total_bytes"

@@ -96,6 +96,9 @@ struct sink_proc {
 	size_t nstacks;
 	const struct sink_heap_site *heap_sites;
 	size_t nheap_sites;
+	/* --heap: the sites live when the total peaked (none: no peak read), counts as then. */
+	const struct sink_heap_site *heap_peak_sites;
+	size_t nheap_peak_sites;
 	void **state;			/* this sink's slot in the process (NULL at first) */
 };
 
@@ -224,6 +227,7 @@ struct metrics;
 struct sink *metrics_sink_new(struct metrics *m, const char *job, const char *user, uid_t uid);
 struct sink *term_sink_new(void);			/* the summary printed at the end */
 struct sink *heap_sites_sink_new(struct output_dir *dir);	/* heap_sites.csv (--heap) */
+struct sink *heap_peak_sink_new(struct output_dir *dir);	/* heap_sites_peak.csv (--heap) */
 struct sink *mpi_calls_sink_new(struct output_dir *dir);	/* mpi_calls.csv */
 struct sink *alloc_stacks_sink_new(struct output_dir *dir);	/* alloc_stacks.csv */
 struct sink *status_sink_new(void);			/* NULL when stdout is not a terminal */

@@ -17,6 +17,13 @@ void mode_counts_collect(struct tracker *t, struct proc *p);
 /* s's live processes' counts, before the modes' files are rewritten. */
 void mode_counts_collect_live(struct tracker *t, struct session *s);
 
+/*
+ * After a sample round: the heap sites of every process whose total
+ * peaked in it, copied from the kernel (heap_peak.h), in one walk of its
+ * table for all of them; the other processes' are left as they were.
+ */
+void mode_counts_peaks(struct tracker *t);
+
 /* p is gone (or tracing ends): its counts kept, its probes and kernel state removed. */
 void mode_counts_release(struct tracker *t, struct proc *p);
 
