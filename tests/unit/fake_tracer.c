@@ -150,7 +150,12 @@ uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn)
 
 void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx)
 {
-	(void)t, (void)tgid, (void)fn, (void)ctx;
+	(void)t;
+	fake_tracer.site_walks++;
+	for (unsigned int i = 0; i < fake_tracer.nsites; i++)
+		if (!tgid || fake_tracer.sites[i].tgid == tgid)
+			fn(ctx, fake_tracer.sites[i].tgid, fake_tracer.sites[i].site,
+			   &fake_tracer.sites[i].st);
 }
 
 void tracer_forget_process(struct bpf_tracer *t, pid_t tgid)

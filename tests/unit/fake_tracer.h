@@ -27,6 +27,14 @@ struct fake_tracer {
 	unsigned int ntraced;
 	unsigned int removes;		/* tracer_remove_process calls */
 	uint64_t stats[STAT_NR];	/* what tracer_stats reports */
+	/* The kernel's heap site table (--heap) as tracer_heap_sites walks it. */
+	struct {
+		pid_t tgid;
+		uint64_t site;
+		struct site_stats st;
+	} sites[8];
+	unsigned int nsites;
+	unsigned int site_walks;	/* tracer_heap_sites calls */
 };
 
 extern struct fake_tracer fake_tracer;

@@ -432,6 +432,30 @@ static void test_heap_sites(void **state)
 	k->ops->destroy(k);
 }
 
+/* heap_sites_peak.csv: the peak's sites of each process, heap_sites.csv's columns, the end's sites not. */
+static void test_heap_peak_sites(void **state)
+{
+	struct fixture *f = *state;
+	const struct sink_heap_site end[] = {
+		{ "app", "a.out:grow+0x1a", 3, 3, 0, 4096, 6144 },
+	};
+	const struct sink_heap_site peak[] = {
+		{ "app", "a.out:grow+0x1a", 2, 0, 4096, 4096, 4096 },
+	};
+	struct sink_proc ended = { .rank = 2, .pid = 41, .heap_sites = end, .nheap_sites = 1,
+				   .heap_peak_sites = peak, .nheap_peak_sites = 1 };
+	struct sink *k = heap_peak_sink_new(&f->od);
+	char *text;
+
+	assert_non_null(k);
+	run(k, &ended, &(struct sink_proc){ .rank = 3, .pid = 42 });
+	text = slurp(f, FILE_HEAP_SITES_PEAK);
+	assert_string_equal(text, HEAP_SITES_HEADER "\n"
+			    "2,41,app,a.out:grow+0x1a,2,0,4096,4096,4096\n");
+	free(text);
+	k->ops->destroy(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_alloc_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_stacks_unnamed_fails_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_sites, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_peak_sites, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

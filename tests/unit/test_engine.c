@@ -64,6 +64,10 @@
  *       -> test_fork_of_shell_named_at_exec fails
  *   fork_exec.c tracker_on_fork(): no rank's child final at fork (drop the exec_seen line)
  *       -> test_fork_child_of_rank_is_under_rank fails
+ *   mode_counts.c collect_peak(): every process's sites, not only those that peaked (drop `&& p->heap_peak.due`)
+ *       -> test_heap_peak_taken_for_peaked_only fails
+ *   mode_counts.c mode_counts_peaks(): the due flags left set after the walk
+ *       -> test_heap_peak_taken_for_peaked_only fails
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -80,6 +84,7 @@
 
 #include "engine.h"
 #include "fake_tracer.h"
+#include "mode_counts.h"
 #include "spec.h"
 #include "tracker.h"
 
@@ -295,6 +300,59 @@ static void test_fork_adds_child(void **state)
 	assert_int_equal(session_nprocs(e->s), 1);
 	assert_int_equal(counters(e).events, 1);
 	assert_int_equal(counters(e).unknown_pid_events, 0);
+}
+
+/*
+ * --heap: after a sample round, the sites of the processes whose total
+ * peaked in it are copied from the kernel's table, in one walk; a process
+ * that did not peak keeps the copy of its own peak.
+ */
+static void test_heap_peak_taken_for_peaked_only(void **state)
+{
+	struct env *e = *state;
+	struct proc *a, *b;
+
+	fork_rec(e, slot(e->s), PID_OTHER + 100, PID_CHILD, "a.out");
+	fork_rec(e, slot(e->s), PID_OTHER + 100, PID_CHILD + 1, "a.out");
+	a = find(e, PID_CHILD);
+	b = find(e, PID_CHILD + 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	e->opt.heap = true;
+	e->t->probing = true;
+	a->heap_probed = b->heap_probed = true;
+	fake_tracer.sites[0].tgid = PID_CHILD;
+	fake_tracer.sites[0].site = 0x401000;
+	fake_tracer.sites[0].st = (struct site_stats){ .calls = 3, .frees = 1, .live_bytes = 8192 };
+	fake_tracer.sites[1].tgid = PID_CHILD + 1;
+	fake_tracer.sites[1].site = 0x402000;
+	fake_tracer.sites[1].st = (struct site_stats){ .calls = 1, .live_bytes = 64 };
+	fake_tracer.nsites = 2;
+
+	a->heap_peak.due = true;
+	mode_counts_peaks(e->t);
+	assert_int_equal(fake_tracer.site_walks, 1);
+	assert_int_equal(a->heap_peak.n, 1);
+	assert_int_equal(a->heap_peak.sites[0].addr, 0x401000);
+	assert_int_equal(a->heap_peak.sites[0].stats.live_bytes, 8192);
+	assert_int_equal(b->heap_peak.n, 0);
+	assert_false(a->heap_peak.due || b->heap_peak.due);
+
+	/* Later, a frees: b peaks alone; a's copy is still of its own peak. */
+	fake_tracer.sites[0].st.frees = 3;
+	fake_tracer.sites[0].st.live_bytes = 0;
+	b->heap_peak.due = true;
+	mode_counts_peaks(e->t);
+	assert_int_equal(b->heap_peak.n, 1);
+	assert_int_equal(a->heap_peak.n, 1);
+	assert_int_equal(a->heap_peak.sites[0].stats.live_bytes, 8192);
+
+	/* No process peaked: no walk. */
+	mode_counts_peaks(e->t);
+	assert_int_equal(fake_tracer.site_walks, 2);
+	a->heap_probed = b->heap_probed = false;
+	e->t->probing = false;
+	e->opt.heap = false;
 }
 
 static void test_fork_routed_by_job_slot(void **state)
@@ -739,6 +797,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fork_adds_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_peak_taken_for_peaked_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_routed_by_job_slot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_routed_by_parent_without_slot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_of_launcher_followed_not_accounted, setup, teardown),
