@@ -7,8 +7,10 @@
  * mmap'd chunks split out of one merged mapping; reachability: transitive,
  * the nearest root wins, ties go to the program before other libraries and
  * MPI, libc owns nothing, stack words belong to their frame's code, a
- * thread stack to its outermost frame outside libc; the read budget and the
- * sample that skips large arrays of numbers.
+ * thread stack to its outermost frame outside libc; registers, and values
+ * saved below a program frame, the program's after MPI's data; a word pointing inside
+ * a chunk counts only where no word points at its start; the read budget
+ * and the sample that skips large arrays of numbers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -286,6 +288,42 @@ static void test_reachability(void **state)
 	image_free(&im);
 }
 
+/*
+ * A number in MPI's data that looks like an address inside the program's
+ * array (HPCCG under MPICH: two ints side by side) is nearer than the
+ * program's own path to the array's start (main's frame -> the matrix ->
+ * the array): the start wins. A word pointing only inside still reaches.
+ * Mutations caught: inner words reaching as starts do (chunk 1 becomes
+ * MPI's); inner words never promoted (chunks 4 and 5 stay unattributed);
+ * the last inner word met kept instead of the first (chunk 6 becomes MPI's).
+ */
+static void test_inner_words_weaker(void **state)
+{
+	struct image im = { 0 };
+	struct infer_area a[8];
+	struct infer_result res;
+	size_t n = 0;
+
+	(void)state;
+	page_chunks(&im, 16);
+	roots(&im, a, &n);
+	a[n++] = area(HEAP, HEAP + 16 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	put(&im, DATA_APP, P(0));		/* app -> 0 -> 1 (its start) */
+	put(&im, P(0), P(1));
+	put(&im, DATA_MPI, P(1) + 1000);	/* MPI at one, inside 1 */
+	put(&im, DATA_LIB, P(4) + 512);		/* only inside 4: lib's, and 4 -> 5 */
+	put(&im, P(4), P(5));
+	put(&im, DATA_APP + 8, P(6) + 256);	/* inside 6: app first, then MPI */
+	put(&im, DATA_MPI + 8, P(6) + 512);
+	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
+	assert_int_equal(owner_at(&res, P(1)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(4)), LIB);
+	assert_int_equal(owner_at(&res, P(5)), LIB);
+	assert_int_equal(owner_at(&res, P(6)), COMP_APP);
+	infer_result_free(&res);
+	image_free(&im);
+}
+
 /* libc alone reaches it: it stays unattributed (allocator bookkeeping is no owner). */
 static void test_libc_owns_nothing(void **state)
 {
@@ -499,6 +537,63 @@ static void test_sampled_arrays(void **state)
 	image_free(&im);
 }
 
+/*
+ * A rank stopped while it waits in MPI, two calls deep: the program's
+ * array pointer is in a register and saved by the inner MPI function
+ * (the words right below its return address); MPI's own object is in a
+ * register too, and in MPI's data. The program's values below a program
+ * frame are the program's, after MPI's data has taken its own.
+ * Mutations caught: nothing lifted (6 and 3 become MPI's), the lift
+ * before MPI's data (4 becomes the program's), registers not roots (3
+ * unattributed), the lift where no program frame lies above (8 becomes
+ * the program's).
+ */
+static void test_lifted_registers(void **state)
+{
+	struct image im = { 0 };
+	struct infer_area a[16];
+	struct infer_result res;
+	size_t n = 0;
+	uint64_t w = TSTACK + 2 * PG, regs[] = { P(3), P(4) };
+
+	(void)state;
+	page_chunks(&im, 10);
+	roots(&im, a, &n);
+	a[n++] = area(HEAP, HEAP + 10 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	a[n++] = area(CODE_APP, CODE_APP + PG, AREA_CODE, COMP_APP);
+	a[n++] = area(CODE_MPI, CODE_MPI + PG, AREA_CODE, MPI);
+	a[n++] = area(CODE_LIBC, CODE_LIBC + PG, AREA_CODE, LIBC);
+	a[n] = area(STACK, STACK + 4 * PG, AREA_STACK, COMP_APP);
+	a[n].sp = STACK + 2 * PG;
+	a[n].pc = CODE_MPI + 0x10;
+	a[n].regs = regs;
+	a[n++].nregs = 2;
+	seg_new(&im, STACK, 4 * PG);
+	a[n] = area(TSTACK, TSTACK + 4 * PG, AREA_STACK, COMP_APP);	/* MPI's own thread */
+	a[n].sp = w;
+	a[n++].pc = CODE_MPI + 0x10;
+	seg_new(&im, TSTACK, 4 * PG);
+	put(&im, STACK + 2 * PG, P(5));		/* the inner MPI function's local */
+	put(&im, STACK + 2 * PG + 48, P(6));	/* ... the register it saved */
+	put(&im, STACK + 2 * PG + 56, CODE_MPI + 0x40);	/* return into MPI */
+	put(&im, STACK + 2 * PG + 120, CODE_APP + 0x20);	/* return into the program */
+	put(&im, STACK + 2 * PG + 128, P(1));	/* the program's local */
+	put(&im, STACK + 2 * PG + 184, CODE_LIBC + 0x80);
+	put(&im, DATA_MPI, P(4));
+	put(&im, w + 48, P(8));			/* saved on a thread with no program frame */
+	put(&im, w + 56, CODE_MPI + 0x40);
+	put(&im, w + 64, CODE_LIBC + 0x80);
+	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
+	assert_int_equal(owner_at(&res, P(1)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(6)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(3)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(4)), MPI);
+	assert_int_equal(owner_at(&res, P(5)), MPI);
+	assert_int_equal(owner_at(&res, P(8)), MPI);
+	infer_result_free(&res);
+	image_free(&im);
+}
+
 /* The budget stops the reading: the rest is coarse, and it says so. */
 static void test_budget(void **state)
 {
@@ -536,9 +631,11 @@ int main(void)
 		cmocka_unit_test(test_arena_first),
 		cmocka_unit_test(test_mmapped_chunks),
 		cmocka_unit_test(test_reachability),
+		cmocka_unit_test(test_inner_words_weaker),
 		cmocka_unit_test(test_libc_owns_nothing),
 		cmocka_unit_test(test_stack_frames),
 		cmocka_unit_test(test_stack_after_data),
+		cmocka_unit_test(test_lifted_registers),
 		cmocka_unit_test(test_merged_mapping),
 		cmocka_unit_test(test_sampled_arrays),
 		cmocka_unit_test(test_budget),

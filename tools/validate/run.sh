@@ -467,6 +467,12 @@ stop_ours() {
 }
 
 # run_one APP MPI NP MODE TAG: one run; its files in $RES/runs/TAG.
+# user_outdir DIR: under sudo the tool makes its output as the user, in a
+# directory the user can write: the run's own directories are root's.
+user_outdir() {
+	mkdir -p "$1" && chown "$TEST_USER" "$1"
+}
+
 run_one() {
 	local app=$1 m=$2 np=$3 mode=$4 tag=$5
 	local exe=${BIN[$app.$m]:-}
@@ -490,6 +496,7 @@ run_one() {
 		echo "app_components=$(app_components "$app")"
 	} >"$d/meta.txt"
 	if [ "$mode" = launch ]; then
+		user_outdir "$d/tool"
 		echo "command=cd $d/work && sudo memattr-bpf --output $d/tool -- ${cmd[*]}" >>"$d/meta.txt"
 		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --output "$d/tool" -- "${cmd[@]}" \
 			>"$d/job.out" 2>"$d/tool.err" &
@@ -651,6 +658,7 @@ overhead_run() {
 		runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${job_vars[@]}" "${cmd[@]}" \
 			>"$d/job.out" 2>&1 &
 	else
+		user_outdir "$d/tool"
 		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --quiet --output "$d/tool" -- "${cmd[@]}" \
 			>"$d/job.out" 2>"$d/tool.err" &
 	fi

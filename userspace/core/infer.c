@@ -15,14 +15,21 @@
 #define NODE_UNSEEN	0
 #define NODE_QUEUED	1
 #define NODE_DONE	2
+/*
+ * A word pointing this far into a malloc chunk points at its start: the
+ * user pointer is 16 bytes past the header, C++'s array cookie adds 8-16.
+ */
+#define BASE_REACH	64
 
 struct node {
 	uint64_t start, end;
 	comp_id owner;		/* COMP_UNATTRIBUTED until reached */
-	uint8_t state;
-	bool chunk;		/* a malloc chunk (not a raw block) */
-	bool peeked;		/* its words were looked at while the heap was walked */
-	bool ptrs;		/* ... and one of them may point into an allocation */
+	comp_id pend_owner;	/* pend: the root owner of the inner word met first */
+	uint8_t state : 2;
+	uint8_t chunk : 1;	/* a malloc chunk (not a raw block) */
+	uint8_t peeked : 1;	/* its words were looked at while the heap was walked */
+	uint8_t ptrs : 1;	/* ... and one of them may point into an allocation */
+	uint8_t pend : 1;	/* a word pointed inside it first; a start may still come */
 };
 
 struct infer {
@@ -38,6 +45,8 @@ struct infer {
 	uint64_t alo, ahi;		/* no allocation outside [alo, ahi): the areas split */
 	uint32_t *queue;		/* node indices, each at most once */
 	size_t qhead, qtail;		/* walked up to qhead */
+	uint32_t *pend;			/* nodes met only inside so far, in the order met */
+	size_t npend;
 	comp_id root_owner;		/* of the words being scanned */
 	int pass;			/* the tie-break class of the roots scanned */
 	struct infer_result *res;
@@ -74,8 +83,9 @@ static int add_node(struct infer *in, uint64_t start, uint64_t end, bool chunk)
 		in->nodes = n;
 		in->cap = cap;
 	}
-	in->nodes[in->nnodes++] = (struct node){ start, end, COMP_UNATTRIBUTED, NODE_UNSEEN, chunk,
-						 false, false };
+	in->nodes[in->nnodes++] = (struct node){ .start = start, .end = end,
+						 .owner = COMP_UNATTRIBUTED, .state = NODE_UNSEEN,
+						 .chunk = chunk };
 	in->res->chunks += chunk;
 	return 0;
 }
@@ -244,13 +254,29 @@ static const struct infer_area *find_code(const struct infer *in, uint64_t addr)
 	return NULL;
 }
 
-/* A word that points into an allocation nobody reached yet: it is the root owner's. */
+/*
+ * A word that points into an allocation nobody reached yet: it is the root
+ * owner's. A word pointing into the middle of a malloc chunk is weaker
+ * than one pointing at its start: a program holds its arrays by their
+ * start, and the middle of a large array is where a number that merely
+ * looks like an address falls (two ints side by side, the upper one half
+ * an address) -- such a word in MPI's data must not take the program's
+ * matrix. It is kept, and counts only if no start is met (settle()).
+ */
 static void reach(struct infer *in, uint64_t w)
 {
 	struct node *n = find_node(in, w);
 
 	if (!n || n->state != NODE_UNSEEN)
 		return;
+	if (n->chunk && w - n->start >= BASE_REACH) {
+		if (!n->pend) {
+			n->pend = true;
+			n->pend_owner = in->root_owner;
+			in->pend[in->npend++] = (uint32_t)(n - in->nodes);
+		}
+		return;
+	}
 	n->owner = in->root_owner;
 	n->state = NODE_QUEUED;
 	in->queue[in->qtail++] = (uint32_t)(n - in->nodes);
@@ -274,6 +300,14 @@ static void reach_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
  * the caller's frame, not the callee's -- a pointer a function kept in a
  * register across a call is there. Those words count for the caller too. Above
  * the outermost return address lie the thread's descriptor and TLS.
+ *
+ * A value stays in a callee-saved register down any number of calls until
+ * one of them saves it: the program's array pointer, live in the program's
+ * loop, is saved three calls deep inside MPI while the rank waits there.
+ * So, for what the program's and every module's roots left, the saved
+ * words and the registers of a thread with a program frame above them are
+ * also the program's (lifted: in a pass of their own, after MPI's data,
+ * whose own pointers pass through the same registers).
  */
 #define SAVED_REGS	6
 
@@ -282,7 +316,9 @@ struct stack_scan {
 	comp_id frame;		/* owner of the frame the next word lies in */
 	uint64_t top_ret;	/* address of the outermost return address */
 	comp_id top_owner;	/* the outermost frame's owner outside libc */
+	uint64_t app_top;	/* address of the outermost return into the program, 0: none */
 	bool roots;		/* second pass: words are roots */
+	bool lift;		/* ... only the saved words below a program frame, as the program's */
 	uint64_t pend[SAVED_REGS];	/* the words since the last return address */
 	unsigned int npend;
 };
@@ -303,9 +339,14 @@ static void stack_root(struct stack_scan *s, uint64_t w, comp_id owner)
  * frames' roots, the tie rule decides (main's locals right below its
  * return into libc stay the program's).
  */
-static void stack_flush(struct stack_scan *s, comp_id owner)
+static void stack_flush(struct stack_scan *s, comp_id owner, uint64_t at)
 {
 	for (unsigned int i = 0; i < s->npend; i++) {
+		if (s->lift) {
+			if (at <= s->app_top)
+				stack_root(s, s->pend[i], COMP_APP);
+			continue;
+		}
 		stack_root(s, s->pend[i], owner);
 		stack_root(s, s->pend[i], s->frame);
 	}
@@ -323,10 +364,12 @@ static void stack_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
 
 		if (code) {
 			if (s->roots && at <= s->top_ret)
-				stack_flush(s, code->owner);
+				stack_flush(s, code->owner, at);
 			s->frame = code->owner;
 			if (!s->roots) {
 				s->top_ret = at;
+				if (code->owner == COMP_APP)
+					s->app_top = at;
 				if (code->owner != in->prm->libc)
 					s->top_owner = code->owner;
 			}
@@ -335,7 +378,8 @@ static void stack_words(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
 		if (!s->roots || at > s->top_ret)
 			continue;
 		if (s->npend == SAVED_REGS) {
-			stack_root(s, s->pend[0], s->frame);
+			if (!s->lift)
+				stack_root(s, s->pend[0], s->frame);
 			memmove(s->pend, s->pend + 1, (SAVED_REGS - 1) * sizeof(*s->pend));
 			s->npend--;
 		}
@@ -355,7 +399,30 @@ static comp_id stack_first_frame(const struct infer *in, const struct infer_area
 	return code ? code->owner : a->owner;
 }
 
-/* The words of every root of this tie class, in address order. */
+/*
+ * One thread's stack: a first pass finds the return addresses, a second
+ * takes its words (and the registers it was stopped with) as roots.
+ */
+static void scan_stack(struct infer *in, const struct infer_area *a, bool lift)
+{
+	struct stack_scan s = { .in = in, .frame = stack_first_frame(in, a), .top_ret = a->end,
+				.top_owner = COMP_UNATTRIBUTED };
+	uint64_t from = stack_from(a);
+
+	infer_mem_words(&in->mem, from, a->end - from, stack_words, &s);
+	s.roots = true;
+	s.lift = lift;
+	s.frame = stack_first_frame(in, a);
+	for (unsigned int i = 0; i < a->nregs; i++) {
+		if (!lift)
+			stack_root(&s, a->regs[i], s.frame);
+		else if (s.app_top)
+			stack_root(&s, a->regs[i], COMP_APP);
+	}
+	infer_mem_words(&in->mem, from, a->end - from, stack_words, &s);
+	stack_flush(&s, s.frame, a->end);
+}
+
 /* The words of every root of this tie class, in address order: modules' data, stack frames. */
 static void scan_roots(struct infer *in, int pass, bool data, bool stacks)
 {
@@ -367,17 +434,18 @@ static void scan_roots(struct infer *in, int pass, bool data, bool stacks)
 			in->root_owner = a->owner;
 			infer_mem_words(&in->mem, a->start, a->end - a->start, reach_words, in);
 		} else if (stacks && a->kind == AREA_STACK) {
-			struct stack_scan s = { .in = in, .frame = stack_first_frame(in, a),
-						.top_ret = a->end, .top_owner = COMP_UNATTRIBUTED };
-			uint64_t from = stack_from(a);
-
-			infer_mem_words(&in->mem, from, a->end - from, stack_words, &s);
-			s.roots = true;
-			s.frame = stack_first_frame(in, a);
-			infer_mem_words(&in->mem, from, a->end - from, stack_words, &s);
-			stack_flush(&s, s.frame);
+			scan_stack(in, a, false);
 		}
 	}
+}
+
+/* The saved words and registers below a program frame, as the program's (stack_scan). */
+static void scan_lifted(struct infer *in)
+{
+	in->pass = tie_class(in, COMP_APP);
+	for (size_t i = 0; i < in->nareas; i++)
+		if (in->areas[i].kind == AREA_STACK)
+			scan_stack(in, &in->areas[i], true);
 }
 
 /* Whether a sample of a large block shows a word that points into an allocation. */
@@ -439,6 +507,33 @@ static void walk(struct infer *in)
 		}
 	}
 	in->qhead = head;
+}
+
+/* What only inner words reached: theirs now, in the order met, and walked on. */
+static bool promote_inner(struct infer *in)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < in->npend; i++) {
+		struct node *n = &in->nodes[in->pend[i]];
+
+		if (n->state != NODE_UNSEEN)
+			continue;
+		n->owner = n->pend_owner;
+		n->state = NODE_QUEUED;
+		in->queue[in->qtail++] = in->pend[i];
+		any = true;
+	}
+	in->npend = 0;
+	return any;
+}
+
+/* Walk what the roots reached by starts, then what inner words alone reached. */
+static void settle(struct infer *in)
+{
+	walk(in);
+	while (promote_inner(in))
+		walk(in);
 }
 
 static int add_run(struct infer_result *res, size_t *cap, uint64_t start, uint64_t end,
@@ -583,7 +678,8 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 	res->nodes = in.nnodes;
 	ret = -ENOMEM;
 	in.queue = malloc((in.nnodes ? in.nnodes : 1) * sizeof(*in.queue));
-	if (!in.queue)
+	in.pend = malloc((in.nnodes ? in.nnodes : 1) * sizeof(*in.pend));
+	if (!in.queue || !in.pend)
 		goto out;
 	/*
 	 * Every module's data and the program's stack frames first, nearest
@@ -595,16 +691,19 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 	 * comes before the program's frames, which can hold a stale copy of
 	 * that library's pointer (a word a returned call left below a live
 	 * one); MPI's data comes after them, since MPI keeps the program's
-	 * buffers (registered, in flight) in its own.
+	 * buffers (registered, in flight) in its own. Then the program's
+	 * values saved deeper down its threads' stacks (scan_lifted).
 	 */
 	scan_roots(&in, 0, true, false);
 	scan_roots(&in, 1, true, false);
 	scan_roots(&in, 0, false, true);
 	scan_roots(&in, 2, true, false);
-	walk(&in);
+	settle(&in);
+	scan_lifted(&in);
+	settle(&in);
 	for (int pass = 1; pass <= 2; pass++)
 		scan_roots(&in, pass, false, true);
-	walk(&in);
+	settle(&in);
 	if ((ret = make_runs(&in)) || (ret = claim_stacks(&in)))
 		goto out;
 	qsort(res->runs, res->nruns, sizeof(*res->runs), cmp_run);
@@ -616,6 +715,7 @@ out:
 		infer_result_free(res);
 	infer_mem_free(&in.mem);
 	free(in.queue);
+	free(in.pend);
 	free(in.nodes);
 	free(in.code);
 	free(in.areas);

@@ -51,6 +51,8 @@ struct infer_area {
 	bool retake;		/* ALLOC: its regions' owner was a guess the inference replaces */
 	uint64_t sp;		/* STACK: the thread's stack pointer, 0 when not known */
 	uint64_t pc;		/* STACK: where it runs, 0 when not known */
+	const uint64_t *regs;	/* STACK: its general registers when it was running */
+	unsigned int nregs;
 };
 
 /*
@@ -60,7 +62,7 @@ struct infer_area {
  */
 typedef int64_t (*infer_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
-#define INFER_MAX_NODES		(1u << 19)	/* allocations told apart per process (12 MiB, + 2 MiB queue) */
+#define INFER_MAX_NODES		(1u << 19)	/* allocations told apart per process (12 MiB, + 4 MiB of queues) */
 #define INFER_SAMPLE_ABOVE	(64u << 10)	/* larger blocks are sampled before being read whole */
 #define INFER_SAMPLES		32		/* places sampled, 8 words each */
 #define INFER_BLOCK		(64u << 10)	/* read unit */

@@ -19,13 +19,14 @@
 #include "infer_read.h"
 #include "procfs.h"
 #include "process.h"
+#include "thread_stop.h"
 
 #define MAX_THREADS	4096	/* threads whose stack pointer is looked at */
 #define PAGE		4096ULL
 
 struct thread_regs {
 	pid_t tid;
-	uint64_t sp, pc;
+	struct thread_gprs g;	/* g.n 0: blocked in the kernel, sp and pc only */
 };
 
 struct vma_brief {
@@ -65,8 +66,14 @@ static int collect_vma(const struct vma_info *v, void *arg)
 	return 0;
 }
 
-/* Every thread's registers that can be had without stopping it (blocked in the kernel). */
-static size_t read_threads(pid_t pid, struct thread_regs *t, size_t max)
+/*
+ * Every thread's stack pointer: a thread blocked in the kernel gives it
+ * without a stop; a running one is stopped for the read of its registers
+ * (thread_stop.h), which are then roots too -- a running rank keeps the
+ * pointers it is working with in them. Where ptrace is not allowed, a
+ * running thread has no stack pointer: its whole stack is read.
+ */
+static size_t read_threads(pid_t pid, struct thread_regs *t, size_t max, unsigned int *stopped)
 {
 	char path[64];
 	struct dirent *d;
@@ -80,10 +87,18 @@ static size_t read_threads(pid_t pid, struct thread_regs *t, size_t max)
 	while (n < max && (d = readdir(dir))) {
 		pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
 
-		if (tid > 0 && !procfs_read_thread_regs(pid, tid, &t[n].sp, &t[n].pc)) {
-			t[n].tid = tid;
-			n++;
-		}
+		int ret;
+
+		if (tid <= 0)
+			continue;
+		t[n].g.n = 0;
+		ret = procfs_read_thread_regs(pid, tid, &t[n].g.sp, &t[n].g.pc);
+		if (ret == -EAGAIN && !thread_stop_read(tid, &t[n].g))
+			++*stopped;
+		else if (ret)
+			continue;
+		t[n].tid = tid;
+		n++;
 	}
 	closedir(dir);
 	return n;
@@ -93,9 +108,19 @@ static const struct thread_regs *thread_in(const struct thread_regs *t, size_t n
 					   uint64_t end)
 {
 	for (size_t i = 0; i < n; i++)
-		if (t[i].sp >= start && t[i].sp < end)
+		if (t[i].g.sp >= start && t[i].g.sp < end)
 			return &t[i];
 	return NULL;
+}
+
+static void set_thread(struct infer_area *x, const struct thread_regs *t)
+{
+	if (!t)
+		return;
+	x->sp = t->g.sp;
+	x->pc = t->g.pc;
+	x->regs = t->g.r;
+	x->nregs = t->g.n;
 }
 
 /*
@@ -177,8 +202,7 @@ static size_t make_areas(struct proc *p, const struct collect *c, const struct t
 			t = thread_in(th, nth, v->start, v->end);
 			x->kind = AREA_STACK;
 			x->owner = COMP_APP;
-			x->sp = t ? t->sp : 0;
-			x->pc = t ? t->pc : 0;
+			set_thread(x, t);
 		} else if (v->heap) {
 			if (owner != COMP_UNATTRIBUTED)
 				continue;
@@ -204,8 +228,7 @@ static size_t make_areas(struct proc *p, const struct collect *c, const struct t
 			x->kind = AREA_STACK;
 			x->owner = COMP_APP;
 			x->claim = true;
-			x->sp = t ? t->sp : 0;
-			x->pc = t ? t->pc : 0;
+			set_thread(x, t);
 		} else if (!(v->start % HEAP_MAX_SIZE)) {
 			x->kind = AREA_ARENA;
 		} else {
@@ -318,7 +341,7 @@ int proc_infer(struct proc *p, const struct classifier *cls, uint64_t budget,
 	areas = malloc((c.n ? 2 * c.n : 1) * sizeof(*areas));	/* a .bss split in two */
 	if (!th || !areas)
 		goto out;
-	nth = read_threads(p->pid, th, MAX_THREADS);
+	nth = read_threads(p->pid, th, MAX_THREADS, &out->threads_stopped);
 	nareas = make_areas(p, &c, th, nth, areas);
 	rd.mem = procfs_mem_open(p->pid);
 	rd.pagemap = procfs_pagemap_open(p->pid);

@@ -2,9 +2,10 @@
 /*
  * The inference of pre-attach owners (infer.h) on a live process: its
  * mappings and threads from /proc, its memory through /proc/PID/mem while
- * it runs (no ptrace stop: a word can change under the read; what that
- * can get wrong is in docs/attribution.md), the owners found written into its
- * region table for the memory nobody owned.
+ * it runs (a running thread is stopped only for the read of its
+ * registers: a word can change under the read; what that can get wrong is
+ * in docs/attribution.md), the owners found written into its region table
+ * for the memory nobody owned.
  */
 #ifndef MEMATTR_INFER_READ_H
 #define MEMATTR_INFER_READ_H
@@ -27,6 +28,7 @@ struct proc_inferred {
 	uint64_t bytes_read;		/* of the process's memory */
 	uint64_t unattributed;		/* resident bytes it left unattributed */
 	uint64_t allocations, reached, sampled_out;
+	unsigned int threads_stopped;	/* running threads whose registers were read */
 	bool budget_hit;
 	unsigned int n;
 	struct {

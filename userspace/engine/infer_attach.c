@@ -70,10 +70,11 @@ void infer_attach(struct tracker *t, struct session *s, struct proc *p)
 		return;		/* gone, or not readable: its memory stays unattributed */
 	if (t->opt->verbose)
 		fprintf(stderr, "memattr-bpf: pid %d: inferred owners of %llu allocations in %.3f s "
-			"(%llu MiB read%s), %llu MiB left unattributed\n", p->pid,
+			"(%llu MiB read%s, %u running threads stopped to read their registers), "
+			"%llu MiB left unattributed\n", p->pid,
 			(unsigned long long)in.allocations, in.seconds,
 			(unsigned long long)(in.bytes_read >> 20), in.budget_hit ? ", budget hit" : "",
-			(unsigned long long)(in.unattributed >> 20));
+			in.threads_stopped, (unsigned long long)(in.unattributed >> 20));
 	sum = find_or_add(t, s);
 	if (sum)
 		add(sum, &in, &s->cls);
