@@ -170,6 +170,9 @@ def analyse_run(d):
             "unwind_failures": ri.get("unwind_failures", ""),
             "memory_requests": ri.get("memory_requests", ""),
             "dropped_events": ri.get("dropped_events", ""),
+            "infer_cpu_s": ri.get("infer_cpu_s"),
+            "inferred_bytes": sum(int(v) for k, v in ri.items()
+                                  if k.startswith("inferred_bytes:") or k == "inferred_unattributed_bytes"),
         }
         if t_attach is not None:
             pa = pre_attach_anon(os.path.join(d, "sampler", "smaps.csv"), rank, t_attach)
@@ -243,6 +246,53 @@ def sources_line(top):
         srcs.append(f"lammps Debian's {top['lammps'].split()[1] if len(top['lammps'].split()) > 1 else '?'}")
         sizes.append(f"LAMMPS Lennard-Jones melt, 4x{lm.get('lammps_box')}^3 atoms, {lm.get('lammps_steps')} steps")
     return "Sources: " + "; ".join(srcs) + ". Sizes: " + "; ".join(sizes) + "."
+
+
+ATTACH_COMPONENTS = (("app", "app_component"), ("mpi", "mpi_c"), ("libc", "libc"), ("libs", "libs"),
+                     ("stack", "stack"), ("unattributed", "unattributed"))
+
+
+def attach_vs_launch(rows):
+    """Issue 31's yardstick: each attach row against the launch row of the same
+    application, MPI and ranks (the attach row's ground truth), rank by rank."""
+    runs = defaultdict(dict)        # (app, mpi, np) -> mode -> {rank: row}
+    for r in rows:
+        if "repeat" not in r["run"]:
+            runs[(r["app"], r["mpi"], int(r["np"]))].setdefault(r["mode"], {})[r["rank"]] = r
+    order = {"hpccg": 0, "lulesh": 1, "cloverleaf": 2, "lammps": 3}
+    out = ["", "Attached against launched: each attach row against the launch row of the same application, "
+           "MPI and ranks, rank by rank at each run's peak (the launch row is the attach row's ground truth). "
+           "Goal (issue 31): `unattributed` at the peak at most 5% on every rank, and every component within "
+           "10% of the launch row's `total`.", "",
+           "| app | MPI | ranks | `app` attach / launch, MiB | `unattributed` at the peak, attach (worst rank) "
+           "| \\|attach - launch\\| / launch `total`, per component (worst rank) | inference: tool CPU s per GiB it gave an owner "
+           "| goal met? |",
+           "|---|---|---:|---:|---:|---|---:|---|"]
+    for key in sorted(runs, key=lambda k: (order.get(k[0], 9), k[1], k[2])):
+        modes = runs[key]
+        if "attach" not in modes or "launch" not in modes:
+            continue
+        att, lau = modes["attach"], modes["launch"]
+        ranks = sorted(set(att) & set(lau))
+        if not ranks:
+            continue
+        worst = {}
+        for c, col in ATTACH_COMPONENTS:
+            worst[c] = max(abs((att[k][col] or 0) - (lau[k][col] or 0)) / lau[k]["tool_peak_total"]
+                           for k in ranks if lau[k]["tool_peak_total"])
+        un = [att[k]["unattributed"] / att[k]["tool_peak_total"] for k in ranks if att[k]["tool_peak_total"]]
+        cpu = att[ranks[0]].get("infer_cpu_s")
+        gib = att[ranks[0]].get("inferred_bytes") or 0
+        per_gib = f"{float(cpu) / (gib / 2**30):.2f} ({float(cpu):.2f} s, {gib / 2**30:.2f} GiB)" \
+            if cpu and gib else "-"
+        met = max(un) <= 0.05 and all(v <= 0.10 for v in worst.values()) and len(ranks) == len(lau)
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} "
+                   f"| {mean([att[k]['app_component'] for k in ranks]) / MIB:.1f} / "
+                   f"{mean([lau[k]['app_component'] for k in ranks]) / MIB:.1f} "
+                   f"| {100 * mean(un):.1f}% ({100 * max(un):.1f}%) "
+                   f"| " + ", ".join(f"{c} {100 * v:.1f}%" for c, v in worst.items()) +
+                   f" | {per_gib} | {'yes' if met else '**no**'} |")
+    return out if len(out) > 5 else []
 
 
 def parse_args(prog, argv):
@@ -353,6 +403,8 @@ def main():
                "tool's peak total, mean over ranks (worst rank); *any sample*: the largest share of `total` in any "
                "sample of any rank of the run. *anon resident before attach*: heap + anonymous "
                "memory at the last smaps read before the tool was tracing (late attach only).")
+
+    out.extend(attach_vs_launch(all_rows))
 
     # Determinism
     if rep_runs:
