@@ -29,7 +29,11 @@
 #   --results DIR     where everything goes (default /tmp/memattr-validate-<UTC time>)
 #   --repeat N        determinism: HPCCG, 2 ranks, launched, N times (default 10;
 #                     first MPI only); --no-repeat skips it
-#   --modes LIST      launch,attach (default both)
+#   --modes LIST      launch,attach (default both); sampled: launched under the
+#                     tool (exact, as launch) with a second tool attached to the
+#                     launcher at once with --attribution sampled, so that both
+#                     attributions of the same run can be compared (table.py:
+#                     each component's largest error, as a share of `total`)
 #   --attach-delay S  attach this long after every rank is running (default 1.5)
 #   --tool PATH       memattr-bpf binary (default: the repo's ./memattr-bpf)
 #   --update-doc FILE also put the tables into FILE's "latest run" block
@@ -142,7 +146,9 @@ DOC_BLOCK="tools/validate/run.sh: latest run begins"
 [ -z "$DOC" ] || grep -q "$DOC_BLOCK" "$DOC" 2>/dev/null ||
 	die "--update-doc: $DOC has no '$DOC_BLOCK' block (see BENCHMARKS.md)"
 id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (tests/integration creates it: useradd -m $TEST_USER)"
-case $MODES in launch | attach | launch,attach | attach,launch) ;; *) die "--modes: launch, attach or launch,attach" ;; esac
+for m_ in ${MODES//,/ }; do
+	case $m_ in launch | attach | sampled) ;; *) die "--modes: a list of launch, attach, sampled" ;; esac
+done
 [[ $REPEAT =~ ^[0-9]+$ ]] || die "--repeat wants a number"
 [[ $ATTACH_DELAY =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--attach-delay wants seconds"
 
@@ -495,7 +501,7 @@ run_one() {
 		echo "app=$app"; echo "mpi=$m"; echo "np=$np"; echo "mode=$mode"; echo "exe=$exe"
 		echo "app_components=$(app_components "$app")"
 	} >"$d/meta.txt"
-	if [ "$mode" = launch ]; then
+	if [ "$mode" = launch ] || [ "$mode" = sampled ]; then
 		user_outdir "$d/tool"
 		echo "command=cd $d/work && sudo memattr-bpf --output $d/tool -- ${cmd[*]}" >>"$d/meta.txt"
 		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --output "$d/tool" -- "${cmd[@]}" \
@@ -510,11 +516,26 @@ run_one() {
 		# mpirun too, so that an interrupted run stops the job as well.
 		local lp
 		lp=$(find_launcher "$tool_pid" "${cmd[0]}" 30) && track_pid "$lp"
+		local s_pid="" rc_s_tool=0
+		if [ "$mode" = sampled ] && [ -n "$lp" ]; then
+			echo "sampled_command=sudo memattr-bpf --attribution sampled --output $d/tool_sampled --job <launcher pid>" >>"$d/meta.txt"
+			"$TOOL_RUN" --attribution sampled --output "$d/tool_sampled" --job "$lp" \
+				>"$d/sampled.out" 2>"$d/sampled.err" &
+			s_pid=$!
+			track_pid "$s_pid"
+		fi
 		if ! wait_gone "$tool_pid" "$RUN_TIMEOUT"; then
 			status=fail why="still running after ${RUN_TIMEOUT}s"
 			stop_ours "$tool_pid"
 		fi
 		wait "$tool_pid"; rc_tool=$?
+		if [ -n "$s_pid" ]; then
+			wait_gone "$s_pid" 30 || { status=fail; why+="; the sampled tool still ran 30 s after the job"; stop_ours "$s_pid"; }
+			wait "$s_pid" || rc_s_tool=$?
+			[ "$rc_s_tool" -eq 0 ] || { status=fail; why+="; sampled tool exit status $rc_s_tool"; }
+		elif [ "$mode" = sampled ]; then
+			status=fail why+="; no launcher to attach the sampled tool to"
+		fi
 		grep -m1 '^memattr-bpf: tracing' "$d/tool.err" >/dev/null ||
 			{ status=fail; why+="; tool never said it was tracing"; }
 	else
