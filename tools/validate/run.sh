@@ -56,6 +56,8 @@
 #                     Open MPI 4.1's mpirun crashes on FLUX_JOB_ID, SLURM_JOB_ID
 #                     would make it launch through srun); the run fails
 #                     unless the daemon wrote every rank's timeline.
+#   --tool-args "ARGS" more arguments for the traced run's tool or daemon in
+#                     --overhead runs (e.g. "--attribution sampled")
 #
 # Sizes (per rank: weak scaling, so every rank holds about the same):
 #   HPCCG  128x64x128 rows per rank (~440 MiB), 2 and 4 ranks, 150 CG iterations
@@ -93,6 +95,7 @@ usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "validate: $*" >&2; exit 2; }
 
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" LAMMPS=""
+TOOL_ARGS=()
 MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0 OVERHEAD_UNDER=tool
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
@@ -112,6 +115,7 @@ while [ $# -gt 0 ]; do
 	--update-doc) DOC=${2:?}; shift 2 ;;
 	--overhead) OVERHEAD=${2:?}; shift 2 ;;
 	--overhead-under) OVERHEAD_UNDER=${2:?}; shift 2 ;;
+	--tool-args) read -r -a TOOL_ARGS <<<"${2?}"; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "validate: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -228,6 +232,7 @@ TOOL_RUN=$RES/bin/memattr-bpf
 	echo "kernel=$(uname -r)"
 	echo "cpus=$(nproc)"
 	echo "overhead_under=$OVERHEAD_UNDER"
+	echo "tool_args=${TOOL_ARGS[*]}"
 	echo "user=$TEST_USER"
 	echo "mpis=$MPIS"
 	for m in $MPIS; do
@@ -631,7 +636,8 @@ app_time() {
 # and no metrics endpoint; 0 once it says it is watching, 1 if it never does.
 daemon_up() {
 	local d=$1 t0=$EPOCHREALTIME
-	env -i "${SUDO_VARS[@]}" "$TOOL_RUN" daemon --spool "$d/spool" --listen none --socket none \
+	env -i "${SUDO_VARS[@]}" "$TOOL_RUN" daemon ${TOOL_ARGS[@]+"${TOOL_ARGS[@]}"} --spool "$d/spool" \
+		--listen none --socket none \
 		>"$d/daemon.out" 2>"$d/daemon.err" &
 	DAEMON_PID=$!
 	track_pid "$DAEMON_PID"
@@ -680,7 +686,8 @@ overhead_run() {
 			>"$d/job.out" 2>&1 &
 	else
 		user_outdir "$d/tool"
-		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --quiet --output "$d/tool" -- "${cmd[@]}" \
+		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --quiet ${TOOL_ARGS[@]+"${TOOL_ARGS[@]}"} \
+			--output "$d/tool" -- "${cmd[@]}" \
 			>"$d/job.out" 2>"$d/tool.err" &
 	fi
 	pid=$!
