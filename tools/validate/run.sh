@@ -29,7 +29,11 @@
 #   --results DIR     where everything goes (default /tmp/memattr-validate-<UTC time>)
 #   --repeat N        determinism: HPCCG, 2 ranks, launched, N times (default 10;
 #                     first MPI only); --no-repeat skips it
-#   --modes LIST      launch,attach (default both)
+#   --modes LIST      launch,attach (default both); sampled: launched under the
+#                     tool (exact, as launch) with a second tool attached to the
+#                     launcher at once with --attribution sampled, so that both
+#                     attributions of the same run can be compared (table.py:
+#                     each component's largest error, as a share of `total`)
 #   --attach-delay S  attach this long after every rank is running (default 1.5)
 #   --tool PATH       memattr-bpf binary (default: the repo's ./memattr-bpf)
 #   --update-doc FILE also put the tables into FILE's "latest run" block
@@ -52,6 +56,8 @@
 #                     Open MPI 4.1's mpirun crashes on FLUX_JOB_ID, SLURM_JOB_ID
 #                     would make it launch through srun); the run fails
 #                     unless the daemon wrote every rank's timeline.
+#   --tool-args "ARGS" more arguments for the traced run's tool or daemon in
+#                     --overhead runs (e.g. "--attribution sampled")
 #
 # Sizes (per rank: weak scaling, so every rank holds about the same):
 #   HPCCG  128x64x128 rows per rank (~440 MiB), 2 and 4 ranks, 150 CG iterations
@@ -89,6 +95,7 @@ usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "validate: $*" >&2; exit 2; }
 
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" LAMMPS=""
+TOOL_ARGS=()
 MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0 OVERHEAD_UNDER=tool
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
@@ -108,6 +115,7 @@ while [ $# -gt 0 ]; do
 	--update-doc) DOC=${2:?}; shift 2 ;;
 	--overhead) OVERHEAD=${2:?}; shift 2 ;;
 	--overhead-under) OVERHEAD_UNDER=${2:?}; shift 2 ;;
+	--tool-args) read -r -a TOOL_ARGS <<<"${2?}"; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "validate: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -142,7 +150,9 @@ DOC_BLOCK="tools/validate/run.sh: latest run begins"
 [ -z "$DOC" ] || grep -q "$DOC_BLOCK" "$DOC" 2>/dev/null ||
 	die "--update-doc: $DOC has no '$DOC_BLOCK' block (see BENCHMARKS.md)"
 id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER (tests/integration creates it: useradd -m $TEST_USER)"
-case $MODES in launch | attach | launch,attach | attach,launch) ;; *) die "--modes: launch, attach or launch,attach" ;; esac
+for m_ in ${MODES//,/ }; do
+	case $m_ in launch | attach | sampled) ;; *) die "--modes: a list of launch, attach, sampled" ;; esac
+done
 [[ $REPEAT =~ ^[0-9]+$ ]] || die "--repeat wants a number"
 [[ $ATTACH_DELAY =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--attach-delay wants seconds"
 
@@ -222,6 +232,7 @@ TOOL_RUN=$RES/bin/memattr-bpf
 	echo "kernel=$(uname -r)"
 	echo "cpus=$(nproc)"
 	echo "overhead_under=$OVERHEAD_UNDER"
+	echo "tool_args=${TOOL_ARGS[*]}"
 	echo "user=$TEST_USER"
 	echo "mpis=$MPIS"
 	for m in $MPIS; do
@@ -495,7 +506,7 @@ run_one() {
 		echo "app=$app"; echo "mpi=$m"; echo "np=$np"; echo "mode=$mode"; echo "exe=$exe"
 		echo "app_components=$(app_components "$app")"
 	} >"$d/meta.txt"
-	if [ "$mode" = launch ]; then
+	if [ "$mode" = launch ] || [ "$mode" = sampled ]; then
 		user_outdir "$d/tool"
 		echo "command=cd $d/work && sudo memattr-bpf --output $d/tool -- ${cmd[*]}" >>"$d/meta.txt"
 		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --output "$d/tool" -- "${cmd[@]}" \
@@ -510,11 +521,26 @@ run_one() {
 		# mpirun too, so that an interrupted run stops the job as well.
 		local lp
 		lp=$(find_launcher "$tool_pid" "${cmd[0]}" 30) && track_pid "$lp"
+		local s_pid="" rc_s_tool=0
+		if [ "$mode" = sampled ] && [ -n "$lp" ]; then
+			echo "sampled_command=sudo memattr-bpf --attribution sampled --output $d/tool_sampled --job <launcher pid>" >>"$d/meta.txt"
+			"$TOOL_RUN" --attribution sampled --output "$d/tool_sampled" --job "$lp" \
+				>"$d/sampled.out" 2>"$d/sampled.err" &
+			s_pid=$!
+			track_pid "$s_pid"
+		fi
 		if ! wait_gone "$tool_pid" "$RUN_TIMEOUT"; then
 			status=fail why="still running after ${RUN_TIMEOUT}s"
 			stop_ours "$tool_pid"
 		fi
 		wait "$tool_pid"; rc_tool=$?
+		if [ -n "$s_pid" ]; then
+			wait_gone "$s_pid" 30 || { status=fail; why+="; the sampled tool still ran 30 s after the job"; stop_ours "$s_pid"; }
+			wait "$s_pid" || rc_s_tool=$?
+			[ "$rc_s_tool" -eq 0 ] || { status=fail; why+="; sampled tool exit status $rc_s_tool"; }
+		elif [ "$mode" = sampled ]; then
+			status=fail why+="; no launcher to attach the sampled tool to"
+		fi
 		grep -m1 '^memattr-bpf: tracing' "$d/tool.err" >/dev/null ||
 			{ status=fail; why+="; tool never said it was tracing"; }
 	else
@@ -610,7 +636,8 @@ app_time() {
 # and no metrics endpoint; 0 once it says it is watching, 1 if it never does.
 daemon_up() {
 	local d=$1 t0=$EPOCHREALTIME
-	env -i "${SUDO_VARS[@]}" "$TOOL_RUN" daemon --spool "$d/spool" --listen none --socket none \
+	env -i "${SUDO_VARS[@]}" "$TOOL_RUN" daemon ${TOOL_ARGS[@]+"${TOOL_ARGS[@]}"} --spool "$d/spool" \
+		--listen none --socket none \
 		>"$d/daemon.out" 2>"$d/daemon.err" &
 	DAEMON_PID=$!
 	track_pid "$DAEMON_PID"
@@ -659,7 +686,8 @@ overhead_run() {
 			>"$d/job.out" 2>&1 &
 	else
 		user_outdir "$d/tool"
-		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --quiet --output "$d/tool" -- "${cmd[@]}" \
+		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --quiet ${TOOL_ARGS[@]+"${TOOL_ARGS[@]}"} \
+			--output "$d/tool" -- "${cmd[@]}" \
 			>"$d/job.out" 2>"$d/tool.err" &
 	fi
 	pid=$!
