@@ -374,9 +374,14 @@ def sampled_vs_exact(runs_dir):
             for c, v in w.items():
                 worst[c] = max(worst[c], v)
         shown = sorted(worst.items(), key=lambda kv: -kv[1])
-        met = steady > 0 and all(v <= 0.02 for v in worst.values())
+        if not total:
+            verdict = "not compared: the sampled tool wrote no rank timeline"
+        elif not steady:
+            verdict = "not compared: `total` never steady at a sample"
+        else:
+            verdict = "yes" if all(v <= 0.02 for v in worst.values()) else "**no**"
         out.append(head + f"| {steady} / {total} | "
-                   + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown) + f" | {'yes' if met else '**no**'} |")
+                   + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown) + f" | {verdict} |")
         n += 1
     return out if n else []
 
