@@ -238,6 +238,14 @@ static void roots(struct image *im, struct infer_area *a, size_t *n)
 	a[(*n)++] = area(DATA_LIBC, DATA_LIBC + PG, AREA_ROOT, LIBC);
 }
 
+/* A heap of npages one-page chunks and every module's data: the usual image. */
+static void heap_and_roots(struct image *im, struct infer_area *a, size_t *n, int npages)
+{
+	page_chunks(im, npages);
+	roots(im, a, n);
+	a[(*n)++] = area(HEAP, HEAP + (uint64_t)npages * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+}
+
 static void test_reachability(void **state)
 {
 	struct image im = { 0 };
@@ -246,9 +254,7 @@ static void test_reachability(void **state)
 	size_t n = 0;
 
 	(void)state;
-	page_chunks(&im, 16);
-	roots(&im, a, &n);
-	a[n++] = area(HEAP, HEAP + 16 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	heap_and_roots(&im, a, &n, 16);
 	put(&im, DATA_APP, P(0));		/* app -> 0 */
 	put(&im, DATA_LIB, P(1));		/* lib -> 1 -> 2 -> 3 (interior pointer) */
 	put(&im, P(1), P(2));
@@ -305,9 +311,7 @@ static void test_inner_words_weaker(void **state)
 	size_t n = 0;
 
 	(void)state;
-	page_chunks(&im, 16);
-	roots(&im, a, &n);
-	a[n++] = area(HEAP, HEAP + 16 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	heap_and_roots(&im, a, &n, 16);
 	put(&im, DATA_APP, P(0));		/* app -> 0 -> 1 (its start) */
 	put(&im, P(0), P(1));
 	put(&im, DATA_MPI, P(1) + 1000);	/* MPI at one, inside 1 */
@@ -333,9 +337,7 @@ static void test_libc_owns_nothing(void **state)
 	size_t n = 0;
 
 	(void)state;
-	page_chunks(&im, 4);
-	roots(&im, a, &n);
-	a[n++] = area(HEAP, HEAP + 4 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	heap_and_roots(&im, a, &n, 4);
 	put(&im, DATA_LIBC, P(0));
 	put(&im, P(0), P(1));
 	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
@@ -351,6 +353,14 @@ static void test_libc_owns_nothing(void **state)
 #define CODE_LIBC	0x7f6000000000ULL
 #define STACK		0x7ffd00000000ULL
 #define TSTACK		0x7f7000000000ULL
+
+/* The program's, MPI's and libc's code: what return addresses point into. */
+static void code_areas(struct infer_area *a, size_t *n)
+{
+	a[(*n)++] = area(CODE_APP, CODE_APP + PG, AREA_CODE, COMP_APP);
+	a[(*n)++] = area(CODE_MPI, CODE_MPI + PG, AREA_CODE, MPI);
+	a[(*n)++] = area(CODE_LIBC, CODE_LIBC + PG, AREA_CODE, LIBC);
+}
 
 /*
  * A stack, innermost first: libc's frame, a return address into the
@@ -369,12 +379,8 @@ static void test_stack_frames(void **state)
 	uint64_t w = TSTACK + 2 * PG;
 
 	(void)state;
-	page_chunks(&im, 10);
-	roots(&im, a, &n);
-	a[n++] = area(HEAP, HEAP + 10 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
-	a[n++] = area(CODE_APP, CODE_APP + PG, AREA_CODE, COMP_APP);
-	a[n++] = area(CODE_MPI, CODE_MPI + PG, AREA_CODE, MPI);
-	a[n++] = area(CODE_LIBC, CODE_LIBC + PG, AREA_CODE, LIBC);
+	heap_and_roots(&im, a, &n, 10);
+	code_areas(a, &n);
 	a[n] = area(TSTACK, TSTACK + 4 * PG, AREA_STACK, COMP_APP);
 	a[n].claim = true;
 	a[n].sp = w;
@@ -428,9 +434,7 @@ static void test_stack_after_data(void **state)
 	uint64_t w = TSTACK + 2 * PG;
 
 	(void)state;
-	page_chunks(&im, 10);
-	roots(&im, a, &n);
-	a[n++] = area(HEAP, HEAP + 10 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
+	heap_and_roots(&im, a, &n, 10);
 	a[n++] = area(CODE_APP, CODE_APP + PG, AREA_CODE, COMP_APP);
 	a[n++] = area(CODE_MPI, CODE_MPI + PG, AREA_CODE, MPI);
 	a[n] = area(TSTACK, TSTACK + 4 * PG, AREA_STACK, COMP_APP);
@@ -557,12 +561,8 @@ static void test_lifted_registers(void **state)
 	uint64_t w = TSTACK + 2 * PG, regs[] = { P(3), P(4) };
 
 	(void)state;
-	page_chunks(&im, 10);
-	roots(&im, a, &n);
-	a[n++] = area(HEAP, HEAP + 10 * PG, AREA_HEAP, COMP_UNATTRIBUTED);
-	a[n++] = area(CODE_APP, CODE_APP + PG, AREA_CODE, COMP_APP);
-	a[n++] = area(CODE_MPI, CODE_MPI + PG, AREA_CODE, MPI);
-	a[n++] = area(CODE_LIBC, CODE_LIBC + PG, AREA_CODE, LIBC);
+	heap_and_roots(&im, a, &n, 10);
+	code_areas(a, &n);
 	a[n] = area(STACK, STACK + 4 * PG, AREA_STACK, COMP_APP);
 	a[n].sp = STACK + 2 * PG;
 	a[n].pc = CODE_MPI + 0x10;

@@ -172,8 +172,6 @@ def analyse_run(d):
             "memory_requests": ri.get("memory_requests", ""),
             "dropped_events": ri.get("dropped_events", ""),
             "infer_cpu_s": ri.get("infer_cpu_s"),
-            "inferred_bytes": sum(int(v) for k, v in ri.items()
-                                  if k.startswith("inferred_bytes:") or k == "inferred_unattributed_bytes"),
         }
         if t_attach is not None:
             pa = pre_attach_anon(os.path.join(d, "sampler", "smaps.csv"), rank, t_attach)
@@ -266,7 +264,7 @@ def attach_vs_launch(rows):
            "Goal (issue 31): `unattributed` at the peak at most 5% on every rank, and every component within "
            "10% of the launch row's `total`.", "",
            "| app | MPI | ranks | `app` attach / launch, MiB | `unattributed` at the peak, attach (worst rank) "
-           "| \\|attach - launch\\| / launch `total`, per component (worst rank) | inference: tool CPU s per GiB it gave an owner "
+           "| \\|attach - launch\\| / launch `total`, per component (worst rank) | inference: the tool's CPU s per GiB of the ranks' peak (s, GiB) "
            "| goal met? |",
            "|---|---|---:|---:|---:|---|---:|---|"]
     for key in sorted(runs, key=lambda k: (order.get(k[0], 9), k[1], k[2])):
@@ -283,9 +281,8 @@ def attach_vs_launch(rows):
                            for k in ranks if lau[k]["tool_peak_total"])
         un = [att[k]["unattributed"] / att[k]["tool_peak_total"] for k in ranks if att[k]["tool_peak_total"]]
         cpu = att[ranks[0]].get("infer_cpu_s")
-        gib = att[ranks[0]].get("inferred_bytes") or 0
-        per_gib = f"{float(cpu) / (gib / 2**30):.2f} ({float(cpu):.2f} s, {gib / 2**30:.2f} GiB)" \
-            if cpu and gib else "-"
+        gib = sum(att[k]["tool_peak_total"] for k in ranks) / 2**30
+        per_gib = f"{float(cpu) / gib:.2f} ({float(cpu):.2f} s, {gib:.2f} GiB)" if cpu and gib else "-"
         met = max(un) <= 0.05 and all(v <= 0.10 for v in worst.values()) and len(ranks) == len(lau)
         out.append(f"| {key[0]} | {key[1]} | {key[2]} "
                    f"| {mean([att[k]['app_component'] for k in ranks]) / MIB:.1f} / "
@@ -377,9 +374,14 @@ def sampled_vs_exact(runs_dir):
             for c, v in w.items():
                 worst[c] = max(worst[c], v)
         shown = sorted(worst.items(), key=lambda kv: -kv[1])
-        met = steady > 0 and all(v <= 0.02 for v in worst.values())
+        if not total:
+            verdict = "not compared: the sampled tool wrote no rank timeline"
+        elif not steady:
+            verdict = "not compared: `total` never steady at a sample"
+        else:
+            verdict = "yes" if all(v <= 0.02 for v in worst.values()) else "**no**"
         out.append(head + f"| {steady} / {total} | "
-                   + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown) + f" | {'yes' if met else '**no**'} |")
+                   + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown) + f" | {verdict} |")
         n += 1
     return out if n else []
 
