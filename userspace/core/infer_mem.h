@@ -4,7 +4,9 @@
  * INFER_BLOCK through the reader (one read of /proc/PID/mem per block, not
  * one per word), a few blocks kept, every byte read counted against the
  * budget. Once the budget is spent, nothing more is read: words read as 0
- * and mem->over says so.
+ * and mem->over says so. A lone word (a chunk header, a sample of a large
+ * block) outside the cached blocks is read with its page alone: walking
+ * the headers of a heap of 64 KiB chunks reads a page of each, not all.
  */
 #ifndef MEMATTR_INFER_MEM_H
 #define MEMATTR_INFER_MEM_H
@@ -20,6 +22,15 @@ struct infer_mem_block {
 	uint8_t *data;		/* INFER_BLOCK bytes */
 };
 
+#define INFER_PAGE		4096u
+#define INFER_CACHE_PAGES	8
+
+struct infer_mem_page {
+	uint64_t base;		/* page-aligned, UINT64_MAX: empty */
+	uint64_t used;
+	uint8_t data[INFER_PAGE];
+};
+
 struct infer_mem {
 	infer_read_fn rd;
 	void *ctx;
@@ -28,6 +39,7 @@ struct infer_mem {
 	bool over;		/* a read was refused for the budget */
 	uint64_t clock;
 	struct infer_mem_block blk[INFER_CACHE_BLOCKS];
+	struct infer_mem_page *pg;	/* INFER_CACHE_PAGES */
 };
 
 int infer_mem_init(struct infer_mem *m, infer_read_fn rd, void *ctx, uint64_t budget);
