@@ -144,8 +144,14 @@ void sample_sessions(struct tracker *t)
 	double now = tracker_now(t);
 	struct session *s;
 
+	/*
+	 * A job admitted during this round (records read while a process's
+	 * mappings were) began after now: its first sample is the next
+	 * round's, not one stamped before its time 0.
+	 */
 	for (s = t->sessions; s; s = s->next)
-		mark_session(t, s, now);
+		if (s->t0 <= now)
+			mark_session(t, s, now);
 	sample_flush_runs(t);
 	held_records_drain(t);
 	for (s = t->sessions; s; s = s->next)
