@@ -30,6 +30,7 @@ struct node {
 	uint8_t peeked : 1;	/* its words were looked at while the heap was walked */
 	uint8_t ptrs : 1;	/* ... and one of them may point into an allocation */
 	uint8_t pend : 1;	/* a word pointed inside it first; a start may still come */
+	uint8_t cont : 1;	/* a raw block split off the node before (add_raw) */
 };
 
 struct infer {
@@ -47,6 +48,8 @@ struct infer {
 	size_t qhead, qtail;		/* walked up to qhead */
 	uint32_t *pend;			/* nodes met only inside so far, in the order met */
 	size_t npend;
+	uint64_t *starts;		/* page-aligned words of modules' data: mmap'd block starts */
+	size_t nstarts, starts_cap;
 	comp_id root_owner;		/* of the words being scanned */
 	int pass;			/* the tie-break class of the roots scanned */
 	struct infer_result *res;
@@ -147,6 +150,95 @@ static int walk_heap(struct infer *in, uint64_t first, uint64_t end)
 	return stop < end ? add_node(in, stop, end, false) : 0;
 }
 
+#define MAX_STARTS	(1u << 16)
+
+static void note_starts(void *ctx, uint64_t addr, const uint64_t *w, size_t n)
+{
+	struct infer *in = ctx;
+
+	(void)addr;
+	for (size_t i = 0; i < n; i++) {
+		if (w[i] & (PAGE - 1) || w[i] < in->alo || w[i] >= in->ahi)
+			continue;
+		if (in->nstarts == in->starts_cap) {
+			size_t cap = in->starts_cap ? 2 * in->starts_cap : 256;
+			uint64_t *m = cap <= MAX_STARTS ? realloc(in->starts, cap * sizeof(*m)) : NULL;
+
+			if (!m)
+				return;		/* bounded: the rest splits nothing */
+			in->starts = m;
+			in->starts_cap = cap;
+		}
+		in->starts[in->nstarts++] = w[i];
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Where modules' data point at a page boundary inside anonymous memory:
+ * mmap returns pages, so a block with no malloc header (a direct mmap)
+ * starts there. Two such blocks the kernel merged into one mapping are
+ * told apart by these, not given whole to whoever reaches either.
+ */
+static void collect_starts(struct infer *in)
+{
+	for (size_t i = 0; i < in->nareas; i++)
+		if (in->areas[i].kind == AREA_ROOT)
+			infer_mem_words(&in->mem, in->areas[i].start,
+					in->areas[i].end - in->areas[i].start, note_starts, in);
+	if (in->nstarts > 1)
+		qsort(in->starts, in->nstarts, sizeof(*in->starts), cmp_u64);
+}
+
+/* A block with no header, split where a module's data points at one of its pages. */
+static int add_raw(struct infer *in, uint64_t start, uint64_t end)
+{
+	uint64_t first = start;
+	size_t lo = 0, hi = in->nstarts;
+	int ret;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (in->starts[mid] <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < in->nstarts && in->starts[lo] < end; lo++) {
+		if (in->starts[lo] == start)
+			continue;
+		if ((ret = add_node(in, start, in->starts[lo], false)))
+			return ret;
+		in->nodes[in->nnodes - 1].cont = start != first;
+		start = in->starts[lo];
+	}
+	if ((ret = add_node(in, start, end, false)))
+		return ret;
+	in->nodes[in->nnodes - 1].cont = start != first;
+	return 0;
+}
+
+/*
+ * A piece of a split raw block that nothing reached is the rest of its
+ * neighbour's block (a pointer at a page inside one block, not a start).
+ */
+static void join_unreached_pieces(struct infer *in)
+{
+	for (size_t i = 1; i < in->nnodes; i++)
+		if (in->nodes[i].cont && in->nodes[i].owner == COMP_UNATTRIBUTED)
+			in->nodes[i].owner = in->nodes[i - 1].owner;
+	for (size_t i = in->nnodes - 1; i-- > 0;)
+		if (in->nodes[i + 1].cont && in->nodes[i].owner == COMP_UNATTRIBUTED)
+			in->nodes[i].owner = in->nodes[i + 1].owner;
+}
+
 /*
  * Anonymous memory of unknown origin: malloc's mmap'd chunks where their
  * headers are, raw blocks between them (a page-aligned header is looked
@@ -168,7 +260,7 @@ static int split_alloc(struct infer *in, const struct infer_area *a)
 			x += PAGE;
 			continue;
 		}
-		if (raw && (ret = add_node(in, raw, x, false)))
+		if (raw && (ret = add_raw(in, raw, x)))
 			return ret;
 		raw = 0;
 		if ((ret = add_node(in, x, x + len, true)))
@@ -176,7 +268,7 @@ static int split_alloc(struct infer *in, const struct infer_area *a)
 		x += len;
 	}
 	if (raw || x < a->end)
-		return add_node(in, raw ? raw : x, a->end, false);
+		return add_raw(in, raw ? raw : x, a->end);
 	return 0;
 }
 
@@ -673,6 +765,7 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 				in.ahi = in.areas[i].end;
 		}
 
+	collect_starts(&in);
 	if ((ret = build_nodes(&in)))
 		goto out;
 	res->nodes = in.nnodes;
@@ -704,6 +797,7 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 	for (int pass = 1; pass <= 2; pass++)
 		scan_roots(&in, pass, false, true);
 	settle(&in);
+	join_unreached_pieces(&in);
 	if ((ret = make_runs(&in)) || (ret = claim_stacks(&in)))
 		goto out;
 	qsort(res->runs, res->nruns, sizeof(*res->runs), cmp_run);
@@ -716,6 +810,7 @@ out:
 	infer_mem_free(&in.mem);
 	free(in.queue);
 	free(in.pend);
+	free(in.starts);
 	free(in.nodes);
 	free(in.code);
 	free(in.areas);

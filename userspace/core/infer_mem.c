@@ -11,11 +11,11 @@ int infer_mem_init(struct infer_mem *m, infer_read_fn rd, void *ctx, uint64_t bu
 	m->rd = rd;
 	m->ctx = ctx;
 	m->budget = budget;
-	m->pg = malloc(INFER_CACHE_PAGES * sizeof(*m->pg));
-	if (!m->pg)
+	m->pages = malloc(INFER_CACHE_PAGES * INFER_PAGE);
+	if (!m->pages)
 		return -ENOMEM;
 	for (int i = 0; i < INFER_CACHE_PAGES; i++)
-		m->pg[i].base = UINT64_MAX, m->pg[i].used = 0;
+		m->pg[i] = (struct infer_mem_block){ UINT64_MAX, 0, m->pages + i * INFER_PAGE };
 	for (int i = 0; i < INFER_CACHE_BLOCKS; i++) {
 		m->blk[i].base = UINT64_MAX;
 		m->blk[i].data = malloc(INFER_BLOCK);
@@ -29,92 +29,72 @@ int infer_mem_init(struct infer_mem *m, infer_read_fn rd, void *ctx, uint64_t bu
 
 void infer_mem_free(struct infer_mem *m)
 {
-	free(m->pg);
-	m->pg = NULL;
+	free(m->pages);
+	m->pages = NULL;
 	for (int i = 0; i < INFER_CACHE_BLOCKS; i++) {
 		free(m->blk[i].data);
 		m->blk[i].data = NULL;
 	}
 }
 
-/* Whether reading len more bytes would pass the budget (and from then on, any). */
-static bool over_budget(struct infer_mem *m, uint64_t len)
+/* The cached piece at base, NULL when it is not cached. */
+static struct infer_mem_block *cached(struct infer_mem *m, struct infer_mem_block *c, int n,
+				      uint64_t base)
 {
-	if (m->budget && m->bytes_read + len > m->budget)
-		m->over = true;
-	return m->over;
-}
-
-/* The cached block holding addr, NULL when it is not cached. */
-static const uint8_t *cached_block(struct infer_mem *m, uint64_t addr)
-{
-	uint64_t base = addr & ~(uint64_t)(INFER_BLOCK - 1);
-
-	for (int i = 0; i < INFER_CACHE_BLOCKS; i++)
-		if (m->blk[i].base == base) {
-			m->blk[i].used = ++m->clock;
-			return m->blk[i].data;
+	for (int i = 0; i < n; i++)
+		if (c[i].base == base) {
+			c[i].used = ++m->clock;
+			return &c[i];
 		}
 	return NULL;
 }
 
-/* The page holding addr, from a cached block or a page of its own; NULL as block(). */
-static const uint8_t *page(struct infer_mem *m, uint64_t addr)
+/*
+ * The piece of len bytes at base, from the cache c or read into its least
+ * recently used slot; NULL past the budget (which reading len more bytes
+ * would pass) or on error.
+ */
+static const uint8_t *piece(struct infer_mem *m, struct infer_mem_block *c, int n, uint64_t base,
+			    size_t len)
 {
-	uint64_t base = addr & ~(uint64_t)(INFER_PAGE - 1);
-	const uint8_t *b = cached_block(m, addr);
-	struct infer_mem_page *victim = &m->pg[0];
-	int64_t n;
+	struct infer_mem_block *victim = cached(m, c, n, base);
+	int64_t got;
 
-	if (b)
-		return b + (base & (INFER_BLOCK - 1));
-	m->clock++;
-	for (int i = 0; i < INFER_CACHE_PAGES; i++) {
-		if (m->pg[i].base == base) {
-			m->pg[i].used = m->clock;
-			return m->pg[i].data;
-		}
-		if (m->pg[i].used < victim->used)
-			victim = &m->pg[i];
-	}
-	if (over_budget(m, INFER_PAGE))
+	if (victim)
+		return victim->data;
+	victim = &c[0];
+	for (int i = 1; i < n; i++)
+		if (c[i].used < victim->used)
+			victim = &c[i];
+	if (m->budget && m->bytes_read + len > m->budget)
+		m->over = true;
+	if (m->over)
 		return NULL;
 	victim->base = UINT64_MAX;
-	n = m->rd(m->ctx, base, victim->data, INFER_PAGE);
-	if (n < 0)
+	got = m->rd(m->ctx, base, victim->data, len);
+	if (got < 0)
 		return NULL;
-	m->bytes_read += (uint64_t)n;
+	m->bytes_read += (uint64_t)got;
 	victim->base = base;
-	victim->used = m->clock;
+	victim->used = ++m->clock;
 	return victim->data;
 }
 
-/* The cached block holding addr, read if need be; NULL past the budget or on error. */
 static const uint8_t *block(struct infer_mem *m, uint64_t addr)
 {
-	uint64_t base = addr & ~(uint64_t)(INFER_BLOCK - 1);
-	struct infer_mem_block *victim = &m->blk[0];
-	int64_t n;
+	return piece(m, m->blk, INFER_CACHE_BLOCKS, addr & ~(uint64_t)(INFER_BLOCK - 1), INFER_BLOCK);
+}
 
-	m->clock++;
-	for (int i = 0; i < INFER_CACHE_BLOCKS; i++) {
-		if (m->blk[i].base == base) {
-			m->blk[i].used = m->clock;
-			return m->blk[i].data;
-		}
-		if (m->blk[i].used < victim->used)
-			victim = &m->blk[i];
-	}
-	if (over_budget(m, INFER_BLOCK))
-		return NULL;
-	victim->base = UINT64_MAX;
-	n = m->rd(m->ctx, base, victim->data, INFER_BLOCK);
-	if (n < 0)
-		return NULL;
-	m->bytes_read += (uint64_t)n;
-	victim->base = base;
-	victim->used = m->clock;
-	return victim->data;
+/* The page holding addr: in a cached block, or read alone. */
+static const uint8_t *page(struct infer_mem *m, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)(INFER_PAGE - 1);
+	struct infer_mem_block *b = cached(m, m->blk, INFER_CACHE_BLOCKS,
+					   addr & ~(uint64_t)(INFER_BLOCK - 1));
+
+	if (b)
+		return b->data + (base & (INFER_BLOCK - 1));
+	return piece(m, m->pg, INFER_CACHE_PAGES, base, INFER_PAGE);
 }
 
 bool infer_mem_word(struct infer_mem *m, uint64_t addr, uint64_t *w)

@@ -16,20 +16,15 @@
 
 #include "infer.h"
 
+/* A cached piece of the process: a block, or a page. */
 struct infer_mem_block {
-	uint64_t base;		/* INFER_BLOCK-aligned, UINT64_MAX: empty */
+	uint64_t base;		/* aligned to its size, UINT64_MAX: empty */
 	uint64_t used;		/* last use, for eviction */
-	uint8_t *data;		/* INFER_BLOCK bytes */
+	uint8_t *data;
 };
 
 #define INFER_PAGE		4096u
 #define INFER_CACHE_PAGES	8
-
-struct infer_mem_page {
-	uint64_t base;		/* page-aligned, UINT64_MAX: empty */
-	uint64_t used;
-	uint8_t data[INFER_PAGE];
-};
 
 struct infer_mem {
 	infer_read_fn rd;
@@ -38,8 +33,9 @@ struct infer_mem {
 	uint64_t bytes_read;
 	bool over;		/* a read was refused for the budget */
 	uint64_t clock;
-	struct infer_mem_block blk[INFER_CACHE_BLOCKS];
-	struct infer_mem_page *pg;	/* INFER_CACHE_PAGES */
+	struct infer_mem_block blk[INFER_CACHE_BLOCKS];	/* INFER_BLOCK bytes each */
+	struct infer_mem_block pg[INFER_CACHE_PAGES];	/* INFER_PAGE bytes each */
+	uint8_t *pages;					/* the pages' data */
 };
 
 int infer_mem_init(struct infer_mem *m, infer_read_fn rd, void *ctx, uint64_t budget);
