@@ -21,7 +21,7 @@ static void take_regs(const struct user_regs_struct *u, struct thread_gprs *out)
 	out->sp = u->rsp;
 	out->pc = u->rip;
 #elif defined(__aarch64__)
-	const uint64_t *r = u->regs;
+	const void *r = u->regs;	/* unsigned long long[31]: 8 bytes each, as uint64_t */
 	unsigned int n = 31;
 
 	out->sp = u->sp;
