@@ -626,6 +626,23 @@ static void test_merged_raw_mmaps(void **state)
 	image_free(&im);
 }
 
+/* Nothing anonymous at all (a process that allocated nothing yet): no allocation, no crash. */
+static void test_no_allocations(void **state)
+{
+	struct image im = { 0 };
+	struct infer_area a[8];
+	struct infer_result res;
+	size_t n = 0;
+
+	(void)state;
+	roots(&im, a, &n);
+	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
+	assert_int_equal(res.nodes, 0);
+	assert_int_equal(res.nruns, 0);
+	infer_result_free(&res);
+	image_free(&im);
+}
+
 /* The budget stops the reading: the rest is coarse, and it says so. */
 static void test_budget(void **state)
 {
@@ -670,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_lifted_registers),
 		cmocka_unit_test(test_merged_mapping),
 		cmocka_unit_test(test_merged_raw_mmaps),
+		cmocka_unit_test(test_no_allocations),
 		cmocka_unit_test(test_sampled_arrays),
 		cmocka_unit_test(test_budget),
 	};

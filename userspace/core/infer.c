@@ -231,6 +231,8 @@ static int add_raw(struct infer *in, uint64_t start, uint64_t end)
  */
 static void join_unreached_pieces(struct infer *in)
 {
+	if (in->nnodes < 2)
+		return;
 	for (size_t i = 1; i < in->nnodes; i++)
 		if (in->nodes[i].cont && in->nodes[i].owner == COMP_UNATTRIBUTED)
 			in->nodes[i].owner = in->nodes[i - 1].owner;
