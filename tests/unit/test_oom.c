@@ -180,34 +180,49 @@ static void test_trend(void **state)
 {
 	struct trend tr;
 	int64_t r0[2] = { 100, 10 }, r1[3] = { 150, 20, 5 }, r2[3] = { 400, 20, 50 }, d[3], dt;
+	const struct trend_snap *at;
 
 	(void)state;
 	trend_init(&tr);
+	assert_null(trend_at(&tr, 1.0));
 	/* One sample: nothing before it. */
-	assert_true(trend_sampled(&tr, 1.0));
-	assert_int_equal(trend_keep(&tr, 1.0, 110, r0, 2), 0);
-	assert_true(trend_growth(&tr, 110, r0, 2, &dt, d) == 0);
+	assert_int_equal(trend_sample(&tr, 1.0, 110, r0, 2), 1);
+	at = trend_at(&tr, 1.0);
+	assert_true(at && at->t == 1.0 && at->total == 110);
+	assert_true(trend_growth(&tr, at, &dt, d) == 0);
 	assert_int_equal(dt, 0);
-	/* Later samples, not yet TREND_STEP_S on: kept ones stay. */
-	assert_false(trend_sampled(&tr, 3.0));
-	assert_true(trend_growth(&tr, 175, r1, 3, &dt, d) == 2.0);
+	/* Later samples, not yet TREND_STEP_S on: kept steps stay. */
+	assert_int_equal(trend_sample(&tr, 3.0, 175, r1, 3), 0);
+	at = trend_at(&tr, 3.5);
+	assert_true(trend_growth(&tr, at, &dt, d) == 2.0);
 	assert_int_equal(dt, 65);
 	assert_int_equal(d[0], 50);
 	assert_int_equal(d[2], 5);	/* a component new since: grew from 0 */
-	/* TREND_STEP_S on: kept, and the growth is from the older kept sample. */
-	assert_true(trend_sampled(&tr, 6.5));
-	assert_int_equal(trend_keep(&tr, 6.5, 175, r1, 3), 0);
-	assert_false(trend_sampled(&tr, 9.0));
-	assert_true(trend_growth(&tr, 470, r2, 3, &dt, d) == 8.0);
+	/* TREND_STEP_S on: kept, and the growth is from the older kept step. */
+	assert_int_equal(trend_sample(&tr, 6.5, 175, r1, 3), 1);
+	assert_int_equal(trend_sample(&tr, 9.0, 470, r2, 3), 0);
+	at = trend_at(&tr, 9.0);
+	assert_true(at->t == 9.0 && at->total == 470);
+	assert_true(trend_growth(&tr, at, &dt, d) == 8.0);
 	assert_int_equal(dt, 360);
 	assert_int_equal(d[0], 300);
 	assert_int_equal(d[1], 10);
 	assert_int_equal(d[2], 50);
-	/* A third keep drops the oldest: the span is TREND_STEP_S to twice that. */
-	assert_true(trend_sampled(&tr, 12.0));
-	assert_int_equal(trend_keep(&tr, 12.0, 470, r2, 3), 0);
-	assert_true(trend_growth(&tr, 470, r2, 3, &dt, d) == 5.5);
+	/*
+	 * A kill at 8.9 read after the sample at 9.0: the figures are the
+	 * sample before it, the growth up to that one.
+	 */
+	at = trend_at(&tr, 8.9);
+	assert_true(at->t == 6.5 && at->total == 175 && at->rss[0] == 150);
+	assert_true(trend_growth(&tr, at, &dt, d) == 5.5);
+	assert_int_equal(dt, 65);
+	/* A third step drops the oldest: the span is TREND_STEP_S to twice that. */
+	assert_int_equal(trend_sample(&tr, 12.0, 470, r2, 3), 1);
+	at = trend_at(&tr, 12.0);
+	assert_true(trend_growth(&tr, at, &dt, d) == 5.5);
 	assert_int_equal(d[0], 250);
+	/* Both kept samples after t: the older one, the nearest there is. */
+	assert_true(trend_at(&tr, 2.0)->t == 9.0);
 	trend_free(&tr);
 }
 

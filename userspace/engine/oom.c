@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The figures of an OOM post-mortem are those of the victim's last sample:
- * the kill comes between samples, and a process being torn down has no
- * figures worth reading. Its memory cgroup is read at the kill, and kept
- * from its samples for a victim already reaped or one whose exit hides it.
+ * The figures of an OOM post-mortem are those of the victim's last sample
+ * before the kill: a process being torn down has no figures worth reading,
+ * and the kill, read from the ring after it happened, may follow a sample
+ * taken meanwhile. Its memory cgroup is read at the kill, and kept from
+ * its samples for a victim already reaped or one whose exit hides it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,19 +37,11 @@ static void note_memcg(struct proc *p, bool trend_step)
 
 void oom_note_sample(struct proc *p, double now)
 {
-	bool step = trend_sampled(&p->trend, now);
+	int64_t rss[p->ncomps ? p->ncomps : 1];
 
-	note_memcg(p, step);
-	if (step) {
-		int64_t *rss = calloc(p->ncomps ? p->ncomps : 1, sizeof(*rss));
-
-		if (!rss)
-			return;
-		for (size_t i = 0; i < p->ncomps; i++)
-			rss[i] = p->comps[i].rss;
-		trend_keep(&p->trend, now, p->total.rss, rss, p->ncomps);
-		free(rss);
-	}
+	for (size_t i = 0; i < p->ncomps; i++)
+		rss[i] = p->comps[i].rss;
+	note_memcg(p, trend_sample(&p->trend, now, p->total.rss, rss, p->ncomps) == 1);
 }
 
 static int by_rss_desc(const void *a, const void *b)
@@ -80,35 +73,51 @@ static void set_comp(struct sink_oom_comp *c, const char *name, int64_t rss, int
 	c->growth = growth;
 }
 
-/* The victim's components that have had memory, with their growth. */
-static void victim_figures(const struct session *s, const struct proc *p, struct sink_oom *o)
+/* The victim's components that had memory at sample at, with their growth. */
+static void victim_figures(const struct session *s, const struct proc *p,
+			   const struct trend_snap *at, struct sink_oom *o)
 {
-	size_t n = p->ncomps;
-	int64_t *rss = calloc(n ? n : 1, sizeof(*rss)), *d = calloc(n ? n : 1, sizeof(*d));
+	size_t n = at->n;
+	int64_t *d = calloc(n ? n : 1, sizeof(*d));
 	struct sink_oom_comp *all = calloc(n ? n : 1, sizeof(*all));
 	unsigned int k = 0;
 	int64_t dtotal;
 
-	if (!rss || !d || !all)
+	if (!d || !all)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		rss[i] = p->comps[i].rss;
-	o->window_s = trend_growth(&p->trend, p->total.rss, rss, n, &dtotal, d);
-	set_comp(&o->total, "total", p->total.rss, dtotal);
-	for (size_t i = 0; i < n; i++)
+	o->window_s = trend_growth(&p->trend, at, &dtotal, d);
+	set_comp(&o->total, "total", at->total, dtotal);
+	for (size_t i = 0; i < n && i < p->ncomps; i++)
 		if (p->comps[i].seen)
-			set_comp(&all[k++], comp_table_name(&s->comps, (comp_id)i), rss[i], d[i]);
+			set_comp(&all[k++], comp_table_name(&s->comps, (comp_id)i), at->rss[i], d[i]);
 	k = oom_fold(all, k);
 	memcpy(o->by, all, k * sizeof(*all));
 	o->n = k;
 out:
-	free(rss);
 	free(d);
 	free(all);
 }
 
-/* The job's live processes at their last samples, by component. */
-static void job_figures(const struct session *s, struct sink_oom *o)
+/*
+ * p's figures at its last sample before time; one never sampled (killed
+ * before its first) has its live figures in live, rss[] its storage.
+ */
+static const struct trend_snap *figures_before(const struct proc *p, double time,
+					       struct trend_snap *live, int64_t *rss)
+{
+	const struct trend_snap *at = trend_at(&p->trend, time);
+
+	if (at)
+		return at;
+	for (size_t i = 0; i < p->ncomps; i++)
+		rss[i] = p->comps[i].rss;
+	*live = (struct trend_snap){ .t = -1, .total = p->total.rss, .rss = rss, .n = p->ncomps,
+				     .set = true };
+	return live;
+}
+
+/* The job's live processes at their last samples before time, by component. */
+static void job_figures(const struct session *s, double time, struct sink_oom *o)
 {
 	size_t n = comp_table_count(&s->comps);
 	int64_t *rss = calloc(n ? n : 1, sizeof(*rss)), total = 0;
@@ -118,11 +127,16 @@ static void job_figures(const struct session *s, struct sink_oom *o)
 	if (!rss || !all)
 		goto out;
 	for (const struct proc *p = s->procs.first; p; p = p->next) {
+		int64_t own[p->ncomps ? p->ncomps : 1];
+		const struct trend_snap *at;
+		struct trend_snap live;
+
 		if (!p->account || !p->total.seen)
 			continue;
-		total += p->total.rss;
-		for (size_t i = 0; i < p->ncomps && i < n; i++)
-			rss[i] += p->comps[i].rss;
+		at = figures_before(p, time, &live, own);
+		total += at->total;
+		for (size_t i = 0; i < at->n && i < n; i++)
+			rss[i] += at->rss[i];
 	}
 	set_comp(&o->job_total, "total", total, 0);
 	for (size_t i = 0; i < n; i++)
@@ -158,21 +172,26 @@ static int victim_limit(const char *root, const struct proc *p, struct memcg_lim
 void oom_fill(const struct session *s, const struct proc *p, double time, const char *root,
 	      struct sink_oom *o)
 {
+	int64_t own[p->ncomps ? p->ncomps : 1];
+	const struct trend_snap *at = NULL;
+	struct trend_snap live;
 	struct memcg_limit lim;
 
+	if (p->total.seen)
+		at = figures_before(p, time, &live, own);
 	memset(o, 0, sizeof(*o));
 	o->rank = p->rank;
 	o->pid = p->pid;
 	o->time = time;
-	o->sample_time = p->total.seen ? p->trend.last : -1;
+	o->sample_time = at ? at->t : -1;	/* live figures: t is -1 too */
 	if (!victim_limit(root, p, &lim)) {
 		o->limit_bytes = lim.limit_bytes;
 		o->cgroup = lim.cgroup;
 		snprintf(o->cgroup_dir, sizeof(o->cgroup_dir), "%s", lim.dir);
 	}
-	if (p->total.seen)
-		victim_figures(s, p, o);
+	if (at)
+		victim_figures(s, p, at, o);
 	else
 		set_comp(&o->total, "total", 0, 0);
-	job_figures(s, o);
+	job_figures(s, time, o);
 }
