@@ -802,7 +802,8 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 	join_unreached_pieces(&in);
 	if ((ret = make_runs(&in)) || (ret = claim_stacks(&in)))
 		goto out;
-	qsort(res->runs, res->nruns, sizeof(*res->runs), cmp_run);
+	if (res->nruns > 1)
+		qsort(res->runs, res->nruns, sizeof(*res->runs), cmp_run);
 out:
 	res->bytes_read = in.mem.bytes_read;
 	res->budget_hit = in.mem.over;
