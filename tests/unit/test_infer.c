@@ -348,6 +348,52 @@ static void test_libc_owns_nothing(void **state)
 	image_free(&im);
 }
 
+#define RELRO_LIB	0x7f2100000000ULL
+#define RELRO_LIBC	0x7f4100000000ULL
+
+/*
+ * An object of a library's class keeps what it points to for the library
+ * (LAMMPS: main holds the one LAMMPS object, liblammps allocated every
+ * array hanging from it), while the object stays its finder's. Only the
+ * first word is a vtable pointer; libc's classes pass nothing on.
+ * Mutations caught: the rule dropped (chunks 1 and 2 become the program's);
+ * the object itself given to the class (chunk 0 becomes the library's); a
+ * vtable pointer looked for past the first word (chunk 8 becomes the
+ * library's); libc's classes passing libc on (chunk 4 unattributed).
+ */
+static void test_class_owner(void **state)
+{
+	struct image im = { 0 };
+	struct infer_area a[8];
+	struct infer_result res;
+	size_t n = 0;
+
+	(void)state;
+	heap_and_roots(&im, a, &n, 12);
+	a[n++] = area(RELRO_LIB, RELRO_LIB + PG, AREA_CLASSES, LIB);
+	a[n++] = area(RELRO_LIBC, RELRO_LIBC + PG, AREA_CLASSES, LIBC);
+	put(&im, DATA_APP, P(0));		/* app -> 0, an object of lib's class */
+	put(&im, P(0), RELRO_LIB + 16);
+	put(&im, P(0) + 8, P(1));		/* -> 1 -> 2: lib's */
+	put(&im, P(1), P(2));
+	put(&im, DATA_APP + 8, P(3));		/* app -> 3, of libc's class -> 4: app's */
+	put(&im, P(3), RELRO_LIBC + 16);
+	put(&im, P(3) + 8, P(4));
+	put(&im, DATA_APP + 16, P(7));		/* app -> 7, a vtable word not first -> 8 */
+	put(&im, P(7) + 8, RELRO_LIB + 16);
+	put(&im, P(7) + 16, P(8));
+	assert_int_equal(infer_owners(a, n, &prm, image_read, &im, &res), 0);
+	assert_int_equal(owner_at(&res, P(0)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(1)), LIB);
+	assert_int_equal(owner_at(&res, P(2)), LIB);
+	assert_int_equal(owner_at(&res, P(3)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(4)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(7)), COMP_APP);
+	assert_int_equal(owner_at(&res, P(8)), COMP_APP);
+	infer_result_free(&res);
+	image_free(&im);
+}
+
 #define CODE_APP	0x555300000000ULL
 #define CODE_MPI	0x7f5000000000ULL
 #define CODE_LIBC	0x7f6000000000ULL
@@ -682,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_reachability),
 		cmocka_unit_test(test_inner_words_weaker),
 		cmocka_unit_test(test_libc_owns_nothing),
+		cmocka_unit_test(test_class_owner),
 		cmocka_unit_test(test_stack_frames),
 		cmocka_unit_test(test_stack_after_data),
 		cmocka_unit_test(test_lifted_registers),

@@ -40,6 +40,8 @@ struct infer {
 	size_t nareas;
 	struct infer_area **code;	/* AREA_CODE, sorted */
 	size_t ncode;
+	struct infer_area **classes;	/* AREA_CLASSES, sorted */
+	size_t nclasses;
 	struct node *nodes;		/* sorted by start, not overlapping */
 	size_t nnodes, cap;
 	uint64_t lo, hi;		/* no node outside [lo, hi) */
@@ -330,13 +332,13 @@ static struct node *find_node(struct infer *in, uint64_t addr)
 	return NULL;
 }
 
-static const struct infer_area *find_code(const struct infer *in, uint64_t addr)
+static const struct infer_area *find_in(struct infer_area *const *v, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = in->ncode;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct infer_area *a = in->code[mid];
+		const struct infer_area *a = v[mid];
 
 		if (addr < a->start)
 			hi = mid;
@@ -346,6 +348,31 @@ static const struct infer_area *find_code(const struct infer *in, uint64_t addr)
 			return a;
 	}
 	return NULL;
+}
+
+static const struct infer_area *find_code(const struct infer *in, uint64_t addr)
+{
+	return find_in(in->code, in->ncode, addr);
+}
+
+/*
+ * The owner n passes to what it points to: its finder's, unless it is an
+ * object of another module's class -- its first word a vtable pointer
+ * into that module's RELRO. The class's code allocated the object's
+ * members (LAMMPS: the program's main holds the one LAMMPS object; every
+ * array hangs from it and was allocated by liblammps).
+ */
+static comp_id passes_on(struct infer *in, const struct node *n)
+{
+	const struct infer_area *a;
+	uint64_t vptr;
+
+	if (!n->chunk || !in->nclasses || !infer_mem_word(&in->mem, n->start + 16, &vptr))
+		return n->owner;
+	a = find_in(in->classes, in->nclasses, vptr);
+	if (!a || tie_class(in, a->owner) < 0)
+		return n->owner;
+	return a->owner;
 }
 
 /*
@@ -596,7 +623,7 @@ static void walk(struct infer *in)
 				in->res->skipped_sampled++;
 				continue;
 			}
-			in->root_owner = n->owner;
+			in->root_owner = passes_on(in, n);
 			infer_mem_words(&in->mem, n->start, n->end - n->start, reach_words, in);
 		}
 	}
@@ -729,14 +756,6 @@ static int cmp_run(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int cmp_code(const void *a, const void *b)
-{
-	const struct infer_area *x = *(struct infer_area *const *)a;
-	const struct infer_area *y = *(struct infer_area *const *)b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 int infer_owners(const struct infer_area *areas, size_t nareas, const struct infer_params *prm,
 		 infer_read_fn rd, void *ctx, struct infer_result *res)
 {
@@ -748,15 +767,18 @@ int infer_owners(const struct infer_area *areas, size_t nareas, const struct inf
 		return -ENOMEM;
 	in.areas = malloc((nareas ? nareas : 1) * sizeof(*in.areas));
 	in.code = malloc((nareas ? nareas : 1) * sizeof(*in.code));
-	if (!in.areas || !in.code)
+	in.classes = malloc((nareas ? nareas : 1) * sizeof(*in.classes));
+	if (!in.areas || !in.code || !in.classes)
 		goto out;
 	memcpy(in.areas, areas, nareas * sizeof(*areas));
 	in.nareas = nareas;
 	qsort(in.areas, nareas, sizeof(*in.areas), cmp_area);
+	/* In address order, as the areas are. */
 	for (size_t i = 0; i < nareas; i++)
 		if (in.areas[i].kind == AREA_CODE)
 			in.code[in.ncode++] = &in.areas[i];
-	qsort(in.code, in.ncode, sizeof(*in.code), cmp_code);
+		else if (in.areas[i].kind == AREA_CLASSES)
+			in.classes[in.nclasses++] = &in.areas[i];
 	in.alo = UINT64_MAX;
 	for (size_t i = 0; i < nareas; i++)
 		if (in.areas[i].kind == AREA_HEAP || in.areas[i].kind == AREA_ARENA ||
@@ -816,6 +838,7 @@ out:
 	free(in.starts);
 	free(in.nodes);
 	free(in.code);
+	free(in.classes);
 	free(in.areas);
 	return ret;
 }

@@ -20,6 +20,11 @@
  *    are bookkeeping; what only they reach stays unattributed.
  *  - A stack word belongs to the frame it lies in; the frame's function is
  *    the code the nearest return address below it points into.
+ *  - An object of a library's class keeps what it points to for that
+ *    library: a chunk whose first word points into a module's vtables
+ *    (its RELRO) passes that module as owner to what it reaches, while
+ *    it stays its finder's (a program's `new Library(...)` is the
+ *    program's; the members the library's constructor allocated are not).
  *
  * Pure: memory comes through a reader callback (the unit tests give
  * synthetic images; infer_read.c gives /proc/PID/mem).
@@ -41,6 +46,7 @@ enum infer_kind {
 	AREA_ROOT,	/* a module's own writable data: its words are roots of owner */
 	AREA_STACK,	/* a thread's stack: words are roots of their frame's code */
 	AREA_CODE,	/* executable code of owner: what return addresses point into */
+	AREA_CLASSES,	/* owner's relocated read-only data (RELRO): its vtables */
 };
 
 struct infer_area {

@@ -171,12 +171,30 @@ static const struct vma_brief *data_below(const struct collect *c, size_t i)
 }
 
 /*
+ * The module's RELRO (vtables, typeinfo, const tables of pointers): the
+ * read-only mapping right below its writable data, of the same PT_LOAD
+ * (the file offsets follow on). The owner of its data owns it.
+ */
+static comp_id relro_owner(struct proc *p, const struct collect *c, size_t i)
+{
+	const struct vma_brief *v = &c->v[i], *d = i + 1 < c->n ? &c->v[i + 1] : NULL;
+	const struct region *r;
+
+	if (!d || !v->file || strcmp(v->perms, "r--p") || !d->file || strcmp(d->perms, "rw-p") ||
+	    d->start != v->end || d->offset != v->offset + (v->end - v->start))
+		return COMP_UNATTRIBUTED;
+	r = regions_find(&p->regions, d->start);
+	return r ? r->owner : COMP_UNATTRIBUTED;
+}
+
+/*
  * What each mapping is to the inference. Unowned anonymous memory is
  * split into allocations (the brk heap, other arenas' heaps at their
  * 64 MiB alignment, the rest as mmap'd chunks or raw blocks); a thread's
  * stack is the mapping its stack pointer lies in, or one right above a
  * small PROT_NONE guard (glibc's; a running thread has no stack pointer to
- * read); owned writable memory (data, .bss) holds its owner's roots.
+ * read); owned writable memory (data, .bss) holds its owner's roots; a
+ * module's RELRO holds its classes' vtables.
  */
 static size_t make_areas(struct proc *p, const struct collect *c, const struct thread_regs *th,
 			 size_t nth, struct infer_area *a)
@@ -189,11 +207,15 @@ static size_t make_areas(struct proc *p, const struct collect *c, const struct t
 		comp_id owner = r ? r->owner : COMP_UNATTRIBUTED;
 		const struct thread_regs *t;
 		struct infer_area *x = &a[n];
+		comp_id classes;
 		uint64_t bss;
 
 		*x = (struct infer_area){ .start = v->start, .end = v->end, .owner = owner };
 		if (v->perms[2] == 'x' && v->file) {
 			x->kind = AREA_CODE;
+		} else if ((classes = relro_owner(p, c, i)) != COMP_UNATTRIBUTED) {
+			x->kind = AREA_CLASSES;
+			x->owner = classes;
 		} else if (v->perms[0] != 'r' || v->perms[1] != 'w' || v->perms[3] != 'p') {
 			continue;	/* guards, read-only data, shared segments */
 		} else if (v->file) {
