@@ -276,6 +276,11 @@ bench:
 report-memory-test: memattr-bpf
 	tools/report-memory-test.sh ./memattr-bpf
 
+# model, export and diff in bounded memory, their outputs those of a small run.
+.PHONY: model-export-memory-test
+model-export-memory-test: memattr-bpf
+	tools/model-export-memory-test.sh ./memattr-bpf
+
 # ASan + UBSan, stopping at the first error: the unit tests, then the
 # report of a fixture run, built apart in build-san/ (the normal build is
 # left alone). tools/sanitize-test.sh also traces a real job with it.

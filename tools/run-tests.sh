@@ -21,6 +21,7 @@ make layers-check		# a wrong-way include fails to compile; no include or module 
 make export-check		# export's pprof and speedscope files read back by Go's pprof and Python's json
 make test
 make report-memory-test	# report in bounded memory: 50 vs 200 MiB rank files
+make model-export-memory-test	# model, export, diff: the same, outputs unchanged
 tools/kernel-matrix.sh		# the same tree under Debian's 6.1 and 6.12 kernels (qemu)
 tools/arm64/check.sh		# the arm64 cross-build and its unit tests (qemu-user)
 tools/install-deps.sh dpkg-dev debhelper lintian >/dev/null

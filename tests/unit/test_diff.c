@@ -32,7 +32,7 @@ static void load(struct ex_data *d, const char *dir)
 {
 	char err[EX_ERRLEN];
 
-	if (ex_load(d, dir, err, sizeof(err)))
+	if (ex_load(d, dir, NULL, err, sizeof(err)))
 		fail_msg("%s", err);
 }
 
@@ -52,6 +52,59 @@ static const struct ex_diff_fn *fn(const struct ex_diff_rank *r, const char *nam
 			return &r->fns[i];
 	fail_msg("rank %d has no function %s", r->rank, name);
 	return NULL;
+}
+
+/*
+ * A timeline ex_load thinned (longer than max_samples) gives the figures
+ * of every sample: lib's peak rss (3 s) and peak pss (4 s) are on samples
+ * thinning drops. Mutation caught: fig_of taking the peaks from the kept
+ * samples (peak rss 1, peak pss 0).
+ */
+static void test_thinned(void **state)
+{
+	static const int64_t v[10] = { 5, 1, 9, 4, 3, 8, 1, 1, 7, 4 };
+	static const int64_t lib[10] = { 0, 0, 1, 3, 0, 0, 0, 0, 0, 0 };
+	static const int64_t libpss[10] = { 0, 0, 0, 0, 20, 0, 0, 0, 0, 0 };
+	struct ex_data a = { .run = { .keep_pss = true, .max_samples = 6 } };
+	struct ex_data b = { .run = { .keep_pss = true } };
+	const struct ex_diff_comp *x;
+	char err[EX_ERRLEN];
+	struct ex_diff d;
+	FILE *f = tmpfile();
+
+	(void)state;
+	assert_non_null(f);
+	fputs("time_s,rank,pid,component,rss_bytes,pss_bytes\n", f);
+	for (size_t i = 0; i < 10; i++) {
+		fprintf(f, "%zu.000,0,7,total,%lld,%lld\n", i, (long long)v[i], (long long)v[i]);
+		fprintf(f, "%zu.000,0,7,app,%lld,0\n", i, (long long)(v[i] - lib[i]));
+		fprintf(f, "%zu.000,0,7,lib:libx.so,%lld,%lld\n", i, (long long)lib[i],
+			(long long)libpss[i]);
+	}
+	rewind(f);
+	if (rp_read_proc(&a.run, f, "rank-0.csv", err, sizeof(err)))
+		fail_msg("%s", err);
+	rewind(f);
+	if (rp_read_proc(&b.run, f, "rank-0.csv", err, sizeof(err)))
+		fail_msg("%s", err);
+	fclose(f);
+	assert_true(a.run.procs[0].thinned);
+	assert_false(b.run.procs[0].thinned);
+	assert_int_equal(ex_diff_build(&a, &b, &d), 0);
+	assert_int_equal(d.nranks, 1);
+	x = comp(&d.ranks[0], "lib:libx.so");
+	assert_int_equal(x->a.peak_rss, 3);
+	assert_int_equal(x->a.peak_pss, 20);
+	assert_int_equal(x->a.peak_rss, x->b.peak_rss);
+	assert_int_equal(x->a.peak_pss, x->b.peak_pss);
+	assert_int_equal(x->a.final_rss, x->b.final_rss);
+	x = comp(&d.ranks[0], "total");
+	assert_int_equal(x->a.peak_rss, 9);
+	assert_int_equal(x->a.peak_pss, 9);
+	assert_int_equal(x->a.final_pss, 4);
+	ex_diff_free(&d);
+	ex_data_free(&a);
+	ex_data_free(&b);
 }
 
 static void test_self(void **state)
@@ -427,6 +480,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_thinned),
 		cmocka_unit_test(test_grown),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_total_named),

@@ -148,7 +148,7 @@ static void load_dir(struct ex_data *d, const char *dir)
 {
 	char err[EX_ERRLEN];
 
-	if (ex_load(d, dir, err, sizeof(err)))
+	if (ex_load(d, dir, NULL, err, sizeof(err)))
 		fail_msg("%s", err);
 }
 

@@ -585,6 +585,71 @@ static void test_thin_cut_last(void **state)
 	rp_run_free(&run);
 }
 
+/* A timeline of total v (pss v), app v - lib and lib:libx.so lib (pss libpss). */
+static FILE *timeline_pss(size_t n, const int64_t *v, const int64_t *lib, const int64_t *libpss)
+{
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	fputs("time_s,rank,pid,component,rss_bytes,pss_bytes\n", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%zu.000,0,7,total,%lld,%lld\n", i, (long long)v[i], (long long)v[i]);
+		fprintf(f, "%zu.000,0,7,app,%lld,0\n", i, (long long)(v[i] - lib[i]));
+		fprintf(f, "%zu.000,0,7,lib:libx.so,%lld,%lld\n", i, (long long)lib[i],
+			(long long)libpss[i]);
+	}
+	rewind(f);
+	return f;
+}
+
+/*
+ * Thinning for export: keep_at also keeps the last sample at or before
+ * keep_at_t (export --at TIME shows it), in time order among the others;
+ * with keep_pss each component's pss peak over every sample is kept too
+ * (diff shows it), as rss_peak is. Mutations caught: flush_slice leaving
+ * out the sample kept for keep_at (no sample at 3 s); pass 1 not tracking
+ * the components' pss peaks (rp_proc_peak's pss 0, not 20).
+ */
+static void test_thin_keep_at(void **state)
+{
+	static const int64_t v[10] = { 5, 1, 9, 4, 3, 8, 1, 1, 7, 4 };
+	static const int64_t lib[10] = { 0, 0, 1, 3, 0, 0, 0, 0, 0, 0 };
+	/* lib's pss peaks at 4 s, a sample thinning drops. */
+	static const int64_t libpss[10] = { 0, 0, 0, 0, 20, 0, 0, 0, 0, 0 };
+	static const double want[2][7] = { { 0, 1, 2, 3, 5, 6, 9 }, { 0, 1, 2, 4, 5, 6, 9 } };
+	static const double at[2] = { 3.5, 4.0 };
+	char err[RP_ERRLEN];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct rp_run run = { .max_samples = 6, .keep_pss = true, .keep_at = true,
+				      .keep_at_t = at[k] };
+		const struct rp_proc *p;
+		FILE *f = timeline_pss(10, v, lib, libpss);
+		int x;
+
+		if (rp_read_proc(&run, f, "rank-0.csv", err, sizeof(err)))
+			fail_msg("%s", err);
+		fclose(f);
+		p = &run.procs[0];
+		assert_true(p->thinned);
+		assert_int_equal(p->n, 7);
+		for (size_t i = 0; i < 7; i++)
+			if (p->t[i] != want[k][i])
+				fail_msg("keep_at %.1f: sample %zu at %.1f s, want %.1f s", at[k], i,
+					 p->t[i], want[k][i]);
+		x = rp_comp_find(&run, "lib:libx.so");
+		assert_true(x > 0);
+		/* The kept sample's own rows, not a neighbour's. */
+		assert_int_equal(p->rss[0][3], v[(size_t)want[k][3]]);
+		assert_int_equal(p->rss[x][3], lib[(size_t)want[k][3]]);
+		assert_int_equal(rp_proc_peak(p, (size_t)x, false), 3);
+		assert_int_equal(rp_proc_peak(p, (size_t)x, true), 20);
+		assert_int_equal(rp_proc_peak(p, 0, true), 9);
+		rp_run_free(&run);
+	}
+}
+
 /* A line past RP_MAX_LINE is refused with its line number, not buffered whole. */
 static void test_line_too_long(void **state)
 {
@@ -741,6 +806,7 @@ int main(void)
 		cmocka_unit_test(test_thin),
 		cmocka_unit_test(test_thin_not_needed),
 		cmocka_unit_test(test_thin_cut_last),
+		cmocka_unit_test(test_thin_keep_at),
 		cmocka_unit_test(test_line_too_long),
 		cmocka_unit_test(test_bounded_tables),
 		cmocka_unit_test(test_bounded_limits),

@@ -269,9 +269,9 @@ int diff_main(int argc, char **argv)
 	r = cmd_args_done("diff", diff_parse_args(argc, argv, &a, err, sizeof(err)), err, usage);
 	if (r >= 0)
 		return r;
-	if (ex_load(&da, a.a, err, sizeof(err)))
+	if (ex_load(&da, a.a, NULL, err, sizeof(err)))
 		return cmd_fail("diff", "%s", err);
-	if (ex_load(&db, a.b, err, sizeof(err))) {
+	if (ex_load(&db, a.b, NULL, err, sizeof(err))) {
 		ex_data_free(&da);
 		return cmd_fail("diff", "%s", err);
 	}

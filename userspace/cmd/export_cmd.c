@@ -167,7 +167,7 @@ int export_main(int argc, char **argv)
 			 a.writer->name);
 		return CMD_EXIT_USAGE;
 	}
-	if (ex_load(&d, a.dir, err, sizeof(err)))
+	if (ex_load(&d, a.dir, &a.sel, err, sizeof(err)))
 		return cmd_fail("export", "%s", err);
 	if (a.value == EX_INUSE && !d.has_sites) {
 		cmd_fail("export", "%s: no heap_sites.csv (--value heap needs a run traced with --heap)",

@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 
 #include "apply.h"
+#include "probe_process.h"
 #include "reads.h"
 #include "tracker.h"
 #include "tracker_base.h"

@@ -6,6 +6,7 @@
 #include "held_records.h"
 #include "identity.h"
 #include "infer_attach.h"
+#include "probe_process.h"
 #include "reads.h"
 #include "retire.h"
 #include "tracker.h"

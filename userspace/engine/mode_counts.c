@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "mode_counts.h"
+#include "probe_links.h"
 #include "tracker.h"
 #include "tracker_base.h"
 

@@ -37,7 +37,7 @@ static void name_site(struct tracker *t, const struct comp_table *comps, const s
 	*library = comp_table_name(comps, m->owner);
 	off = site - m->start + m->pgoff;
 	snprintf(copy, sizeof(copy), "%s", m->path);
-	syms = probes_symbols(&t->probes, m->path);
+	syms = symbol_cache_get(&t->probes.symbols, m->path);
 	fn = syms ? elfsym_name_at(syms, off, &delta) : NULL;
 	if (build_id && syms)
 		*build_id = syms->build_id;

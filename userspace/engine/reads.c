@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
 
+#include "probe_process.h"
 #include "procfs.h"
 #include "reads.h"
 #include "retire.h"

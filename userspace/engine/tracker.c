@@ -21,6 +21,8 @@
 #include "job_view.h"
 #include "mode_counts.h"
 #include "mode_views.h"
+#include "probe_links.h"
+#include "probe_warm.h"
 #include "retire.h"
 #include "sample.h"
 #include "tracker.h"
@@ -42,7 +44,7 @@ static uint32_t mpi_fn_at(void *ctx, const struct proc *p, const char *path, uin
 
 	/* The file as the process sees it: its root may be a container's. */
 	snprintf(root_path, sizeof(root_path), "/proc/%d/root%s", p->pid, path);
-	syms = probes_symbols(&t->probes, root_path);
+	syms = symbol_cache_get(&t->probes.symbols, root_path);
 	name = syms ? elfsym_name_at(syms, off, &delta) : NULL;
 	return name ? mpi_catalog_id(&t->mpi_names, name) : 0;
 }

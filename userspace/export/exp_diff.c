@@ -17,12 +17,9 @@ static void fig_of(const struct rp_proc *p, size_t c, struct ex_fig *f)
 	if (c >= p->nrss || !p->rss[c] || !p->n)
 		return;
 	f->present = true;
-	for (size_t i = 0; i < p->n; i++) {
-		if (p->rss[c][i] > f->peak_rss)
-			f->peak_rss = p->rss[c][i];
-		if (p->pss && p->pss[c] && p->pss[c][i] > f->peak_pss)
-			f->peak_pss = p->pss[c][i];
-	}
+	/* Over every sample of the file, also when ex_load thinned the timeline. */
+	f->peak_rss = rp_proc_peak(p, c, false);
+	f->peak_pss = rp_proc_peak(p, c, true);
 	f->final_rss = p->rss[c][p->n - 1];
 	f->final_pss = p->pss && p->pss[c] ? p->pss[c][p->n - 1] : 0;
 }

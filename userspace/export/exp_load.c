@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Reading a dataset for export and diff: report's readers do the
- * timelines, summary.csv, mpi_calls.csv and run_info.csv (asked to keep
+ * timelines (streamed, in bounded memory), summary.csv, mpi_calls.csv and run_info.csv (asked to keep
  * every component's pss); heap_sites.csv and heap_sites_peak.csv are read here, the report having
  * no use for it. The same rules as the report's: columns by header name,
  * anything that does not parse is refused naming the file and line.
@@ -262,12 +262,25 @@ static int load_optional(struct ex_data *d, int dirfd, const char *dir, const ch
 	return ret;
 }
 
-int ex_load(struct ex_data *d, const char *dir, char *err, size_t errlen)
+int ex_load(struct ex_data *d, const char *dir, const struct ex_select *sel, char *err,
+	    size_t errlen)
 {
 	int dirfd, ret;
 
 	memset(d, 0, sizeof(*d));
 	d->run.keep_pss = true;
+	/*
+	 * Bounded memory, as `report` reads: a long timeline is thinned as it
+	 * is read. What export and diff show of it stays exact: the first
+	 * sample of the largest total and the last are always kept, the last
+	 * at or before --at's time is kept on request, and each component's
+	 * peaks come from every sample (rp_proc_peak).
+	 */
+	d->run.max_samples = RP_PROC_SAMPLES;
+	if (sel && sel->at == EX_AT_TIME) {
+		d->run.keep_at = true;
+		d->run.keep_at_t = sel->at_time;
+	}
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, errno == ENOTDIR ? "not a directory" : strerror(errno));

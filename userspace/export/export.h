@@ -136,11 +136,23 @@ struct ex_profile {
 
 /* exp_load.c ----------------------------------------------------------- */
 
+/* What export shows: the moment of each process, and one rank or all. */
+struct ex_select {
+	enum ex_at at;
+	double at_time;		/* EX_AT_TIME */
+	bool one_rank;
+	int rank;		/* with one_rank */
+};
+
 /*
  * Read the run in dir: every timeline with its components' pss, and the
- * optional files. 0, or -1 with "DIR/FILE[:LINE]: why" in err.
+ * optional files. 0, or -1 with "DIR/FILE[:LINE]: why" in err. A timeline
+ * longer than RP_PROC_SAMPLES is thinned as it is read (bounded memory):
+ * the moments sel names (NULL: the peak and the end, as diff reads) and
+ * each component's peaks (rp_proc_peak) stay those of the whole file.
  */
-int ex_load(struct ex_data *d, const char *dir, char *err, size_t errlen);
+int ex_load(struct ex_data *d, const char *dir, const struct ex_select *sel, char *err,
+	    size_t errlen);
 void ex_data_free(struct ex_data *d);
 
 /* heap_sites.csv from an open stream (name for messages); rows appended. */
@@ -174,13 +186,6 @@ struct ex_sample *ex_sample_add(struct ex_profile *pr, uint32_t proc);
 void ex_profile_free(struct ex_profile *pr);
 
 /* exp_build.c ---------------------------------------------------------- */
-
-struct ex_select {
-	enum ex_at at;
-	double at_time;		/* EX_AT_TIME */
-	bool one_rank;
-	int rank;		/* with one_rank */
-};
 
 /*
  * The profile of the chosen moment: per process, each component's rss and

@@ -7,7 +7,7 @@
  * The files are read by report's reader (report_csv.c): summary.csv for
  * the peaks, run_info.csv for the command line and problem_size. A run
  * without summary.csv (still going, or cut short) falls back to its
- * timelines, as `memattr-bpf report` reads them.
+ * timelines, as `memattr-bpf report` reads them: in bounded memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -129,6 +129,11 @@ static int from_timelines(struct md_run *run, struct rp_run *rp, struct acc *a, 
 		snprintf(err, errlen, "%s: no %s: --pss needs its per-component peaks", dir, FILE_SUMMARY);
 		return -1;
 	}
+	/*
+	 * Bounded memory, as `report` reads: a long timeline is thinned as it
+	 * is read, and its components' peaks still come from every sample.
+	 */
+	rp->max_samples = RP_PROC_SAMPLES;
 	if (rp_load_dir(rp, dirfd, dir, err, errlen))
 		return -1;
 	run->from_timelines = true;
@@ -138,14 +143,9 @@ static int from_timelines(struct md_run *run, struct rp_run *rp, struct acc *a, 
 		if (p->rank < 0)
 			continue;
 		for (size_t c = 0; c < p->nrss && c < rp->ncomp; c++) {
-			int64_t peak = 0;
-
 			if (!p->rss[c])
 				continue;
-			for (size_t s = 0; s < p->n; s++)
-				if (p->rss[c][s] > peak)
-					peak = p->rss[c][s];
-			if (add_peak(run, a, rp->comp[c], (double)peak)) {
+			if (add_peak(run, a, rp->comp[c], (double)rp_proc_peak(p, c, false))) {
 				snprintf(err, errlen, "%s: out of memory", dir);
 				return -1;
 			}

@@ -76,6 +76,7 @@ struct rp_proc {
 	 */
 	bool thinned;
 	int64_t *rss_peak;	/* [npeak]: each component's largest rss */
+	int64_t *pss_peaks;	/* [npeak], with rp_run.keep_pss: each component's largest pss */
 	size_t npeak;
 	int64_t pss_peak;	/* largest pss of total */
 	double *gaps;		/* the first samples' positive gaps (rp_interval) */
@@ -142,6 +143,13 @@ struct rp_run {
 	 */
 	size_t max_samples;
 	bool keep_pss;		/* set before reading: keep every component's pss, not only total's */
+	/*
+	 * Set before reading (export --at T): a thinned timeline keeps, beside
+	 * what thinning keeps, its last sample at or before keep_at_t, so that
+	 * the moment export shows is the one the whole file has.
+	 */
+	bool keep_at;
+	double keep_at_t;
 	/*
 	 * Set before reading (`report`): keep only what the page shows, so no
 	 * file's length sets the memory: summary.csv's `total` rows of the
@@ -271,6 +279,11 @@ void rp_groups_free(struct rp_groups *g);
 
 void rp_pstat_of(const struct rp_run *run, const struct rp_groups *g, size_t pi,
 		 struct rp_pstat *st);
+/*
+ * The largest rss (pss: pss) of component c in p over every sample of its
+ * file, thinned or not; 0 when p has no such column or component.
+ */
+int64_t rp_proc_peak(const struct rp_proc *p, size_t c, bool pss);
 void rp_dist_of(const double *v, size_t n, struct rp_dist *d);
 
 /* The sampling interval: the median gap between samples of a process. */

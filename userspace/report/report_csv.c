@@ -431,6 +431,7 @@ static void proc_free(struct rp_proc *p)
 	free(p->tot);
 	free(p->grp);
 	free(p->rss_peak);
+	free(p->pss_peaks);
 	free(p->gaps);
 	memset(p, 0, sizeof(*p));
 }
@@ -449,8 +450,9 @@ static const char *const proc_cols[NCOLS_PROC] = {
  * and keeps what thinning would lose (each component's peak, the total's
  * peak pss, the first gaps); the second keeps the samples, all of them or
  * - past run->max_samples - per slice of time the first sample with the
- * largest total and the first with the smallest. Only one sample's rows
- * are held at a time, so memory does not grow with the file.
+ * largest total and the first with the smallest (and, with
+ * run->keep_at, the last sample at or before run->keep_at_t). Only one
+ * sample's rows are held at a time, so memory does not grow with the file.
  */
 struct sample {
 	double t;
@@ -471,14 +473,17 @@ struct proc_pass {
 	/* Pass 1's figures. */
 	double t0, tlast;
 	int64_t *peak;		/* [room] */
+	int64_t *cpss_peak;	/* [room]: each component's largest pss */
 	int64_t pss_peak;
+	bool at_found;		/* run->keep_at: a sample at or before keep_at_t, */
+	size_t at_idx;		/* the last such */
 	double *gaps;
 	size_t ngaps, max_gaps;
 	/* Pass 2's thinning: slices of time, each keeping its hi and lo. */
 	bool thin;
 	size_t slices, k;
-	struct sample hi, lo;
-	bool has_hl;
+	struct sample hi, lo, at;
+	bool has_hl, has_at;
 };
 
 static int grow_i64(int64_t **a, size_t old, size_t n)
@@ -505,7 +510,8 @@ static int pass_room(struct proc_pass *ps, size_t c)
 	if (grow_i64(&ps->cur.rss, ps->room, n) || grow_i64(&ps->cur.pss, ps->room, n) ||
 	    grow_i64(&ps->hi.rss, ps->room, n) || grow_i64(&ps->hi.pss, ps->room, n) ||
 	    grow_i64(&ps->lo.rss, ps->room, n) || grow_i64(&ps->lo.pss, ps->room, n) ||
-	    grow_i64(&ps->peak, ps->room, n))
+	    grow_i64(&ps->at.rss, ps->room, n) || grow_i64(&ps->at.pss, ps->room, n) ||
+	    grow_i64(&ps->peak, ps->room, n) || grow_i64(&ps->cpss_peak, ps->room, n))
 		return -1;
 	pr = realloc(ps->present, n * sizeof(*pr));
 	if (!pr)
@@ -524,7 +530,10 @@ static void pass_free(struct proc_pass *ps)
 	free(ps->hi.pss);
 	free(ps->lo.rss);
 	free(ps->lo.pss);
+	free(ps->at.rss);
+	free(ps->at.pss);
 	free(ps->peak);
+	free(ps->cpss_peak);
 	free(ps->present);
 	free(ps->gaps);
 }
@@ -560,21 +569,28 @@ static int proc_append(struct rp_proc *p, const struct proc_pass *ps, const stru
 	return 0;
 }
 
-/* The slice's first largest and first smallest total, in time order. */
+/*
+ * The slice's first largest and first smallest total, and the sample kept
+ * for run->keep_at if it is in this slice: in time order, each once.
+ */
 static int flush_slice(struct rp_proc *p, struct proc_pass *ps, bool keep_pss)
 {
-	const struct sample *a = &ps->hi, *b = &ps->lo;
+	const struct sample *s[3] = { &ps->hi, &ps->lo, &ps->at }, *tmp;
+	size_t n = ps->has_at ? 3 : 2;
 
 	if (!ps->has_hl)
 		return 0;
-	ps->has_hl = false;
-	if (a->idx > b->idx) {
-		a = &ps->lo;
-		b = &ps->hi;
-	}
-	if (proc_append(p, ps, a, keep_pss))
-		return -1;
-	return a->idx == b->idx ? 0 : proc_append(p, ps, b, keep_pss);
+	ps->has_hl = ps->has_at = false;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && s[j - 1]->idx > s[j]->idx; j--) {
+			tmp = s[j];
+			s[j] = s[j - 1];
+			s[j - 1] = tmp;
+		}
+	for (size_t i = 0; i < n; i++)
+		if ((!i || s[i]->idx != s[i - 1]->idx) && proc_append(p, ps, s[i], keep_pss))
+			return -1;
+	return 0;
 }
 
 /* A whole sample, passed to the pass's use of it. */
@@ -589,11 +605,19 @@ static int commit(struct rp_run *run, struct rp_proc *p, struct proc_pass *ps)
 		else if (s->idx < ps->max_gaps && s->t > ps->tlast)
 			ps->gaps[ps->ngaps++] = s->t - ps->tlast;
 		ps->tlast = s->t;
-		for (size_t c = 0; c < ps->ncomp; c++)
+		for (size_t c = 0; c < ps->ncomp; c++) {
 			if (s->rss[c] > ps->peak[c])
 				ps->peak[c] = s->rss[c];
+			if (s->pss[c] > ps->cpss_peak[c])
+				ps->cpss_peak[c] = s->pss[c];
+		}
 		if (s->pss_total > ps->pss_peak)
 			ps->pss_peak = s->pss_total;
+		/* Times never go back: the last sample at or before it so far. */
+		if (run->keep_at && s->t <= run->keep_at_t) {
+			ps->at_found = true;
+			ps->at_idx = s->idx;
+		}
 		return 0;
 	}
 	/* A file still being written may have grown since the first pass. */
@@ -615,6 +639,10 @@ static int commit(struct rp_run *run, struct rp_proc *p, struct proc_pass *ps)
 	if (!ps->has_hl || s->rss[0] < ps->lo.rss[0])
 		sample_copy(&ps->lo, s, ps->ncomp);
 	ps->has_hl = true;
+	if (ps->at_found && s->idx == ps->at_idx) {
+		sample_copy(&ps->at, s, ps->ncomp);
+		ps->has_at = true;
+	}
 	return 0;
 }
 
@@ -800,7 +828,7 @@ int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_
 	/* Past max, per slice its largest and its smallest total, and the first and last sample. */
 	ps.thin = max >= 4 && ps.want > max;
 	ps.slices = (max - 2) / 2;
-	keep = ps.thin ? max : ps.want;
+	keep = ps.thin ? max + ps.at_found : ps.want;
 	ps.second = 1;
 	ps.n = 0;
 	ps.started = ps.has_total = false;
@@ -827,6 +855,10 @@ int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_
 		p.rss_peak = ps.peak;
 		p.npeak = ps.ncomp;
 		ps.peak = NULL;
+		if (run->keep_pss) {
+			p.pss_peaks = ps.cpss_peak;
+			ps.cpss_peak = NULL;
+		}
 		p.pss_peak = ps.pss_peak;
 		p.gaps = ps.gaps;
 		p.ngaps = ps.ngaps;

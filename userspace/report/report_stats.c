@@ -25,25 +25,32 @@ static const char *const lib_colors[RP_MAX_LIBS] = { "#76b7b2", "#edc948", "#b07
 /* A library is drawn apart only if it matters: 1% of the largest rank peak. */
 #define LIB_MIN_SHARE	0.01
 
+int64_t rp_proc_peak(const struct rp_proc *p, size_t c, bool pss)
+{
+	const int64_t *exact = pss ? p->pss_peaks : p->rss_peak;
+	int64_t *const *series = pss ? p->pss : p->rss;
+	int64_t m = 0;
+
+	/* A thinned timeline knows each component's peak over every sample. */
+	if (p->thinned)
+		return exact && c < p->npeak ? exact[c] : 0;
+	if (!series || c >= p->nrss || !series[c])
+		return 0;
+	for (size_t s = 0; s < p->n; s++)
+		if (series[c][s] > m)
+			m = series[c][s];
+	return m;
+}
+
 /* Largest rss of component c in any process of the run. */
 static int64_t comp_peak(const struct rp_run *run, size_t c)
 {
-	int64_t m = 0;
+	int64_t m = 0, v;
 
 	for (size_t i = 0; i < run->nprocs; i++) {
-		const struct rp_proc *p = &run->procs[i];
-
-		/* A thinned timeline knows each component's peak over every sample. */
-		if (p->thinned) {
-			if (c < p->npeak && p->rss_peak[c] > m)
-				m = p->rss_peak[c];
-			continue;
-		}
-		if (c >= p->nrss || !p->rss[c])
-			continue;
-		for (size_t s = 0; s < p->n; s++)
-			if (p->rss[c][s] > m)
-				m = p->rss[c][s];
+		v = rp_proc_peak(&run->procs[i], c, false);
+		if (v > m)
+			m = v;
 	}
 	return m;
 }
