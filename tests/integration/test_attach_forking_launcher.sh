@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Attach with --job <launcher pid> to a launcher that keeps forking (issue
 # 31): every child must be traced, those forked while the tool attaches
-# included. fork_pace (tests/workloads/) forks a child every 10 ms, as the
-# test user, from before the tool starts until well after its "tracing"
-# line; child k holds (2 + k % 4) MiB it touched itself and logs its pid,
+# included. fork_pace (tests/workloads/) forks a child every 20 ms, as the
+# test user, from before the tool starts until 1 s after its "tracing"
+# line (however long the tool takes to get there: --max is only a guard);
+# child k holds (2 + k % 4) MiB it touched itself and logs its pid,
 # and every child lives until all have been sampled. Each child the log
 # names must have its pid-<P>.csv, with a peak `total` of at least what it
 # holds (and not far above: it is a small C program).
@@ -12,13 +13,14 @@
 # Fails on the code before the fix because the tool read the launcher's
 # descendants from /proc before loading its BPF programs and only then put
 # the launcher in the kernel's traced set: the children forked in between
-# (the whole BPF load, ~20 of them here) were in neither, and had no file.
+# (the whole BPF load: many, at this pace) were in neither, and had no file.
 # Mutation checked: removing the call to tracker_adopt_descendants() in
 # cmd/trace.c (the re-scan once the tracer is live) makes it fail the same
 # way.
 source "$(dirname "$0")/lib.sh"
 
-EVERY_MS=10
+EVERY_MS=20
+MAX_CHILDREN=3000
 CHILD_MIB=2
 
 it_setup
@@ -28,7 +30,8 @@ CHILDREN=$LOGS/children.csv
 
 log "launching as $TEST_USER: fork_pace --every-ms $EVERY_MS --child-mib $CHILD_MIB"
 as_user "$TMPD/bin/fork_pace" --log "$CHILDREN" --stop-file "$STOP_FILE" \
-	--exit-file "$GO_FILE" --every-ms "$EVERY_MS" --child-mib "$CHILD_MIB" >"$JOB_OUT" 2>&1 &
+	--exit-file "$GO_FILE" --every-ms "$EVERY_MS" --child-mib "$CHILD_MIB" --max "$MAX_CHILDREN" \
+	>"$JOB_OUT" 2>&1 &
 JOB_PID=$!
 track_pid "$JOB_PID"
 LAUNCHER=$(find_descendant "$JOB_PID" fork_pace 10) || fail "fork_pace did not start: $(cat "$JOB_OUT")"
@@ -45,7 +48,10 @@ wait_tool_ready 30
 # Forks after the attach too (the kernel's fork events), then no more.
 sleep 1
 touch "$STOP_FILE"
-log "stopped forking: $(wc -l <"$CHILDREN") children"
+N=$(wc -l <"$CHILDREN")
+log "stopped forking: $N children"
+[ "$N" -lt "$MAX_CHILDREN" ] || fail "fork_pace stopped at --max $MAX_CHILDREN before the tool attached: no fork fell in the window"
+
 # Every child sampled: a launcher's child that does not exec is named after
 # 0.5 s (sample.c), then a few 100 ms samples.
 sleep 1.5
