@@ -73,6 +73,12 @@ int tracer_remove_process(struct bpf_tracer *t, pid_t tgid)
 	return 0;
 }
 
+bool tracer_has_process(struct bpf_tracer *t, pid_t tgid)
+{
+	(void)t;
+	return slot_of(tgid) >= 0;
+}
+
 void tracer_follow_changes(struct bpf_tracer *t, pid_t tgid)
 {
 	(void)t, (void)tgid;

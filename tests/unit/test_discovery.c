@@ -36,6 +36,10 @@
  *       -> test_step_from_cgroup_before_environment fails
  *   discovery.c job_descendants(): children only (no walk of the grown list)
  *       -> test_find_launcher_and_descendants fails
+ *   discovery.c job_descendants_of(): children only (no walk of the grown tree)
+ *       -> test_descendants_of_several_roots fails
+ *   discovery.c job_descendants_of(): the roots given back as descendants
+ *       -> test_descendants_of_several_roots fails
  *   discovery.c is_live_pid(): a kernel thread taken for a launcher
  *       -> test_kernel_thread_launches_nothing fails
  *   discovery.c job_rank_of(): the task variables whatever `tasks` says
@@ -424,6 +428,27 @@ static void test_find_launcher_and_descendants(void **state)
 	pid_list_free(&l);
 }
 
+/* What a tracer adopts once it follows forks: the children of every process it knew, not those. */
+static void test_descendants_of_several_roots(void **state)
+{
+	const pid_t roots[] = { 501, 101 }, nested[] = { 501, 502 };
+	struct pid_list l = {0};
+
+	(void)state;
+	assert_int_equal(job_descendants_of(roots, 2, &l), 0);
+	assert_int_equal(l.n, 4);
+	assert_true(has(&l, 502));
+	assert_true(has(&l, 503));	/* a grandchild */
+	assert_true(has(&l, 102));
+	assert_true(has(&l, 103));
+	pid_list_free(&l);
+	/* A root below another root is known already: not given back. */
+	assert_int_equal(job_descendants_of(nested, 2, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.pids[0], 503);
+	pid_list_free(&l);
+}
+
 static void test_kernel_thread_launches_nothing(void **state)
 {
 	struct pid_list l = {0};
@@ -450,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_scan_skips_known_and_self),
 		cmocka_unit_test(test_claims_of_two_users_are_ambiguous),
 		cmocka_unit_test(test_find_launcher_and_descendants),
+		cmocka_unit_test(test_descendants_of_several_roots),
 		cmocka_unit_test(test_kernel_thread_launches_nothing),
 	};
 

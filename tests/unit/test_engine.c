@@ -64,6 +64,9 @@
  *       -> test_fork_of_shell_named_at_exec fails
  *   fork_exec.c tracker_on_fork(): no rank's child final at fork (drop the exec_seen line)
  *       -> test_fork_child_of_rank_is_under_rank fails
+ *   fork_exec.c tracker_adopt_descendants(): a child the kernel follows adopted from /proc too
+ *   (drop the tracer_has_process() test)
+ *       -> test_adopt_leaves_kernel_followed_to_their_fork fails
  *   mode_counts.c collect_peak(): every process's sites, not only those that peaked (drop `&& p->heap_peak.due`)
  *       -> test_heap_peak_taken_for_peaked_only fails
  *   mode_counts.c mode_counts_peaks(): the due flags left set after the walk
@@ -78,6 +81,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -85,6 +89,7 @@
 #include "engine.h"
 #include "fake_tracer.h"
 #include "mode_counts.h"
+#include "procfs.h"
 #include "spec.h"
 #include "tracker.h"
 
@@ -300,6 +305,62 @@ static void test_fork_adds_child(void **state)
 	assert_int_equal(session_nprocs(e->s), 1);
 	assert_int_equal(counters(e).events, 1);
 	assert_int_equal(counters(e).unknown_pid_events, 0);
+}
+
+/* A fake /proc/PID/stat: pid's parent and a start time. */
+static void fake_stat(const char *root, pid_t pid, pid_t ppid)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/stat", root, (int)pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%d (a.out) S %d 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0\n",
+		(int)pid, (int)ppid, 1000 + (int)pid % 1000);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * Attaching to a launcher that forks meanwhile: its children found in
+ * /proc once it is followed are adopted, but not one the kernel follows
+ * already (ma_fork put it in the traced set; its fork record is queued):
+ * that one joins by its record, once. A grandchild, forked by a child
+ * before the child was adopted, is found by the next reading of /proc.
+ */
+static void test_adopt_leaves_kernel_followed_to_their_fork(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX", cmd[64];
+	size_t queued = 99;
+
+	assert_non_null(mkdtemp(root));
+	fake_stat(root, PID_LAUNCHER, 1);
+	fake_stat(root, PID_CHILD, PID_LAUNCHER);	/* the kernel's already */
+	fake_stat(root, PID_CHILD + 10, PID_LAUNCHER);	/* forked before the launcher was followed */
+	fake_stat(root, PID_CHILD + 11, PID_CHILD + 10);	/* and its child, before it was */
+	fake_stat(root, PID_OTHER, 1);			/* no one's */
+	procfs_set_roots(root, root);
+	fork_rec(e, slot(e->s), PID_OTHER + 100, PID_LAUNCHER, "mpirun");
+	assert_int_equal(tracer_add_process(NULL, PID_CHILD, slot(e->s), TRACED_FOLLOW | TRACED_ACCOUNT), 0);
+
+	assert_int_equal(tracker_adopt_descendants(e->t, e->s, &queued), 2);
+	assert_int_equal(queued, 1);
+	assert_null(find(e, PID_CHILD));
+	assert_null(find(e, PID_OTHER));
+	/* Read again: nothing new, nothing twice. */
+	assert_int_equal(tracker_adopt_descendants(e->t, e->s, &queued), 0);
+	assert_int_equal(queued, 1);
+	fork_rec(e, slot(e->s), PID_LAUNCHER, PID_CHILD, "a.out");
+	assert_non_null(find(e, PID_CHILD));
+	assert_int_equal(tracker_adopt_descendants(e->t, e->s, &queued), 0);
+	assert_int_equal(queued, 0);
+
+	procfs_set_roots(NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
 }
 
 /*
@@ -797,6 +858,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fork_adds_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_leaves_kernel_followed_to_their_fork, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_peak_taken_for_peaked_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_routed_by_job_slot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_routed_by_parent_without_slot, setup, teardown),

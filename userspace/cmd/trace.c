@@ -202,20 +202,37 @@ static int without_root(const struct options *o, const char *why)
 	return job_client_run(o, sock, outdir, &stop_requested);
 }
 
+/*
+ * *ntraced: how many processes are traced once it returns. pids were read
+ * from /proc before the kernel followed any fork: what they forked since
+ * is adopted once each of them is followed (tracker_adopt_descendants),
+ * so that no child falls between the scan and the attach. A launched
+ * command is held before its exec: it has forked nothing.
+ */
 static int start_tracing(struct tracker *t, struct session *s, const struct pid_list *pids,
-			 enum job_match match)
+			 enum job_match match, bool launched, size_t *ntraced)
 {
+	size_t queued = 0;
+	int ret;
+
 	for (size_t i = 0; i < pids->n; i++) {
 		/* A launcher matched by PID is followed to its ranks, not accounted. */
 		bool follow_only = match == JOB_MATCH_LAUNCHER && i == 0;
-		int ret = tracker_add_pid(t, s, pids->pids[i], follow_only);
 
+		ret = tracker_add_pid(t, s, pids->pids[i], follow_only);
 		if (ret && ret != -ESRCH && ret != -ENOENT) {
 			fprintf(stderr, "memattr-bpf: cannot trace pid %d: %s\n", pids->pids[i],
 				strerror(-ret));
 			return -1;
 		}
 	}
+	ret = launched ? 0 : tracker_adopt_descendants(t, s, &queued);
+	if (ret < 0) {
+		fprintf(stderr, "memattr-bpf: cannot trace the children forked while attaching: %s\n",
+			strerror(-ret));
+		return -1;
+	}
+	*ntraced = session_nprocs(s) + queued;
 	return 0;
 }
 
@@ -335,6 +352,7 @@ int trace_main(int argc, char **argv)
 	struct session *s;
 	char *cmdline = NULL;
 	int ret, status, exit_code, child_fd = -1, outfd = -1;
+	size_t ntraced = 0;
 	char outfd_path[64];
 
 	err[0] = '\0';
@@ -389,7 +407,7 @@ int trace_main(int argc, char **argv)
 	/* Later processes of the job join only as the owner's (discovery.h). */
 	if (s)
 		session_set_owner(s, who.uid, who.trusted);
-	if (!s || start_tracing(t, s, &pids, match) ||
+	if (!s || start_tracing(t, s, &pids, match, opt.target == TARGET_LAUNCH, &ntraced) ||
 	    tracker_open_output(t, s, outfd >= 0 ? outfd_path : outdir, err, sizeof(err))) {
 		if (err[0])
 			fprintf(stderr, "memattr-bpf: %s\n", err);
@@ -398,8 +416,8 @@ int trace_main(int argc, char **argv)
 		tracker_free(t);
 		return EXIT_FAILURE;
 	}
-	fprintf(stderr, "memattr-bpf: tracing %zu process%s%s%s; writing %s\n", pids.n,
-		pids.n == 1 ? "" : "es", opt.job ? " of job " : "", opt.job ? opt.job : "", outdir);
+	fprintf(stderr, "memattr-bpf: tracing %zu process%s%s%s; writing %s\n", ntraced,
+		ntraced == 1 ? "" : "es", opt.job ? " of job " : "", opt.job ? opt.job : "", outdir);
 	launch_go(&child);
 	tell_ready(opt.ready_fd);
 

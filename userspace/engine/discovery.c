@@ -377,6 +377,29 @@ int job_descendants(pid_t pid, struct pid_list *out)
 	return ret;
 }
 
+int job_descendants_of(const pid_t *roots, size_t nroots, struct pid_list *out)
+{
+	struct parent_map m = {0};
+	struct pid_list tree = {0};
+	int ret;
+
+	ret = for_each_pid(record_parent, &m);
+	for (size_t i = 0; !ret && i < nroots; i++)
+		ret = pid_list_add(&tree, roots[i]);
+	/* Breadth-first: tree grows while we walk it; what it gained past the roots is out's. */
+	for (size_t i = 0; !ret && i < tree.n; i++)
+		for (size_t j = 0; !ret && j < m.n; j++)
+			if (m.ppid[j] == tree.pids[i] && !pid_list_has(&tree, m.pid[j])) {
+				ret = pid_list_add(&tree, m.pid[j]);
+				if (!ret)
+					ret = pid_list_add(out, m.pid[j]);
+			}
+	pid_list_free(&tree);
+	free(m.pid);
+	free(m.ppid);
+	return ret;
+}
+
 static bool is_live_pid(const char *id, pid_t *pid)
 {
 	struct proc_stat st;

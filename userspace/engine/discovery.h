@@ -79,6 +79,14 @@ int job_scan_env(const char *id, uid_t uid, pid_t self, bool (*known)(void *ctx,
 int job_descendants(pid_t pid, struct pid_list *out);
 
 /*
+ * Every live descendant of the nroots processes of roots, none of roots
+ * itself, added to out (none twice), from one reading of /proc. For the
+ * children a tracer's scan missed: forked before their parent's fork
+ * events were followed. 0 or -errno.
+ */
+int job_descendants_of(const pid_t *roots, size_t nroots, struct pid_list *out);
+
+/*
  * Launchers and daemons (mpirun, srun, orted, ...) are followed, not
  * accounted: the specs' launcher lines name them (NULL specs: none).
  */

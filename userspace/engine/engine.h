@@ -72,6 +72,16 @@ struct session *tracker_new_session(struct tracker *t, const char *job, enum job
  */
 int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only);
 
+/*
+ * After s's first processes were added (tracker_add_pid): adds the live
+ * descendants of s's processes that no session holds and the kernel does
+ * not follow (forked after the scan that found their parent, before the
+ * parent was traced), again until one reading of /proc finds none. How many
+ * were added, or -errno. *queued (may be NULL): the descendants the kernel
+ * follows whose fork record is still queued (not in s yet).
+ */
+int tracker_adopt_descendants(struct tracker *t, struct session *s, size_t *queued);
+
 /* Open s's output directory and its sinks; figures are written as processes are sampled. */
 int tracker_open_output(struct tracker *t, struct session *s, const char *dir,
 			char *err, size_t errlen);

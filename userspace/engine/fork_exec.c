@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "discovery.h"
 #include "fork_exec.h"
 #include "held_records.h"
 #include "identity.h"
@@ -52,6 +53,63 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 	if (p->account && reads_mappings(t, s, p) && p->exec_seen && !t->opt->no_infer)
 		infer_attach(t, s, p);
 	return 0;
+}
+
+/* Enough for a tree that forks while it is adopted: each pass only meets what the last one added. */
+#define ADOPT_PASSES_MAX	16
+
+/*
+ * A process found before the kernel followed its parent's forks may have
+ * forked since, unseen by that scan and by the kernel: such children are
+ * adopted from /proc now that every parent they could have is followed.
+ * One the kernel has in its traced set was reported by ma_fork, and joins
+ * by that record: admitted here too, it would be two processes in one.
+ * Each pass reads /proc after the last one's adds, so a pass that adds
+ * nothing proves that no child fell between.
+ */
+int tracker_adopt_descendants(struct tracker *t, struct session *s, size_t *queued)
+{
+	int adopted = 0;
+
+	if (queued)
+		*queued = 0;
+	for (int pass = 0; pass < ADOPT_PASSES_MAX; pass++) {
+		struct pid_list roots = {0}, found = {0};
+		struct proc *p, *tmp;
+		int added = 0, ret = 0;
+
+		proc_table_for_each(&s->procs, p, tmp)
+			if (!ret)
+				ret = pid_list_add(&roots, p->pid);
+		if (!ret && roots.n)
+			ret = job_descendants_of(roots.pids, roots.n, &found);
+		for (size_t i = 0; !ret && i < found.n; i++) {
+			pid_t pid = found.pids[i];
+
+			if (pid == t->self || tracker_find_proc(t, pid, NULL) || retired_leaving(t, pid))
+				continue;
+			if (tracer_has_process(&t->bpf, pid)) {
+				if (queued)
+					(*queued)++;	/* the last pass's count stays */
+				continue;
+			}
+			ret = tracker_add_pid(t, s, pid, false);
+			if (ret == -ESRCH || ret == -ENOENT)
+				ret = 0;	/* gone meanwhile */
+			else if (!ret)
+				added++;
+		}
+		pid_list_free(&roots);
+		pid_list_free(&found);
+		if (ret)
+			return ret;
+		adopted += added;
+		if (!added)
+			break;
+		if (queued)
+			*queued = 0;
+	}
+	return adopted;
 }
 
 void tracker_on_fork(struct tracker *t, struct session *s, const struct ev_task *e)

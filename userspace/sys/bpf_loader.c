@@ -488,6 +488,14 @@ int tracer_remove_process(struct bpf_tracer *t, pid_t tgid)
 	return bpf_map__delete_elem(t->skel->maps.traced, &key, sizeof(key), 0);
 }
 
+bool tracer_has_process(struct bpf_tracer *t, pid_t tgid)
+{
+	struct traced_proc tp;
+	__u32 key = tgid;
+
+	return bpf_map__lookup_elem(t->skel->maps.traced, &key, sizeof(key), &tp, sizeof(tp), 0) == 0;
+}
+
 void tracer_watch_exec(struct bpf_tracer *t, bool on)
 {
 	t->skel->bss->watch_exec = on;

@@ -59,6 +59,8 @@ void tracer_close(struct bpf_tracer *t);
 
 int tracer_add_process(struct bpf_tracer *t, pid_t tgid, uint32_t job, uint32_t flags);
 int tracer_remove_process(struct bpf_tracer *t, pid_t tgid);
+/* tgid is in the kernel's traced set (put there by user space, or by ma_fork at its fork). */
+bool tracer_has_process(struct bpf_tracer *t, pid_t tgid);
 /*
  * tgid's RSS changes are followed from now on (TB_QUIET cleared: a rank's
  * command the kernel left quiet until user space first read it).
