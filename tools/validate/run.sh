@@ -225,6 +225,8 @@ rm -rf "$RES/bin/uprobe_specs"
 cp -r "$(dirname "$TOOL")/uprobe_specs" "$RES/bin/uprobe_specs" 2>/dev/null ||
 	cp -r "$REPO/uprobe_specs" "$RES/bin/uprobe_specs" || die "no uprobe_specs/ next to $TOOL nor in $REPO"
 TOOL_RUN=$RES/bin/memattr-bpf
+cp "$HERE/gate.sh" "$RES/bin/gate.sh"
+GATE=$RES/bin/gate.sh
 {
 	echo "when=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "tool_commit=$TOOL_COMMIT${TOOL_DIRTY:+ (work tree has uncommitted changes)}"
@@ -470,6 +472,19 @@ find_launcher() {
 	return 1
 }
 
+# find_gate ROOT TIMEOUT: the gate.sh shell below ROOT (--modes sampled).
+find_gate() {
+	local c t0=$EPOCHREALTIME
+	while pid_running "$1" && ! elapsed_since "$t0" "$2"; do
+		for c in $(descendants "$1"); do
+			tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null | grep -q "^/bin/sh $GATE " &&
+				{ echo "$c"; return 0; }
+		done
+		sleep 0.02
+	done
+	return 1
+}
+
 # stop_ours PID: SIGINT (the tool flushes and detaches), then SIGKILL.
 stop_ours() {
 	is_ours_running "$1" || return 0
@@ -508,11 +523,39 @@ run_one() {
 	} >"$d/meta.txt"
 	if [ "$mode" = launch ] || [ "$mode" = sampled ]; then
 		user_outdir "$d/tool"
-		echo "command=cd $d/work && sudo memattr-bpf --output $d/tool -- ${cmd[*]}" >>"$d/meta.txt"
-		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --output "$d/tool" -- "${cmd[@]}" \
+		local -a run_cmd=("${cmd[@]}")
+		# sampled: the job waits at a gate (a shell that execs the launcher
+		# once $d/work/go exists) until the sampled tool traces the gate, so
+		# that both tools see the ranks from their exec. Attached to a job
+		# already running, the sampled tool would infer the owners of what
+		# the ranks held then (the attach inference), and the comparison
+		# would measure that, not the sampled attribution.
+		[ "$mode" = sampled ] && run_cmd=(/bin/sh "$GATE" "$d/work/go" "${cmd[@]}")
+		echo "command=cd $d/work && sudo memattr-bpf --output $d/tool -- ${run_cmd[*]}" >>"$d/meta.txt"
+		env -i --chdir="$d/work" "${SUDO_VARS[@]}" "$TOOL_RUN" --output "$d/tool" -- "${run_cmd[@]}" \
 			>"$d/job.out" 2>"$d/tool.err" &
 		tool_pid=$!
 		track_pid "$tool_pid"
+		local s_pid="" rc_s_tool=0 gate=""
+		if [ "$mode" = sampled ]; then
+			gate=$(find_gate "$tool_pid" 30) && track_pid "$gate"
+		fi
+		if [ -n "$gate" ]; then
+			user_outdir "$d/tool_sampled"
+			echo "sampled_command=sudo memattr-bpf --attribution sampled --output $d/tool_sampled --pid <gate pid> --ready-fd 3, the job let go once it is ready" >>"$d/meta.txt"
+			"$TOOL_RUN" --attribution sampled --output "$d/tool_sampled" --pid "$gate" --ready-fd 3 \
+				3>"$d/sampled.ready" >"$d/sampled.out" 2>"$d/sampled.err" &
+			s_pid=$!
+			track_pid "$s_pid"
+			local tr=$EPOCHREALTIME
+			while [ ! -s "$d/sampled.ready" ] && pid_running "$s_pid" && ! elapsed_since "$tr" 60; do
+				sleep 0.02
+			done
+			[ -s "$d/sampled.ready" ] || { status=fail; why+="; the sampled tool never said it traced the job"; }
+			touch "$d/work/go"
+		elif [ "$mode" = sampled ]; then
+			touch "$d/work/go"
+		fi
 		"$PY" "$HERE/sampler.py" --root "$tool_pid" --exe "$exe" --np "$np" --out "$d/sampler" \
 			--app-libs "$RES/build/$m/$app.libs" ${code[@]+"${code[@]}"} \
 			2>"$d/sampler.err" &
@@ -521,14 +564,6 @@ run_one() {
 		# mpirun too, so that an interrupted run stops the job as well.
 		local lp
 		lp=$(find_launcher "$tool_pid" "${cmd[0]}" 30) && track_pid "$lp"
-		local s_pid="" rc_s_tool=0
-		if [ "$mode" = sampled ] && [ -n "$lp" ]; then
-			echo "sampled_command=sudo memattr-bpf --attribution sampled --output $d/tool_sampled --job <launcher pid>" >>"$d/meta.txt"
-			"$TOOL_RUN" --attribution sampled --output "$d/tool_sampled" --job "$lp" \
-				>"$d/sampled.out" 2>"$d/sampled.err" &
-			s_pid=$!
-			track_pid "$s_pid"
-		fi
 		if ! wait_gone "$tool_pid" "$RUN_TIMEOUT"; then
 			status=fail why="still running after ${RUN_TIMEOUT}s"
 			stop_ours "$tool_pid"
@@ -539,7 +574,7 @@ run_one() {
 			wait "$s_pid" || rc_s_tool=$?
 			[ "$rc_s_tool" -eq 0 ] || { status=fail; why+="; sampled tool exit status $rc_s_tool"; }
 		elif [ "$mode" = sampled ]; then
-			status=fail why+="; no launcher to attach the sampled tool to"
+			status=fail why+="; no gate to attach the sampled tool to"
 		fi
 		grep -m1 '^memattr-bpf: tracing' "$d/tool.err" >/dev/null ||
 			{ status=fail; why+="; tool never said it was tracing"; }
