@@ -30,9 +30,10 @@
 #   --repeat N        determinism: HPCCG, 2 ranks, launched, N times (default 10;
 #                     first MPI only); --no-repeat skips it
 #   --modes LIST      launch,attach (default both); sampled: launched under the
-#                     tool (exact, as launch) with a second tool attached to the
-#                     launcher at once with --attribution sampled, so that both
-#                     attributions of the same run can be compared (table.py:
+#                     tool (exact, as launch), the job held at a gate (gate.sh)
+#                     until a second tool, --attribution sampled --pid <gate>,
+#                     traces it: both see the ranks from their exec, so that
+#                     both attributions of the same run can be compared (table.py:
 #                     each component's largest error, as a share of `total`)
 #   --attach-delay S  attach this long after every rank is running (default 1.5)
 #   --tool PATH       memattr-bpf binary (default: the repo's ./memattr-bpf)

@@ -347,7 +347,7 @@ def compare_sampled(exact, sampled):
 def sampled_vs_exact(runs_dir):
     """Issue 34's yardstick: `--attribution sampled` against exact, the same runs."""
     out = ["", "Sampled attribution against exact, the same runs (`--modes sampled`: launched under the "
-           "tool, exact, with a second tool attached to the launcher at once with `--attribution sampled`). "
+           "tool, exact, the job held at a gate until a second tool, `--attribution sampled`, traces it). "
            "Per component, the largest difference in any compared sample as a share of `total`, worst rank; "
            f"compared: the samples where `total` moved less than {100 * STEADY:.1f}% around the instant. "
            "Goal (issue 34): within 2% of `total`.", "",
