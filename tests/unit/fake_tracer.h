@@ -14,6 +14,7 @@
 #include "bpf_loader.h"
 
 #define FAKE_TRACER_PIDS	64
+#define FAKE_TRACER_JOBS	8
 
 struct fake_tracer {
 	event_fn fn;
@@ -27,6 +28,7 @@ struct fake_tracer {
 	unsigned int ntraced;
 	unsigned int removes;		/* tracer_remove_process calls */
 	uint64_t stats[STAT_NR];	/* what tracer_stats reports */
+	uint64_t job_drops[FAKE_TRACER_JOBS];	/* what tracer_job_drops reports, by job slot */
 };
 
 extern struct fake_tracer fake_tracer;

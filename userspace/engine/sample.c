@@ -115,6 +115,13 @@ static void account_session(struct tracker *t, struct session *s, double now)
 {
 	struct sink_job j;
 
+	bool sampled = false;
+
+	for (struct proc *p = s->procs.first; p && !sampled; p = p->next)
+		sampled = p->sample_mark_ns && !p->oom_marked;
+	/* Before the view: the rows of this sample carry its own gap. */
+	if (sampled)
+		tracker_note_sample(t, s, now);
 	tracker_job_view(t, s, &j);
 	j.now = now - s->t0;	/* the job's clock (session.h) */
 	for (struct proc *p = s->procs.first; p; p = p->next) {
