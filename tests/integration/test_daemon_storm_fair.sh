@@ -3,7 +3,7 @@
 # finding 8). Under the node service (--interval 500): job B, a quiet
 # process holding 16 MiB, then job A, the storm workload (60,000 mappings,
 # two threads mapping, touching and unmapping in a tight loop) for 12 s.
-#  - B's timeline has no gap above 4 intervals (2 s) while A storms (12 s before):
+#  - B's timeline has no gap above 4 intervals (2 s) while A storms:
 #    the ring is read in bounded turns, the samples due taken between them;
 #  - B's run_info.csv says how its samples went (sample_gap_max_s, agreeing
 #    with its timeline; samples_late) and what it lost itself
@@ -14,7 +14,7 @@ source "$(dirname "$0")/daemon_lib.sh"
 
 INTERVAL_MS=500
 STORM_S=12
-MAX_GAP_S=2.0	# 4 intervals: generous for a loaded 2-core machine; 12 s before
+MAX_GAP_S=2.0	# 4 intervals: generous for a loaded 2-core machine
 
 it_setup
 [ -x "$WORKLOAD_SRC_BIN/storm" ] || make -s -C "$REPO/tests/workloads" bin/storm >/dev/null ||
