@@ -268,6 +268,18 @@ struct {
 } stats SEC(".maps");
 
 /*
+ * STAT_RINGBUF_DROPS again, by the job of the process whose record was
+ * lost (its traced_proc.job, modulo JOB_DROP_SLOTS): one job's storm fills
+ * the ring for every job, and each job's run_info says what it lost.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JOB_DROP_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} job_drops SEC(".maps");
+
+/*
  * Set by the node service: an exec of a process not traced yet is reported
  * too (job slot 0), so user space can read its environment and start or
  * join its job's session. Execs are rare; the rest stays per traced process.
@@ -362,6 +374,22 @@ static __always_inline void count(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
 
+	if (v)
+		(*v)++;
+}
+
+/* A record of tgid the ring buffer had no room for: counted node-wide and for its job. */
+static __always_inline void count_drop(__u32 tgid)
+{
+	struct traced_proc *tp = bpf_map_lookup_elem(&traced, &tgid);
+	__u32 slot;
+	__u64 *v;
+
+	count(STAT_RINGBUF_DROPS);
+	if (!tp)
+		return;
+	slot = tp->job & (JOB_DROP_SLOTS - 1);
+	v = bpf_map_lookup_elem(&job_drops, &slot);
 	if (v)
 		(*v)++;
 }
@@ -700,7 +728,7 @@ static __always_inline void emit_run(__u32 tgid, __u32 tid, __u64 run)
 	struct ev_run *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
-		count(STAT_RINGBUF_DROPS);
+		count_drop(tgid);
 		return;
 	}
 	fill_header(&e->h, EV_RUN, tgid);
@@ -1196,7 +1224,7 @@ static __always_inline int syscall_exit(long ret)
 	else
 		e = bpf_ringbuf_reserve(&events, EV_SYSCALL_NOSTACK_SIZE, 0);
 	if (!e) {
-		count(STAT_RINGBUF_DROPS);
+		count_drop(bpf_get_current_pid_tgid() >> 32);
 		return 0;
 	}
 	fill_header(&e->h, EV_SYSCALL, bpf_get_current_pid_tgid() >> 32);
@@ -1373,7 +1401,7 @@ static __always_inline void emit_rss(__u32 tgid, __u64 addr, __s64 delta,
 	struct ev_rss *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
-		count(STAT_RINGBUF_DROPS);
+		count_drop(tgid);
 		return;
 	}
 	fill_header(&e->h, EV_RSS, tgid);
@@ -1519,7 +1547,7 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct
 	struct ev_task *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
-		count(STAT_RINGBUF_DROPS);
+		count_drop(tgid);
 		return;
 	}
 	fill_header(&e->h, type, tgid);
@@ -1610,7 +1638,7 @@ static __always_inline void report_call_in_flight(struct task_struct *p, struct 
 		return;
 	e = bpf_ringbuf_reserve(&events, EV_SYSCALL_NOSTACK_SIZE, 0);
 	if (!e) {
-		count(STAT_RINGBUF_DROPS);
+		count_drop(p->tgid);
 		return;
 	}
 	fill_header(&e->h, EV_SYSCALL, p->tgid);
@@ -1771,7 +1799,7 @@ int ma_oom_victim(struct mark_victim_rec *ctx)
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		count(STAT_RINGBUF_DROPS);
+		count_drop(pid);
 		return 0;
 	}
 	fill_header(&e->h, EV_OOM, pid);

@@ -282,6 +282,14 @@ struct mpi_call_key {
 	__u32 fn;		/* spec index + 1 */
 };
 
+/*
+ * Records lost per job (job_drops in memattr.bpf.c), at the job slot
+ * modulo this: user space reads a session's slot against what it held when
+ * the session began, so a slot used again after this many jobs still
+ * counts from 0. A power of two.
+ */
+#define JOB_DROP_SLOTS		1024
+
 /* Counters user space reads for the summary: lost events are reported, never hidden. */
 enum stat_idx {
 	STAT_RINGBUF_DROPS = 0,

@@ -98,9 +98,9 @@ int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, u
 }
 
 /* The tests feed the engine's entry themselves: the ring is always empty. */
-int tracer_poll(struct bpf_tracer *t, int timeout_ms)
+int tracer_poll(struct bpf_tracer *t, int timeout_ms, int budget_ms)
 {
-	(void)t, (void)timeout_ms;
+	(void)t, (void)timeout_ms, (void)budget_ms;
 	return 0;
 }
 
@@ -116,10 +116,22 @@ bool tracer_watch_fired(struct bpf_tracer *t)
 	return false;
 }
 
-int tracer_drain(struct bpf_tracer *t)
+int tracer_drain(struct bpf_tracer *t, int budget_ms)
+{
+	(void)t, (void)budget_ms;
+	return 0;
+}
+
+bool tracer_backlog(const struct bpf_tracer *t)
 {
 	(void)t;
-	return 0;
+	return false;
+}
+
+uint64_t tracer_job_drops(struct bpf_tracer *t, uint32_t job)
+{
+	(void)t;
+	return job < FAKE_TRACER_JOBS ? fake_tracer.job_drops[job] : 0;
 }
 
 int tracer_flush_runs(struct bpf_tracer *t)

@@ -14,6 +14,7 @@
 #include "bpf_loader.h"
 
 #define FAKE_TRACER_PIDS	64
+#define FAKE_TRACER_JOBS	8
 
 struct fake_tracer {
 	event_fn fn;
@@ -35,6 +36,7 @@ struct fake_tracer {
 	} sites[8];
 	unsigned int nsites;
 	unsigned int site_walks;	/* tracer_heap_sites calls */
+	uint64_t job_drops[FAKE_TRACER_JOBS];	/* what tracer_job_drops reports, by job slot */
 };
 
 extern struct fake_tracer fake_tracer;

@@ -71,6 +71,10 @@
  *       -> test_heap_peak_taken_for_peaked_only fails
  *   mode_counts.c mode_counts_peaks(): the due flags left set after the walk
  *       -> test_heap_peak_taken_for_peaked_only fails
+ *   job_view.c tracker_refresh_kstats(): a job's drops not counted from its start (drop `- s->drops_base`)
+ *       -> test_job_drops_and_sample_gaps fails
+ *   job_view.c tracker_note_sample(): every gap late (drop the 2-interval test)
+ *       -> test_job_drops_and_sample_gaps fails
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -89,6 +93,7 @@
 #include "engine.h"
 #include "fake_tracer.h"
 #include "mode_counts.h"
+#include "job_view.h"
 #include "procfs.h"
 #include "spec.h"
 #include "tracker.h"
@@ -854,6 +859,44 @@ static void test_fork_of_shell_named_at_exec(void **state)
 	exit_rec(e, slot(e->s), pid);
 }
 
+/*
+ * One job's storm (issue 32, finding 8): each job's drops are its own,
+ * counted from its start though its kernel slot served an older job; its
+ * largest gap between samples and the samples later than two intervals.
+ */
+static void test_job_drops_and_sample_gaps(void **state)
+{
+	struct env *e = *state;
+	struct session *s2;
+	struct sink_job j;
+
+	fake_tracer.job_drops[2] = 5;		/* the slot's count before the second job */
+	s2 = tracker_new_session(e->t, "2", JOB_MATCH_NONE);
+	assert_non_null(s2);
+	assert_int_equal(slot(s2), 2);
+	fake_tracer.job_drops[1] = 3;
+	fake_tracer.job_drops[2] = 12;
+	fake_tracer.stats[STAT_RINGBUF_DROPS] = 15;
+	tracker_refresh_kstats(e->t);
+	tracker_job_view(e->t, s2, &j);
+	assert_int_equal(j.c.job_dropped, 7);
+	assert_int_equal(j.c.dropped, 15);	/* node-wide, beside it */
+	tracker_job_view(e->t, e->s, &j);
+	assert_int_equal(j.c.job_dropped, 3);
+
+	/* interval_ms 100: 0.1 s on time, 0.4 s late. */
+	tracker_note_sample(e->t, s2, 1.0);
+	tracker_note_sample(e->t, s2, 1.1);
+	tracker_note_sample(e->t, s2, 1.5);
+	tracker_note_sample(e->t, s2, 1.6);
+	tracker_job_view(e->t, s2, &j);
+	assert_true(j.c.sample_gap_max_s > 0.39 && j.c.sample_gap_max_s < 0.41);
+	assert_int_equal(j.c.samples_late, 1);
+	tracker_job_view(e->t, e->s, &j);
+	assert_true(j.c.sample_gap_max_s == 0);
+	assert_int_equal(j.c.samples_late, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -879,6 +922,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_accessors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_ends_with_its_last_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_of_shell_named_at_exec, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_drops_and_sample_gaps, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

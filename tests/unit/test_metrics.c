@@ -193,6 +193,7 @@ static void test_job_detail(void **state)
 	assert_int_equal(metrics_proc_update(a, &r1, 1, "0", &t1, c, 2), 0);
 	assert_int_equal(metrics_proc_update(b, &x, 0, "", &t0, c, 2), 0);
 	metrics_oom_count(&m, a, 1);
+	b->dropped = 12;
 	s = render(&m, NULL, false);
 	must_not_have(s, "rank=\"0\"");
 	must_not_have(s, "memattr_rank_");
@@ -209,6 +210,9 @@ static void test_job_detail(void **state)
 	/* The largest rank's peak, not the sum. */
 	must_have(s, "memattr_job_rank_peak_resident_bytes{job=\"7\",uid=\"1001\"} 310\n");
 	must_have(s, "memattr_oom_kills_total{job=\"7\",uid=\"1001\",rank=\"1\"} 1\n");
+	/* Each job its own drops: one job's storm is not charged to the other. */
+	must_have(s, "memattr_job_events_dropped_total{job=\"7\",uid=\"1001\"} 0\n");
+	must_have(s, "memattr_job_events_dropped_total{job=\"7\",uid=\"1003\"} 12\n");
 	free(s);
 	metrics_proc_remove(&x);
 	metrics_job_remove(&m, a);

@@ -1003,6 +1003,44 @@ static void test_stale_mremap_grown_in_place(void **state)
 }
 
 /*
+ * A plugin MPI_Init dlopen'ed, its record handled after the smaps read
+ * that already shows it (the ring read stopped on its deadline before the
+ * read): the read names the owner from the path, but the MPI call that
+ * mapped it comes only from the record, and the plugin's pages are that
+ * call's growth. Mutation checked: apply_stale returning at once for a
+ * file mmap (as before) leaves the region with no function and the
+ * faults charged to none -> this test fails.
+ */
+static void test_stale_file_map_keeps_mpi_call(void **state)
+{
+	const char *plugin = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so";
+	const uint32_t init = 3;	/* the record's MPI function, as a probe or the stack gives it */
+	struct proc_sync_state s;
+	struct mpi_fn_stats *st;
+	struct region *r;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	proc_sync_begin(&s, p, &cls, LATER + 10);
+	base_vmas(&s, false);
+	vma(&s, NEWLIB_CODE, NEWLIB_CODE + 0x4000, "r-xp", plugin, 0);
+	proc_sync_end(&s, true, 1);
+	sys(LATER, NR_MMAP, 0, 0x4000, PROT_READ | PROT_EXEC, MAP_PRIVATE, (int64_t)NEWLIB_CODE, 0,
+	    2, LIBC_CODE + 0x10, APP_CODE + 0x20);
+	ev.mpi_fn = init;
+	proc_apply_syscall(p, &cls, &ev, 0);
+	r = regions_find(&p->regions, NEWLIB_CODE);
+	assert_non_null(r);
+	assert_int_equal(r->owner, cls.mpi);	/* the read's owner, not the requester's */
+	assert_int_equal(r->mpi_fn, init);
+	/* Its code faulted in after the read: MPI_Init's growth. */
+	faults(LATER + 20, NEWLIB_CODE, 2);
+	st = mpi_fn_get(&p->mpi_fns, init, false);
+	assert_non_null(st);
+	assert_int_equal(st->gained, 8 * KIB);
+}
+
+/*
  * realloc moved a block (mremap MAYMOVE) and the smaps read came between
  * the call and its record: the read shows only the new mapping, unowned.
  * The record's stack says who asked.
@@ -1244,6 +1282,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_event_gives_owner_not_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_mremap_grown_in_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_mremap_moved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_file_map_keeps_mpi_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brk_growth_and_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_touched_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_touched_ranges_overflow, setup, teardown),

@@ -816,6 +816,26 @@ static bool splits_a_read_region(struct proc *p, uint64_t start, uint64_t end)
 }
 
 /*
+ * A file mapped before the last smaps read: the read named its owner from
+ * the path, but only the request knows the MPI call and the stack that
+ * asked (a plugin MPI_Init dlopen'ed: its pages are MPI_Init's growth), as
+ * map_region gives them when the record comes first. A ring buffer read
+ * cut short by its deadline leaves such records for after the read.
+ */
+static void stale_file_map(struct proc *p, const struct classifier *cls,
+			   const struct ev_syscall *e, uint64_t start, uint64_t end)
+{
+	uint16_t fn;
+
+	/* A library its command maps comes without a stack: nothing to add. */
+	if (e->flags & EV_SYSCALL_SHARED_OBJECT)
+		return;
+	requested_owner(p, cls, e, 0, false, &fn);
+	regions_set_mpi_fn(&p->regions, start, end, fn);
+	regions_set_stack(&p->regions, start, end, p->req_stack);
+}
+
+/*
  * An event older than the last smaps read: the read already shows the
  * mappings and what is resident in them, but not who asked for them. Give
  * what the read left unowned to the requester, and keep the break current.
@@ -831,10 +851,12 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 
 	switch (e->nr) {
 	case NR_MMAP:
-		if (!(mflags & MAP_ANONYMOUS))
-			return;		/* the read classified the file */
 		start = (uint64_t)e->ret;
 		end = start + page_up(e->args[1]);
+		if (!(mflags & MAP_ANONYMOUS)) {
+			stale_file_map(p, cls, e, start, end);
+			return;
+		}
 		owner = requested_owner(p, cls, e, 0, mflags & MAP_STACK, &fn);
 		break;
 	case NR_BRK:

@@ -88,6 +88,7 @@ struct proc {
 	uint64_t brk_cur;		/* current program break, 0 when unknown */
 	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
 	double last_sync_time;
+	double sync_cost;		/* seconds its last smaps read took, 0: none yet (engine) */
 	/*
 	 * The period between its smaps reads, in units of --pss-interval:
 	 * doubled (up to MAPS_STRETCH_MAX) after a read that corrected the

@@ -5,6 +5,7 @@
 #include "held_records.h"
 #include "identity.h"
 #include "tracker.h"
+#include "tracker_base.h"
 
 struct replay_ctx {
 	struct tracker *t;
@@ -121,9 +122,20 @@ static void release_all_held(struct tracker *t)
 		}
 }
 
+/* What is left of the round's time for reading the ring (at least a little: progress). */
+static int drain_budget_ms(const struct tracker *t)
+{
+	double left;
+
+	if (t->drain_until <= 0)
+		return 0;
+	left = (t->drain_until - tracker_now(t)) * 1000;
+	return left >= 1 ? (int)left : 1;
+}
+
 void held_records_drain(struct tracker *t)
 {
-	tracer_drain(&t->bpf);
+	tracer_drain(&t->bpf, drain_budget_ms(t));
 	release_all_held(t);
 }
 

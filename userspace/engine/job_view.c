@@ -14,6 +14,26 @@ static const char *modes_name(const struct options *o)
 	       o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
 }
 
+void tracker_refresh_kstats(struct tracker *t)
+{
+	tracer_stats(&t->bpf, t->kstats);
+	for (struct session *s = t->sessions; s; s = s->next)
+		s->drops = tracer_job_drops(&t->bpf, s->id) - s->drops_base;
+}
+
+void tracker_note_sample(struct tracker *t, struct session *s, double now)
+{
+	double gap = now - s->last_sample;
+
+	if (s->last_sample >= 0) {
+		if (gap > s->max_sample_gap)
+			s->max_sample_gap = gap;
+		if (gap > 2 * t->opt->interval_ms / 1e3)
+			s->late_samples++;
+	}
+	s->last_sample = now;
+}
+
 void tracker_job_view(struct tracker *t, const struct session *s, struct sink_job *j)
 {
 	const struct options *o = t->opt;
@@ -36,6 +56,9 @@ void tracker_job_view(struct tracker *t, const struct session *s, struct sink_jo
 	session_counters(s, &j->c);
 	/* The kernel side's counters are node-wide: one BPF object serves every job. */
 	j->c.dropped = t->kstats[STAT_RINGBUF_DROPS];
+	j->c.job_dropped = s->drops;
+	j->c.sample_gap_max_s = s->max_sample_gap;
+	j->c.samples_late = s->late_samples;
 	j->c.stack_read_failures = t->kstats[STAT_STACK_READ_FAIL];
 	j->c.rss_without_cause = t->kstats[STAT_NO_CTX_RSS];
 	j->c.heap_untracked = t->kstats[STAT_HEAP_FULL];

@@ -58,6 +58,7 @@ bool reads_mappings(struct tracker *t, struct session *s, struct proc *p)
 		return false;
 	}
 	cost = tracker_mono_s() - t0;
+	p->sync_cost = cost;
 	t->smaps_cost = t->smaps_cost ? 0.9 * t->smaps_cost + 0.1 * cost : cost;
 	/* Libraries loaded since the last read get their probes now. */
 	if (t->probing)

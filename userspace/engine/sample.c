@@ -13,6 +13,8 @@
 
 #define FORK_SETTLE_S		0.5	/* a forked child usually execs within this */
 #define SMAPS_BUDGET		0.02	/* at most 2% of a core reading smaps */
+/* A process whose one smaps read takes this share of the interval is a long read. */
+#define LONG_READ_SHARE		0.25
 
 /* A forked child is named once it has exec'd or lived long enough not to. */
 static bool ready(const struct proc *p, double now)
@@ -42,10 +44,31 @@ void sample_flush_runs(struct tracker *t)
 	}
 }
 
-static bool sync_due(const struct tracker *t, const struct proc *p, double now, double period)
+/*
+ * A sample round reads every job's processes in turn: one whose read is
+ * long (tens of thousands of mappings) is read after the round's samples
+ * are taken, so that it delays no other job's samples, and when it asks
+ * for a read (needs_sync: its own storm of requests, or records lost) it
+ * is read again within the smaps budget only, not at every sample.
+ */
+static bool long_read(const struct tracker *t, const struct proc *p)
 {
-	return p->account && !held_records_settling(t, p, now) &&
-	       (p->needs_sync || now - p->last_sync_time >= period * p->maps_stretch);
+	return p->sync_cost >= t->opt->interval_ms / 1e3 * LONG_READ_SHARE;
+}
+
+static bool asked_read_due(const struct tracker *t, const struct proc *p, double now)
+{
+	if (!p->needs_sync)
+		return false;
+	return !long_read(t, p) || now - p->last_sync_time >= p->sync_cost / SMAPS_BUDGET;
+}
+
+/* p's mappings are to be read now: in the round (long: false), or after it (true). */
+static bool sync_due(const struct tracker *t, const struct proc *p, double now, double period,
+		     bool long_reads)
+{
+	return p->account && !held_records_settling(t, p, now) && long_read(t, p) == long_reads &&
+	       (asked_read_due(t, p, now) || now - p->last_sync_time >= period * p->maps_stretch);
 }
 
 /*
@@ -57,24 +80,25 @@ static bool sync_due(const struct tracker *t, const struct proc *p, double now, 
  * region is there, and the read counts the merged entry page by page. A
  * drain can end processes: the ones due are taken by pid.
  */
-static void sync_mappings(struct tracker *t, struct session *s, double now, double period)
+static void sync_mappings(struct tracker *t, struct session *s, double now, double period,
+			  bool long_reads)
 {
 	size_t n = 0, i = 0;
 	struct proc *p;
 	pid_t *due;
 
 	for (p = s->procs.first; p; p = p->next)
-		n += sync_due(t, p, now, period);
+		n += sync_due(t, p, now, period, long_reads);
 	due = n ? malloc(n * sizeof(*due)) : NULL;
 	if (!due)
 		return;		/* none, or read in mark_session without the drain */
 	for (p = s->procs.first; p; p = p->next)
-		if (sync_due(t, p, now, period))
+		if (sync_due(t, p, now, period, long_reads))
 			due[i++] = p->pid;
 	for (i = 0; i < n; i++) {
 		held_records_drain(t);
 		p = session_find(s, due[i]);
-		if (p && sync_due(t, p, now, period)) {
+		if (p && sync_due(t, p, now, period, long_reads)) {
 			/* Records older than its first read come before it. */
 			if (p->held.count)
 				held_records_release(t, s, p);
@@ -84,24 +108,29 @@ static void sync_mappings(struct tracker *t, struct session *s, double now, doub
 	free(due);
 }
 
+static double session_pss_period(struct tracker *t, const struct session *s)
+{
+	size_t nalive = 0;
+
+	for (const struct proc *p = s->procs.first; p; p = p->next)
+		nalive += p->account;
+	return effective_pss_period(t, nalive);
+}
+
 /* A sample's first step: mappings read where due, then every VmRSS. */
 static void mark_session(struct tracker *t, struct session *s, double now)
 {
+	double period = session_pss_period(t, s);
 	struct proc *p, *tmp;
-	size_t nalive = 0;
-	double period;
 
-	for (p = s->procs.first; p; p = p->next)
-		nalive += p->account;
-	period = effective_pss_period(t, nalive);
-	sync_mappings(t, s, now, period);
+	sync_mappings(t, s, now, period, false);
 	proc_table_for_each(&s->procs, p, tmp) {
 		if (!p->account || held_records_settling(t, p, now))
 			continue;
 		/* Records older than its first read come before it. */
 		if (p->held.count)
 			held_records_release(t, s, p);
-		if (sync_due(t, p, now, period) && !reads_mappings(t, s, p))
+		if (sync_due(t, p, now, period, false) && !reads_mappings(t, s, p))
 			continue;
 		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
 		if (!ready(p, now))
@@ -116,6 +145,13 @@ static void account_session(struct tracker *t, struct session *s, double now)
 {
 	struct sink_job j;
 
+	bool sampled = false;
+
+	for (struct proc *p = s->procs.first; p && !sampled; p = p->next)
+		sampled = p->sample_mark_ns && !p->oom_marked;
+	/* Before the view: the rows of this sample carry its own gap. */
+	if (sampled)
+		tracker_note_sample(t, s, now);
 	tracker_job_view(t, s, &j);
 	j.now = now - s->t0;	/* the job's clock (session.h) */
 	for (struct proc *p = s->procs.first; p; p = p->next) {
@@ -157,4 +193,7 @@ void sample_sessions(struct tracker *t)
 	for (s = t->sessions; s; s = s->next)
 		account_session(t, s, now);
 	mode_counts_peaks(t);
+	/* The long reads, once every job's samples are out (their VmRSS: the next round). */
+	for (s = t->sessions; s; s = s->next)
+		sync_mappings(t, s, now, session_pss_period(t, s), true);
 }

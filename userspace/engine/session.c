@@ -15,6 +15,7 @@ struct session *session_new(uint32_t id, const char *job, const struct spec_set 
 	if (!s)
 		return NULL;
 	s->id = id;
+	s->last_sample = -1;
 	s->owner = JOB_ANY_UID;
 	if (job && !(s->job = strdup(job))) {
 		free(s);

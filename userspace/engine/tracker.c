@@ -32,6 +32,14 @@
 #define RESCAN_PERIOD_S		1.0	/* env-matched jobs: look for new processes */
 #define SUMMARY_PERIOD_S	5.0	/* rewrite summary.csv while running */
 #define KSTATS_PERIOD_S		0.5	/* kernel counters for the live outputs */
+/*
+ * A sample round's drains read the ring for at most this share of the
+ * interval: under a storm, the records left wait for the next turn, and
+ * the samples of every job stay on the grid.
+ */
+#define ROUND_DRAIN_SHARE	0.25
+/* The last figures: what is in the ring is read, unless a storm never lets it empty. */
+#define FINAL_DRAIN_S		2.0
 
 /* The spec MPI function at offset off of file path in p (its catalogue number), 0: none. */
 static uint32_t mpi_fn_at(void *ctx, const struct proc *p, const char *path, uint64_t off)
@@ -161,6 +169,8 @@ struct session *tracker_new_session(struct tracker *t, const char *job, enum job
 		return NULL;
 	t->next_id++;
 	s->match = match;
+	/* Its kernel slot may have served an older job (JOB_DROP_SLOTS): count from now. */
+	s->drops_base = tracer_job_drops(&t->bpf, s->id);
 	/*
 	 * Every mode: a memory request made inside the MPI library is tagged
 	 * with the outermost MPI function on its stack, so mpi_calls.csv has
@@ -284,9 +294,10 @@ int tracker_run(struct tracker *t, volatile sig_atomic_t *stop)
 		int ret;
 
 		if (now >= next) {
+			t->drain_until = now + interval * ROUND_DRAIN_SHARE;
 			held_records_drain(t);
 			if (now - last_kstats >= KSTATS_PERIOD_S) {
-				tracer_stats(&t->bpf, t->kstats);
+				tracker_refresh_kstats(t);
 				last_kstats = now;
 			}
 			sample_sessions(t);
@@ -326,7 +337,8 @@ int tracker_run(struct tracker *t, volatile sig_atomic_t *stop)
 		 * ever on an idle job (--duration was never checked again).
 		 */
 		wait_ms = (next - tracker_now(t)) * 1000 + 1;
-		ret = tracer_poll(&t->bpf, wait_ms > 0 ? (int)wait_ms : 0);
+		/* Records are read until the next sample is due, not until the ring is empty. */
+		ret = tracer_poll(&t->bpf, wait_ms > 0 ? (int)wait_ms : 0, wait_ms >= 1 ? (int)wait_ms : 1);
 		tracker_end_drain(t);
 		if (tracer_watch_fired(&t->bpf))
 			next = tracker_now(t);
@@ -351,6 +363,7 @@ void tracker_finish(struct tracker *t)
 	size_t nlinks = 0;
 
 	sample_flush_runs(t);
+	t->drain_until = tracker_now(t) + FINAL_DRAIN_S;
 	held_records_drain(t);
 	for (s = t->sessions; s; s = s->next) {
 		struct sink_job j;
@@ -362,7 +375,7 @@ void tracker_finish(struct tracker *t)
 			if (p->account && p->named && !p->oom_marked && proc_sample(p, &s->cls, now) == 0)
 				session_sample(s, p, &j);
 	}
-	tracer_stats(&t->bpf, t->kstats);
+	tracker_refresh_kstats(t);
 	/* Figures first, then every link detached at once (the maps go with tracer_close). */
 	for (s = t->sessions; s; s = s->next)
 		for (p = s->procs.first; p; p = p->next) {

@@ -313,6 +313,14 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "duration_s,%.3f\n", j->now);
 	fprintf(f, "events,%llu\n", (unsigned long long)c->events);
 	fprintf(f, "dropped_events,%llu\n", (unsigned long long)c->dropped);
+	/*
+	 * The node service's jobs share one ring buffer: what this job lost of
+	 * the node's drops, and how late its samples came (another job's
+	 * storm shows here, in the job it starved).
+	 */
+	fprintf(f, "job_dropped_events,%llu\n", (unsigned long long)c->job_dropped);
+	fprintf(f, "sample_gap_max_s,%.3f\n", c->sample_gap_max_s);
+	fprintf(f, "samples_late,%llu\n", (unsigned long long)c->samples_late);
 	fprintf(f, "stack_read_failures,%llu\n", (unsigned long long)c->stack_read_failures);
 	fprintf(f, "rss_changes_without_cause,%llu\n", (unsigned long long)c->rss_without_cause);
 	fprintf(f, "memory_requests,%llu\n", (unsigned long long)c->requests);

@@ -55,6 +55,7 @@ struct mx_job {
 	char *id, *user;
 	uid_t uid;
 	struct mx_proc *procs;
+	uint64_t dropped;		/* its processes' records the ring buffer had no room for */
 	struct mx_job *next;
 };
 

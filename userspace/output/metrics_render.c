@@ -89,6 +89,17 @@ static void job_rank_peak(const struct page *pg)
 	}
 }
 
+/* One job's storm fills the ring for every job: what each job lost, its own. */
+static void job_dropped_family(const struct page *pg)
+{
+	family(pg->f, pg->om, "memattr_job_events_dropped", MX_COUNTER, NULL,
+	       "Kernel events of the job's processes lost (ring buffer full).");
+	for (const struct mx_job *j = pg->m->jobs; j; j = j->next) {
+		job_labels(pg->f, "memattr_job_events_dropped_total", j->id, j->uid);
+		fprintf(pg->f, "} %" PRIu64 "\n", j->dropped);
+	}
+}
+
 static void rank_family(const struct page *pg, const char *name, int which, const char *help)
 {
 	FILE *f = pg->f;
@@ -217,6 +228,7 @@ int metrics_render(FILE *f, const struct metrics *m, const struct mx_self *self,
 	job_family(&pg, "memattr_job_proportional_bytes", MXV_PSS,
 		   "Proportional set size of every process of the job on this node, by component.");
 	job_rank_peak(&pg);
+	job_dropped_family(&pg);
 	if (ranks) {
 		rank_family(&pg, "memattr_rank_resident_bytes", MXV_RSS,
 			    "Resident bytes of a rank, by component (the CSV's rss_bytes).");

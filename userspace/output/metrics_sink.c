@@ -30,9 +30,9 @@ static void mx_proc_sample(struct sink *s, const struct sink_job *j, const struc
 	struct metrics_sink *ms = (struct metrics_sink *)s;
 	struct mx_comp stack[MX_STACK_COMPS], *comps = stack, total;
 
-	(void)j;
 	if (!ms->job)
 		return;
+	ms->job->dropped = j->c.job_dropped;
 	if (p->ncomps > MX_STACK_COMPS) {
 		comps = malloc(p->ncomps * sizeof(*comps));
 		if (!comps)

@@ -158,6 +158,9 @@ struct sink_oom {
 struct sink_counters {
 	uint64_t events, rss_events, syscall_events;
 	uint64_t dropped, stack_read_failures, rss_without_cause, heap_untracked;
+	uint64_t job_dropped;		/* of dropped (node-wide), this job's processes' records */
+	double sample_gap_max_s;	/* the longest time between two of its samples */
+	uint64_t samples_late;		/* samples more than twice the interval after the one before */
 	uint64_t requests, unwind_failures;	/* over every process, ended ones too */
 	uint64_t unwind_walks, unwind_walk_ns;	/* CFI walks of the requests, and their time */
 	uint64_t unwind_fallbacks;		/* walks the word scan had to finish */

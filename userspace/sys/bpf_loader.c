@@ -333,7 +333,9 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 	 * process's RSS counter page by page (16 MiB, its data mapped twice), each a run
 	 * of ma_rss_stat once it is attached.
 	 */
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
+	t->budget.fn = fn;
+	t->budget.ctx = ctx;
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), ring_budget_event, &t->budget, NULL);
 	if (!t->rb) {
 		snprintf(err, errlen, "cannot open the BPF ring buffer: %s", strerror(errno));
 		goto fail;
@@ -525,13 +527,14 @@ int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, u
 	return 0;
 }
 
-int tracer_poll(struct bpf_tracer *t, int timeout_ms)
+int tracer_poll(struct bpf_tracer *t, int timeout_ms, int budget_ms)
 {
 	struct epoll_event ev[2];
 	int n;
 
+	ring_budget_start(&t->budget, budget_ms);
 	if (!t->watching)
-		return ring_buffer__poll(t->rb, timeout_ms);
+		return ring_budget_result(&t->budget, ring_buffer__poll(t->rb, timeout_ms));
 	n = epoll_wait(t->epfd, ev, 2, timeout_ms);
 	if (n < 0)
 		return -errno;
@@ -543,7 +546,7 @@ int tracer_poll(struct bpf_tracer *t, int timeout_ms)
 		t->watched_fd = -1;
 		t->watch_fired = true;
 	}
-	return ring_buffer__consume(t->rb);
+	return ring_budget_result(&t->budget, ring_buffer__consume(t->rb));
 }
 
 /*
@@ -584,9 +587,30 @@ bool tracer_watch_fired(struct bpf_tracer *t)
 	return fired;
 }
 
-int tracer_drain(struct bpf_tracer *t)
+int tracer_drain(struct bpf_tracer *t, int budget_ms)
 {
-	return ring_buffer__consume(t->rb);
+	ring_budget_start(&t->budget, budget_ms);
+	return ring_budget_result(&t->budget, ring_buffer__consume(t->rb));
+}
+
+bool tracer_backlog(const struct bpf_tracer *t)
+{
+	return t->budget.cut;
+}
+
+uint64_t tracer_job_drops(struct bpf_tracer *t, uint32_t job)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 vals[ncpu > 0 ? ncpu : 1];
+	__u32 slot = job & (JOB_DROP_SLOTS - 1);
+	uint64_t n = 0;
+
+	if (ncpu <= 0 || bpf_map__lookup_elem(t->skel->maps.job_drops, &slot, sizeof(slot),
+					      vals, sizeof(vals), 0))
+		return 0;
+	for (int c = 0; c < ncpu; c++)
+		n += vals[c];
+	return n;
 }
 
 void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR])

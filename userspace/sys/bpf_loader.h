@@ -12,12 +12,10 @@
 #include <sys/types.h>
 
 #include "memattr.h"
+#include "ring_budget.h"
 
 struct memattr_bpf;
 struct ring_buffer;
-
-/* Called for each record; a non-zero return stops the current poll. */
-typedef int (*event_fn)(void *ctx, void *data, size_t size);
 
 /* The memory syscalls followed (memattr.h's NR_*): an entry and an exit tracepoint each. */
 #define TRACER_SYSCALLS		11
@@ -26,6 +24,7 @@ struct bpf_tracer {
 	struct memattr_bpf *skel;
 	struct bpf_link *syscall_links[2 * TRACER_SYSCALLS];
 	struct ring_buffer *rb;
+	struct ring_budget budget;	/* between the ring and the engine's callback */
 	bool watching;		/* epfd holds the ring buffer and watched_fd */
 	bool watch_fired;
 	int epfd;
@@ -73,8 +72,12 @@ void tracer_watch_exec(struct bpf_tracer *t, bool on);
 /* Entries now and capacity of a map with 4-byte keys (traced); -ENOENT: no such map. */
 int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, uint64_t *max);
 
-/* Wait up to timeout_ms for records and hand them to fn; -EINTR on a signal. */
-int tracer_poll(struct bpf_tracer *t, int timeout_ms);
+/*
+ * Wait up to timeout_ms for records and hand them to fn until budget_ms
+ * from the call (<= 0: until the ring is empty); the records handed over,
+ * or -errno (-EINTR on a signal).
+ */
+int tracer_poll(struct bpf_tracer *t, int timeout_ms, int budget_ms);
 
 /*
  * tracer_poll also returns when fd becomes readable (once: it is then no
@@ -83,8 +86,14 @@ int tracer_poll(struct bpf_tracer *t, int timeout_ms);
 int tracer_watch_fd(struct bpf_tracer *t, int fd);
 bool tracer_watch_fired(struct bpf_tracer *t);
 
-/* Hand over whatever is in the ring buffer now, without waiting. */
-int tracer_drain(struct bpf_tracer *t);
+/*
+ * Hand over whatever is in the ring buffer now, without waiting, for at
+ * most budget_ms (<= 0: until it is empty).
+ */
+int tracer_drain(struct bpf_tracer *t, int budget_ms);
+
+/* The last poll or drain stopped on its budget: records were left in the ring. */
+bool tracer_backlog(const struct bpf_tracer *t);
 
 /*
  * Every thread's run of faults still in the kernel goes into the ring
@@ -100,6 +109,12 @@ uint16_t tracer_step_epoch(struct bpf_tracer *t, pid_t tgid);
 
 /* Kernel-side counters summed over CPUs, indexed by enum stat_idx. */
 void tracer_stats(struct bpf_tracer *t, uint64_t out[STAT_NR]);
+
+/*
+ * Records lost so far by the processes of job slot job (job_drops: the
+ * slot modulo JOB_DROP_SLOTS, so count from what it held at the job's start).
+ */
+uint64_t tracer_job_drops(struct bpf_tracer *t, uint32_t job);
 
 enum uprobe_prog {
 	UPROBE_MPI_ENTER,

@@ -29,7 +29,10 @@ void held_records_inherit(struct tracker *t, struct session *s, struct proc *chi
 /* A rank's command younger than a sample interval: not read yet, its records held. */
 bool held_records_settling(const struct tracker *t, const struct proc *p, double now);
 
-/* The ring buffer drained, then the held records of every process released. */
+/*
+ * The ring buffer drained (until t->drain_until: records may be left for
+ * the next turn), then the held records of every process released.
+ */
 void held_records_drain(struct tracker *t);
 
 #endif

@@ -49,6 +49,13 @@ struct session {
 	uint64_t procs_traced;		/* ever added */
 	uint64_t procs_refused;		/* past SESSION_MAX_PROCS */
 	uint64_t oom_kills;		/* its processes the OOM killer chose */
+	/* Records of its processes the ring buffer had no room for (job_drops, memattr.bpf.c). */
+	uint64_t drops_base;		/* its kernel slot's count when it began */
+	uint64_t drops;			/* since, refreshed with the kernel's counters */
+	/* Its samples' spacing: a job another one starves says so (run_info). */
+	double last_sample;		/* tracker time of its last sample, < 0: none yet */
+	double max_sample_gap;		/* the longest between two of its samples */
+	uint64_t late_samples;		/* samples more than twice the interval after the one before */
 
 	double last_summary, last_scan;
 	/*

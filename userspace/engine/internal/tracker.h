@@ -77,6 +77,12 @@ struct tracker {
 	uint64_t map_full;		/* processes user space could not add: traced map full */
 	uint64_t output_errors;		/* files of ended sessions not written whole */
 	uint64_t kstats[STAT_NR];	/* kernel-side counters, refreshed each sample */
+	/*
+	 * Until when (tracker time) the drains of this sample round may read
+	 * the ring buffer, 0: until it is empty. A job that makes records as
+	 * fast as they are read would otherwise hold every job's samples.
+	 */
+	double drain_until;
 };
 
 /*
