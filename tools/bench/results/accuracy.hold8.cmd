@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.fmYxzG/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fmYxzG/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.fmYxzG/runs/accuracy.hold8/stop   ||   memattr-bpf --job 12299 --output /tmp/memattr-bench.fmYxzG/runs/accuracy.hold8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.OffKGC/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.OffKGC/runs/accuracy.hold8/ready --stop-file /tmp/memattr-bench.OffKGC/runs/accuracy.hold8/stop   ||   memattr-bpf --job 23870 --output /tmp/memattr-bench.OffKGC/runs/accuracy.hold8/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.fmYxzG/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 9356,9365 --output /tmp/memattr-bench.fmYxzG/runs/bpfstats.memreq/out
+/tmp/memattr-bench.OffKGC/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.OffKGC/runs/bpfstats.memreq/ready --go-file /tmp/memattr-bench.OffKGC/runs/bpfstats.memreq/go   ||   memattr-bpf --pid 20840,20849 --output /tmp/memattr-bench.OffKGC/runs/bpfstats.memreq/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.fmYxzG/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.fmYxzG/runs/bpfstats.storm/go   ||   memattr-bpf --pid 8894,8899 --output /tmp/memattr-bench.fmYxzG/runs/bpfstats.storm/out
+/tmp/memattr-bench.OffKGC/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.OffKGC/runs/bpfstats.storm/ready --go-file /tmp/memattr-bench.OffKGC/runs/bpfstats.storm/go   ||   memattr-bpf --pid 20383,20392 --output /tmp/memattr-bench.OffKGC/runs/bpfstats.storm/out

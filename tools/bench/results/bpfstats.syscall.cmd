@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.fmYxzG/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 9123,9132 --output /tmp/memattr-bench.fmYxzG/runs/bpfstats.syscall/out
+/tmp/memattr-bench.OffKGC/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.OffKGC/runs/bpfstats.syscall/ready --go-file /tmp/memattr-bench.OffKGC/runs/bpfstats.syscall/go   ||   memattr-bpf --pid 20608,20613 --output /tmp/memattr-bench.OffKGC/runs/bpfstats.syscall/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 4 /tmp/memattr-bench.fmYxzG/bin/forkexec --n 100 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.forkexec.untraced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.forkexec.untraced.4/go   ||   untraced
+mpirun --oversubscribe -np 4 /tmp/memattr-bench.OffKGC/bin/forkexec --n 100 --ready-dir /tmp/memattr-bench.OffKGC/runs/costs.forkexec.untraced.4/ready --go-file /tmp/memattr-bench.OffKGC/runs/costs.forkexec.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 4247 --output /tmp/memattr-bench.fmYxzG/runs/costs.memreq.traced.4/out
+/tmp/memattr-bench.OffKGC/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.OffKGC/runs/costs.memreq.traced.4/ready --go-file /tmp/memattr-bench.OffKGC/runs/costs.memreq.traced.4/go   ||   memattr-bpf --pid 15736 --output /tmp/memattr-bench.OffKGC/runs/costs.memreq.traced.4/out

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.memreq.untraced.4/go   ||   untraced
+/tmp/memattr-bench.OffKGC/bin/memreq --seconds 3 --ready-dir /tmp/memattr-bench.OffKGC/runs/costs.memreq.untraced.4/ready --go-file /tmp/memattr-bench.OffKGC/runs/costs.memreq.untraced.4/go   ||   untraced

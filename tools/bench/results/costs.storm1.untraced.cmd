@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.storm1.untraced.4/go   ||   untraced
+/tmp/memattr-bench.OffKGC/bin/storm --rate 0 --seconds 3 --mib 64 --ready-dir /tmp/memattr-bench.OffKGC/runs/costs.storm1.untraced.4/ready --go-file /tmp/memattr-bench.OffKGC/runs/costs.storm1.untraced.4/go   ||   untraced

@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/storm --rate 0 --seconds 3 --mib 16 --threads 8 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.storm8.untraced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.storm8.untraced.4/go   ||   untraced
+/tmp/memattr-bench.OffKGC/bin/storm --rate 0 --seconds 3 --mib 16 --threads 8 --ready-dir /tmp/memattr-bench.OffKGC/runs/costs.storm8.untraced.4/ready --go-file /tmp/memattr-bench.OffKGC/runs/costs.storm8.untraced.4/go   ||   untraced

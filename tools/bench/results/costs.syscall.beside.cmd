@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 3588 --output /tmp/memattr-bench.fmYxzG/runs/costs.syscall.beside.4/out
+/tmp/memattr-bench.OffKGC/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.OffKGC/runs/costs.syscall.beside.4/ready --go-file /tmp/memattr-bench.OffKGC/runs/costs.syscall.beside.4/go   ||   memattr-bpf --pid 15020 --output /tmp/memattr-bench.OffKGC/runs/costs.syscall.beside.4/out

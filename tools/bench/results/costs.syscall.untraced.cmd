@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.fmYxzG/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.fmYxzG/runs/costs.syscall.untraced.4/go   ||   untraced
+/tmp/memattr-bench.OffKGC/bin/sysloop --seconds 3 --ready-dir /tmp/memattr-bench.OffKGC/runs/costs.syscall.untraced.4/ready --go-file /tmp/memattr-bench.OffKGC/runs/costs.syscall.untraced.4/go   ||   untraced

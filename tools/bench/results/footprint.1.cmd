@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 1 /tmp/memattr-bench.fmYxzG/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fmYxzG/runs/footprint.1/ready --stop-file /tmp/memattr-bench.fmYxzG/runs/footprint.1/stop   ||   memattr-bpf --job 5434 --output /tmp/memattr-bench.fmYxzG/runs/footprint.1/out
+mpirun --oversubscribe -np 1 /tmp/memattr-bench.OffKGC/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.OffKGC/runs/footprint.1/ready --stop-file /tmp/memattr-bench.OffKGC/runs/footprint.1/stop   ||   memattr-bpf --job 16388 --output /tmp/memattr-bench.OffKGC/runs/footprint.1/out

@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 64 /tmp/memattr-bench.fmYxzG/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fmYxzG/runs/footprint.64/ready --stop-file /tmp/memattr-bench.fmYxzG/runs/footprint.64/stop   ||   memattr-bpf --job 5786 --output /tmp/memattr-bench.fmYxzG/runs/footprint.64/out
+mpirun --oversubscribe -np 64 /tmp/memattr-bench.OffKGC/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.OffKGC/runs/footprint.64/ready --stop-file /tmp/memattr-bench.OffKGC/runs/footprint.64/stop   ||   memattr-bpf --job 16733 --output /tmp/memattr-bench.OffKGC/runs/footprint.64/out

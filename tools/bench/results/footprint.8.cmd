@@ -1,1 +1,1 @@
-mpirun --oversubscribe -np 8 /tmp/memattr-bench.fmYxzG/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.fmYxzG/runs/footprint.8/ready --stop-file /tmp/memattr-bench.fmYxzG/runs/footprint.8/stop   ||   memattr-bpf --job 5577 --output /tmp/memattr-bench.fmYxzG/runs/footprint.8/out
+mpirun --oversubscribe -np 8 /tmp/memattr-bench.OffKGC/bin/hold --mib 16 --ready-dir /tmp/memattr-bench.OffKGC/runs/footprint.8/ready --stop-file /tmp/memattr-bench.OffKGC/runs/footprint.8/stop   ||   memattr-bpf --job 16527 --output /tmp/memattr-bench.OffKGC/runs/footprint.8/out

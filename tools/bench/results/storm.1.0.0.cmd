@@ -1,1 +1,1 @@
-/tmp/memattr-bench.fmYxzG/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.fmYxzG/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.fmYxzG/runs/storm.1.0.0/go   ||   memattr-bpf --pid 7983 --output /tmp/memattr-bench.fmYxzG/runs/storm.1.0.0/out
+/tmp/memattr-bench.OffKGC/bin/storm --rate 0 --seconds 4 --mib 64 --n 1 --ready-dir /tmp/memattr-bench.OffKGC/runs/storm.1.0.0/ready --go-file /tmp/memattr-bench.OffKGC/runs/storm.1.0.0/go   ||   memattr-bpf --pid 18955 --output /tmp/memattr-bench.OffKGC/runs/storm.1.0.0/out
