@@ -57,6 +57,11 @@
 #                     Open MPI 4.1's mpirun crashes on FLUX_JOB_ID, SLURM_JOB_ID
 #                     would make it launch through srun); the run fails
 #                     unless the daemon wrote every rank's timeline.
+#   --overhead-ranks larger|all
+#                     --overhead at each application's larger rank count
+#                     (default), or at every one (LULESH 1 and 8, the others
+#                     2 and 4: on a 2-core host, 2 ranks = cores and 4 or 8
+#                     oversubscribed)
 #   --tool-args "ARGS" more arguments for the traced run's tool or daemon in
 #                     --overhead runs (e.g. "--attribution sampled")
 #
@@ -97,7 +102,7 @@ die() { echo "validate: $*" >&2; exit 2; }
 
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" LAMMPS=""
 TOOL_ARGS=()
-MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0 OVERHEAD_UNDER=tool
+MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0 OVERHEAD_UNDER=tool OVERHEAD_RANKS=larger
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
 while [ $# -gt 0 ]; do
@@ -115,6 +120,7 @@ while [ $# -gt 0 ]; do
 	--tool) TOOL=${2:?}; shift 2 ;;
 	--update-doc) DOC=${2:?}; shift 2 ;;
 	--overhead) OVERHEAD=${2:?}; shift 2 ;;
+	--overhead-ranks) OVERHEAD_RANKS=${2:?}; shift 2 ;;
 	--overhead-under) OVERHEAD_UNDER=${2:?}; shift 2 ;;
 	--tool-args) read -r -a TOOL_ARGS <<<"${2?}"; shift 2 ;;
 	-h | --help) usage ;;
@@ -143,6 +149,7 @@ done
 [ -z "$SRC_CLOVER" ] || [ -f "$SRC_CLOVER/clover_leaf.f90" ] || die "$SRC_CLOVER has no clover_leaf.f90"
 [ -x "$TOOL" ] || die "no tool binary at $TOOL (run make)"
 [[ $OVERHEAD =~ ^[0-9]+$ ]] || die "--overhead wants a number of pairs"
+case $OVERHEAD_RANKS in larger | all) ;; *) die "--overhead-ranks: '$OVERHEAD_RANKS' is not larger or all" ;; esac
 case $OVERHEAD_UNDER in tool | daemon) ;; *) die "--overhead-under: tool or daemon" ;; esac
 DOC_BLOCK="tools/validate/run.sh: latest run begins"
 [ "$OVERHEAD" -gt 0 ] && DOC_BLOCK="tools/validate/run.sh --overhead: latest run begins"
@@ -751,10 +758,13 @@ if [ "$OVERHEAD" -gt 0 ]; then
 	for m in $MPIS; do
 		for a in "${APPS[@]}"; do
 			runs_with "$a" "$m" || continue
-			np=$(ranks_for "$a" | awk '{ print $NF }')
-			for i in $(seq 1 "$OVERHEAD"); do
-				overhead_run "$a" "$m" "$np" untraced "$i"
-				overhead_run "$a" "$m" "$np" traced "$i"
+			nps=$(ranks_for "$a")
+			[ "$OVERHEAD_RANKS" = all ] || nps=$(awk '{ print $NF }' <<<"$nps")
+			for np in $nps; do
+				for i in $(seq 1 "$OVERHEAD"); do
+					overhead_run "$a" "$m" "$np" untraced "$i"
+					overhead_run "$a" "$m" "$np" traced "$i"
+				done
 			done
 		done
 	done
