@@ -15,22 +15,22 @@
 # medians, ranges, the ratio of medians and the range of the repetitions'
 # own ratios.
 #
-#   sudo tools/bench/neighbour.sh [--reps N] [--seconds S] [--results DIR]
+#   sudo tools/bench/beside_daemon.sh [--reps N] [--seconds S] [--results DIR]
 #        [--daemon-args "ARGS"] [--update-doc FILE]
 #
 #   --reps N          repetitions (default 7)
 #   --seconds S       time box of each timed workload (default 3)
 #   --daemon-args A   more arguments for the daemon (e.g. "--attribution exact")
-#   --results DIR     raw figures (default /tmp/memattr-neighbour-<UTC time>)
+#   --results DIR     raw figures (default /tmp/memattr-beside-daemon-<UTC time>)
 #   --update-doc FILE put the table into FILE's block of this script
 #                     (BENCHMARKS.md)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=7 SECS=3 DARGS=() DOC=""
-RES=/tmp/memattr-neighbour-$(date -u +%Y%m%dT%H%M%SZ)
+RES=/tmp/memattr-beside-daemon-$(date -u +%Y%m%dT%H%M%SZ)
 USER_=${MEMATTR_TEST_USER:-memattr-test}
 
-die() { echo "neighbour.sh: $*" >&2; exit 1; }
+die() { echo "beside_daemon.sh: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) REPS=${2:?}; shift 2 ;;
@@ -117,12 +117,12 @@ for r in $(seq "$REPS"); do
 			block alone "$r"
 		fi
 	done
-	echo "neighbour.sh: repetition $r of $REPS done" >&2
+	echo "beside_daemon.sh: repetition $r of $REPS done" >&2
 done
 
-python3 "$REPO/tools/bench/neighbour_table.py" "$RES/figures.tsv" \
+python3 "$REPO/tools/bench/beside_daemon_table.py" "$RES/figures.tsv" \
 	--commit "$(git -C "$REPO" rev-parse --short HEAD)" \
-	--command "tools/bench/neighbour.sh --reps $REPS --seconds $SECS${DARGS[*]:+ --daemon-args \"${DARGS[*]}\"}" \
+	--command "tools/bench/beside_daemon.sh --reps $REPS --seconds $SECS${DARGS[*]:+ --daemon-args \"${DARGS[*]}\"}" \
 	--minutes "$(( ($(date +%s) - T0 + 59) / 60 ))" --daemon "${DARGS[*]:-(its defaults)}" \
 	--date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --kernel "Linux $(uname -r)" \
 	${DOC:+--update-doc "$DOC"} | tee "$RES/table.md"

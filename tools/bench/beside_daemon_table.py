@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""neighbour.sh's table: figures.tsv (item, variant, rep, value, unit) to
-Markdown, and with --update-doc FILE into FILE's block of neighbour.sh.
+"""beside_daemon.sh's table: figures.tsv (item, variant, rep, value, unit) to
+Markdown, and with --update-doc FILE into FILE's block of beside_daemon.sh.
 
-   neighbour_table.py FIGURES --commit C --command CMD --minutes M
+   beside_daemon_table.py FIGURES --commit C --command CMD --minutes M
                       --daemon DESC [--update-doc FILE]
 """
 import argparse
@@ -11,8 +11,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-BEGIN = "<!-- tools/bench/neighbour.sh: latest run begins -->"
-END = "<!-- tools/bench/neighbour.sh: latest run ends -->"
+BEGIN = "<!-- tools/bench/beside_daemon.sh: latest run begins -->"
+END = "<!-- tools/bench/beside_daemon.sh: latest run ends -->"
 # Where a first run puts the block: after the node service's own overhead.
 ANCHOR = "<!-- tools/validate/run.sh --overhead-under daemon: latest run ends -->"
 TARGET = 1.005
@@ -82,7 +82,7 @@ def update_doc(path, lines):
         text = text.replace(ANCHOR, ANCHOR + "\n\n#### Processes the node service does not trace\n\n"
                             + block, 1)
     else:
-        print(f"neighbour_table.py: {path} has neither this block nor '{ANCHOR}'", file=sys.stderr)
+        print(f"beside_daemon_table.py: {path} has neither this block nor '{ANCHOR}'", file=sys.stderr)
         return False
     with open(path + ".tmp", "w") as f:
         f.write(text)
@@ -108,7 +108,7 @@ def main():
             item, variant, rep, value = line.rstrip("\n").split("\t")[:4]
             rows.append((item, variant, int(rep), float(value)))
     if not rows:
-        print("neighbour_table.py: no figures", file=sys.stderr)
+        print("beside_daemon_table.py: no figures", file=sys.stderr)
         return 1
     lines = table(rows, a)
     print("\n".join(lines))
