@@ -6,6 +6,7 @@
 #   - a syscall that is not a memory request (getppid), alone, beside and traced;
 #   - memory requests (a heap grown and trimmed every iteration), untraced and traced;
 #   - a fork/exec-heavy job (system() in every rank), untraced and in every mode;
+#   - the storm and the fork/exec job traced by the node service (daemon_mode.sh);
 #   - the BPF time of each program per event (kernel.bpf_stats_enabled, in
 #     runs of their own: the accounting slows what it measures);
 #   - attaching and detaching --heap --mpi-calls on 8 ranks, and a SIGINT
@@ -50,13 +51,19 @@ cost_one() {
 	W_MPI=$([ "$np" -gt 1 ] && echo 1 || echo 0)
 	WRAP=() MPIOPTS=() RUN_ERR="" TOOL_IDLE="" TOOL_PID=""
 	new_run_dir "costs.$item.$variant.$rep"
+	JOB_ENV=()
 	case $variant in
 	beside) cost_tool_beside || { record_fail costs "$item $variant" "$rep"; return; } ;;
+	daemon) daemon_start || { record_fail costs "$item $variant" "$rep"; return; } ;;
 	traced:*) flags=${variant#traced:} ;;
 	esac
 	launch_job "$np" --ready-dir "$RD/ready" --go-file "$RD/go"
 	if ! wait_ready "$np" 120; then
 		cost_tool_stop
+		record_fail costs "$item $variant" "$rep"
+		return
+	fi
+	if [ "$variant" = daemon ] && ! daemon_wait_traced "$np"; then
 		record_fail costs "$item $variant" "$rep"
 		return
 	fi
@@ -72,7 +79,11 @@ cost_one() {
 	echo "$JOB_CMD   ||   ${TOOL_CMD:-untraced}" >"$RES/costs.$item.$variant.cmd"
 	touch "$RD/go"
 	wait_gone "$JOB_PID" 300 || true
-	[ -n "$TOOL_PID" ] && cost_tool_stop
+	if [ "$variant" = daemon ]; then
+		daemon_stop "$np" || { record_fail costs "$item $variant" "$rep"; return; }
+	elif [ -n "$TOOL_PID" ]; then
+		cost_tool_stop
+	fi
 	v=$(cost_result "$RD/job.out")
 	if [ -z "$v" ]; then
 		RUN_ERR="no RESULT line"
@@ -206,7 +217,7 @@ section_costs() {
 	for ((r = 0; r < COST_REPS; r++)); do
 		TRACK_MARK=${#TRACKED[@]}
 		log "costs: repetition $((r + 1)) of $COST_REPS"
-		for s in $(rotated "$r" untraced beside traced); do
+		for s in $(rotated "$r" untraced beside traced daemon); do
 			cost_one storm1 "$s" "$r" 1 storm --rate 0 --seconds "$COST_SECONDS" --mib 64
 		done
 		for s in $(rotated "$r" untraced beside); do
@@ -218,7 +229,7 @@ section_costs() {
 		for s in $(rotated "$r" untraced traced); do
 			cost_one memreq "$s" "$r" 1 memreq --seconds "$COST_SECONDS"
 		done
-		for s in $(rotated "$r" untraced traced "traced:--heap" "traced:--mpi-calls"); do
+		for s in $(rotated "$r" untraced traced "traced:--heap" "traced:--mpi-calls" daemon); do
 			cost_one forkexec "$s" "$r" 4 forkexec --n "$FORKEXEC_N"
 		done
 	done

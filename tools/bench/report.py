@@ -22,6 +22,7 @@ MODE_LABEL = {
     "default": "memattr-bpf (default)",
     "mpi-calls": "memattr-bpf --mpi-calls",
     "heap": "memattr-bpf --heap",
+    "daemon": "memattr-bpf daemon (node service, its defaults)",
     "heaptrack": "heaptrack",
     "massif": "valgrind --tool=massif",
     "memleak": "memleak method (bpftrace)",
@@ -503,6 +504,7 @@ VARIANT_NAMES = {
     "traced": "traced (default mode)",
     "traced:--heap": "traced, --heap",
     "traced:--mpi-calls": "traced, --mpi-calls",
+    "daemon": "traced by the node service (its defaults)",
 }
 
 

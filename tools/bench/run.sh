@@ -45,7 +45,7 @@ fi
 SECTIONS=${BENCH_SECTIONS:-overhead footprint storm neighbour costs accuracy}
 FOOT_RANKS=${BENCH_FOOT_RANKS:-$FOOT_RANKS}
 WORKLOADS=${BENCH_WORKLOADS:-malloc p2p alltoall miniapp}
-MODES_ALL="untraced default mpi-calls heap heaptrack massif memleak memnesia"
+MODES_ALL="untraced default mpi-calls heap daemon heaptrack massif memleak memnesia"
 MODES=${BENCH_MODES:-$MODES_ALL}
 HOLD_MIB=16
 LIBC=/lib/x86_64-linux-gnu/libc.so.6
@@ -238,7 +238,7 @@ launch_job() {
 	fi
 	JOB_CMD="${cmd[*]}"
 	echo "$JOB_CMD" >"$RD/job.cmd"
-	"${AS_USER[@]}" env -C "$RD" "${cmd[@]}" >"$RD/job.out" 2>&1 &
+	"${AS_USER[@]}" env -C "$RD" ${JOB_ENV[@]+"${JOB_ENV[@]}"} "${cmd[@]}" >"$RD/job.out" 2>&1 &
 	JOB_PID=$!
 	track_pid "$JOB_PID"
 }
@@ -379,9 +379,16 @@ run_one() {
 	memnesia) MPIOPTS=(-x "LD_PRELOAD=$BIN/libmemnesia_pmpi.so" -x "MEMNESIA_OUT=$RD") ;;
 	esac
 	t0=$EPOCHREALTIME
+	JOB_ENV=()
+	if [ "$mode" = daemon ]; then
+		daemon_start || { record_fail "$w" "$mode" "$rep"; return 0; }
+	fi
 	launch_job "$W_NP" --ready-dir "$RD/ready" --go-file "$RD/go"
 	wait_ready "$W_NP" 300 || { record_fail "$w" "$mode" "$rep"; return 0; }
 	case $mode in
+	daemon)
+		daemon_wait_traced "$W_NP" || { record_fail "$w" "$mode" "$rep"; return 0; }
+		;;
 	default | mpi-calls | heap)
 		if [ "$W_MPI" = 1 ]; then
 			target=(--job "$(ppid_of "${READY_PIDS[0]}")")	# mpirun
@@ -405,6 +412,9 @@ run_one() {
 		return 0
 	fi
 	case $mode in
+	daemon)
+		daemon_stop "$W_NP" || { record_fail "$w" "$mode" "$rep"; return 0; }
+		;;
 	default | mpi-calls | heap)
 		stop_memattr
 		local ev dr tt
@@ -443,7 +453,7 @@ run_one() {
 
 reps_of() {
 	case $1 in
-	untraced | default | mpi-calls | heap) echo "$REPS_CORE" ;;
+	untraced | default | mpi-calls | heap | daemon) echo "$REPS_CORE" ;;
 	massif) echo "$REPS_MASSIF" ;;
 	*) echo "$REPS_PEER" ;;
 	esac
@@ -665,6 +675,8 @@ section_accuracy() {
 
 # shellcheck source=costs.sh
 source "$BENCH_DIR/costs.sh"
+# shellcheck source=daemon_mode.sh
+source "$BENCH_DIR/daemon_mode.sh"
 
 for s in $SECTIONS; do
 	case $s in
