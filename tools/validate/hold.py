@@ -4,6 +4,7 @@
 the same memory (tools/validate/run.sh --modes sampled --hold-every S).
 
     hold.py --root PID --exe PATH --np N --out FILE [--every 1.0] [--hold 0.5]
+            [--maps-dir DIR]
 
 It finds the ranks as sampler.py does (processes below PID whose
 /proc/PID/exe is PATH). Once all N are running, every --every seconds
@@ -17,6 +18,10 @@ FILE (CSV): hold,start_unix_s,end_unix_s,ranks,settle_s
   end_unix_s    CLOCK_REALTIME right before the first SIGCONT
   ranks         ranks stopped in this hold
   settle_s      from the first SIGSTOP to start_unix_s
+With --maps-dir, each hold also writes DIR/hold-<N>.txt: every rank's
+mappings with resident pages, read from /proc/PID/smaps while it is stopped
+("rank R pid P" lines, then "start-end perms path rss_kb anonymous_kb"):
+what the memory was when the tools disagree.
 The tools' time_s plus their run_info.csv's start_time_unix_s is on the
 same clock (table.py compares the samples inside [start, end]).
 
@@ -91,6 +96,26 @@ def signal_all(ranks, sig):
     return done
 
 
+def write_maps(path, ranks, stopped):
+    """The stopped ranks' resident mappings (smaps), one file per hold."""
+    with open(path, "w") as f:
+        for pid in stopped:
+            f.write(f"rank {_sampler.rank_of(pid)} pid {pid}\n")
+            try:
+                with open(f"/proc/{pid}/smaps") as sm:
+                    head, rss = None, 0
+                    for line in sm:
+                        k = line.split()
+                        if k and "-" in k[0] and not k[0].endswith(":"):
+                            head = k[0] + " " + k[1] + " " + (k[5] if len(k) > 5 else "-")
+                        elif k and k[0] == "Rss:":
+                            rss = int(k[1])
+                        elif k and k[0] == "Anonymous:" and head and rss:
+                            f.write(f"{head} {rss} {k[1]}\n")
+            except OSError:
+                pass
+
+
 def find_ranks(root, exe, ranks):
     for p in _sampler.descendants(root):
         if p in ranks:
@@ -113,6 +138,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--every", type=float, default=1.0, help="seconds from one hold's start to the next")
     ap.add_argument("--hold", type=float, default=0.5, help="seconds the ranks stay stopped")
+    ap.add_argument("--maps-dir", help="each hold's resident mappings of every rank")
     a = ap.parse_args()
     if not 0 < a.hold < a.every:
         print("hold.py: want 0 < --hold < --every", file=sys.stderr)
@@ -120,6 +146,8 @@ def main():
     exe = os.path.realpath(a.exe)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if a.maps_dir:
+        os.makedirs(a.maps_dir, exist_ok=True)
     ranks = {}          # pid -> start time
     stopped = []
     n = 0
@@ -144,7 +172,9 @@ def main():
                 while not stop and not all(all_stopped(p) for p in stopped):
                     time.sleep(0.001)
                 start = time.time()
-                time.sleep(a.hold)
+                if a.maps_dir:
+                    write_maps(os.path.join(a.maps_dir, f"hold-{n + 1}.txt"), ranks, stopped)
+                time.sleep(max(0.0, start + a.hold - time.time()))
                 end = time.time()
                 signal_all({p: ranks[p] for p in stopped}, signal.SIGCONT)
                 live = [p for p in stopped if ours(p, ranks[p])]

@@ -41,7 +41,8 @@
 #                     (default 0.5), then SIGCONT; the windows go to the run's
 #                     holds.csv, and table.py compares the two tools only on
 #                     samples inside them (a stopped rank's memory cannot
-#                     change: both tools see the same instant). 0: never.
+#                     change: both tools see the same instant); each hold's
+#                     resident mappings of every rank in hold_maps/. 0: never.
 #                     Default: 1 for LULESH (its `total` moves 7-19% between
 #                     samples, so the steady-`total` comparison finds nothing
 #                     to compare), 0 for the others. The holds lengthen the
@@ -593,7 +594,7 @@ run_one() {
 		if [ "$mode" = sampled ] && [ "$every" != 0 ]; then
 			echo "holds=every ${every}s the ranks stopped for ${HOLD_FOR}s (hold.py; windows in holds.csv)" >>"$d/meta.txt"
 			"$PY" "$HERE/hold.py" --root "$tool_pid" --exe "$exe" --np "$np" --out "$d/holds.csv" \
-				--every "$every" --hold "$HOLD_FOR" 2>"$d/hold.err" &
+				--every "$every" --hold "$HOLD_FOR" --maps-dir "$d/hold_maps" 2>"$d/hold.err" &
 			hold_pid=$!
 			track_pid "$hold_pid"
 		fi
