@@ -24,6 +24,9 @@ For every run (RESULTS_DIR/runs/<tag>/, and runs/repeat/<tag>/) and rank:
   - with a late attach, the anonymous memory (heap + anon) already resident
     at the last smaps read before the tool was ready: what the tool cannot
     know the owner of (docs/attribution.md: attaching late).
+With --modes sampled, the sampled tool against the exact one: by steady
+`total`, or, where the run has holds.csv (run.sh --hold-every), only inside
+the holds (compare_held; self-check: check_holds.py).
 MiB are means over the ranks of a run; ratios and shares give the worst rank.
 Exit 0 when every run that says it succeeded could be read and its rank
 files were named as the contract says; 1 otherwise (marked in the table).
