@@ -11,6 +11,7 @@
 #   sudo tools/validate/run.sh --lulesh DIR --hpccg DIR --cloverleaf DIR [--lammps] \
 #        [--mpi openmpi|mpich|both] [--results DIR] [--repeat N] [--no-repeat]
 #        [--modes launch,attach] [--attach-delay S] [--update-doc BENCHMARKS.md]
+#        [--hold-every S] [--hold-for S]
 #
 #   --lulesh DIR      LULESH 2.0 sources (github.com/LLNL/LULESH)
 #   --hpccg DIR       HPCCG sources (github.com/Mantevo/HPCCG)
@@ -35,6 +36,17 @@
 #                     traces it: both see the ranks from their exec, so that
 #                     both attributions of the same run can be compared (table.py:
 #                     each component's largest error, as a share of `total`)
+#   --hold-every S    --modes sampled: every S seconds stop every rank
+#                     (SIGSTOP, tools/validate/hold.py) for --hold-for seconds
+#                     (default 0.5), then SIGCONT; the windows go to the run's
+#                     holds.csv, and table.py compares the two tools only on
+#                     samples inside them (a stopped rank's memory cannot
+#                     change: both tools see the same instant); each hold's
+#                     resident mappings of every rank in hold_maps/. 0: never.
+#                     Default: 1 for LULESH (its `total` moves 7-19% between
+#                     samples, so the steady-`total` comparison finds nothing
+#                     to compare), 0 for the others. The holds lengthen the
+#                     run; the application's own times mean nothing then.
 #   --attach-delay S  attach this long after every rank is running (default 1.5)
 #   --tool PATH       memattr-bpf binary (default: the repo's ./memattr-bpf)
 #   --update-doc FILE also put the tables into FILE's "latest run" block
@@ -103,6 +115,7 @@ die() { echo "validate: $*" >&2; exit 2; }
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" LAMMPS=""
 TOOL_ARGS=()
 MPIS="" RES="" REPEAT=10 MODES="launch,attach" ATTACH_DELAY=1.5 DOC="" OVERHEAD=0 OVERHEAD_UNDER=tool OVERHEAD_RANKS=larger
+HOLD_EVERY="" HOLD_FOR=0.5
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TEST_USER=${MEMATTR_TEST_USER:-memattr-test}
 while [ $# -gt 0 ]; do
@@ -117,6 +130,8 @@ while [ $# -gt 0 ]; do
 	--no-repeat) REPEAT=0; shift ;;
 	--modes) MODES=${2:?}; shift 2 ;;
 	--attach-delay) ATTACH_DELAY=${2:?}; shift 2 ;;
+	--hold-every) HOLD_EVERY=${2:?}; shift 2 ;;
+	--hold-for) HOLD_FOR=${2:?}; shift 2 ;;
 	--tool) TOOL=${2:?}; shift 2 ;;
 	--update-doc) DOC=${2:?}; shift 2 ;;
 	--overhead) OVERHEAD=${2:?}; shift 2 ;;
@@ -163,6 +178,10 @@ for m_ in ${MODES//,/ }; do
 done
 [[ $REPEAT =~ ^[0-9]+$ ]] || die "--repeat wants a number"
 [[ $ATTACH_DELAY =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--attach-delay wants seconds"
+[ -z "$HOLD_EVERY" ] || [[ $HOLD_EVERY =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--hold-every wants seconds"
+[[ $HOLD_FOR =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--hold-for wants seconds"
+[ -z "$HOLD_EVERY" ] || awk -v e="$HOLD_EVERY" -v h="$HOLD_FOR" 'BEGIN { exit !(e == 0 || (h > 0 && h < e)) }' ||
+	die "--hold-for must be above 0 and below --hold-every"
 
 have_mpi() {	# the compiler wrappers and the launcher of one MPI
 	local m=$1
@@ -266,6 +285,7 @@ GATE=$RES/bin/gate.sh
 	echo "clover_cells=$CLOVER_CELLS clover_steps=$CLOVER_STEPS"
 	[ -z "$LAMMPS" ] || echo "lammps=$LAMMPS ($(dpkg-query -W -f '${Version}' lammps 2>/dev/null)) lammps_box=$LAMMPS_BOX lammps_steps=$LAMMPS_STEPS"
 	echo "attach_delay_s=$ATTACH_DELAY"
+	echo "hold_every_s=${HOLD_EVERY:-1 for lulesh, 0 for the others} hold_for_s=$HOLD_FOR"
 	echo "command=$0 $(printf '%q ' "${ORIG_ARGS[@]}")"
 } >"$RES/meta.txt" 2>/dev/null
 log "results go to $RES (tool $TOOL_COMMIT; MPIs: $MPIS)"
@@ -493,6 +513,13 @@ find_gate() {
 	return 1
 }
 
+# hold_every APP: seconds between holds of a sampled run (--hold-every), 0: none.
+hold_every() {
+	if [ -n "$HOLD_EVERY" ]; then echo "$HOLD_EVERY"
+	elif [ "$1" = lulesh ]; then echo 1
+	else echo 0; fi
+}
+
 # stop_ours PID: SIGINT (the tool flushes and detaches), then SIGKILL.
 stop_ours() {
 	is_ours_running "$1" || return 0
@@ -569,6 +596,15 @@ run_one() {
 			2>"$d/sampler.err" &
 		sampler_pid=$!
 		track_pid "$sampler_pid"
+		local hold_pid="" every
+		every=$(hold_every "$app")
+		if [ "$mode" = sampled ] && [ "$every" != 0 ]; then
+			echo "holds=every ${every}s the ranks stopped for ${HOLD_FOR}s (hold.py; windows in holds.csv)" >>"$d/meta.txt"
+			"$PY" "$HERE/hold.py" --root "$tool_pid" --exe "$exe" --np "$np" --out "$d/holds.csv" \
+				--every "$every" --hold "$HOLD_FOR" --maps-dir "$d/hold_maps" 2>"$d/hold.err" &
+			hold_pid=$!
+			track_pid "$hold_pid"
+		fi
 		# mpirun too, so that an interrupted run stops the job as well.
 		local lp
 		lp=$(find_launcher "$tool_pid" "${cmd[0]}" 30) && track_pid "$lp"
@@ -583,6 +619,11 @@ run_one() {
 			[ "$rc_s_tool" -eq 0 ] || { status=fail; why+="; sampled tool exit status $rc_s_tool"; }
 		elif [ "$mode" = sampled ]; then
 			status=fail why+="; no gate to attach the sampled tool to"
+		fi
+		if [ -n "$hold_pid" ]; then
+			# It ends once the ranks are gone; SIGTERM continues any it holds.
+			wait_gone "$hold_pid" 10 || stop_ours "$hold_pid"
+			wait "$hold_pid" || { status=fail; why+="; hold.py failed: $(tail -1 "$d/hold.err")"; }
 		fi
 		grep -m1 '^memattr-bpf: tracing' "$d/tool.err" >/dev/null ||
 			{ status=fail; why+="; tool never said it was tracing"; }

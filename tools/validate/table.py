@@ -24,6 +24,9 @@ For every run (RESULTS_DIR/runs/<tag>/, and runs/repeat/<tag>/) and rank:
   - with a late attach, the anonymous memory (heap + anon) already resident
     at the last smaps read before the tool was ready: what the tool cannot
     know the owner of (docs/attribution.md: attaching late).
+With --modes sampled, the sampled tool against the exact one: by steady
+`total`, or, where the run has holds.csv (run.sh --hold-every), only inside
+the holds (compare_held; self-check: check_holds.py).
 MiB are means over the ranks of a run; ratios and shares give the worst rank.
 Exit 0 when every run that says it succeeded could be read and its rank
 files were named as the contract says; 1 otherwise (marked in the table).
@@ -344,12 +347,107 @@ def compare_sampled(exact, sampled):
     return steady, len(sampled), worst
 
 
+HOLD_LEAD = 0.1     # s after a hold's start: the exact tool's ring may still hold records of before the stop
+HOLD_TAIL = 0.05    # s before its end: a sample round's reads come after its time stamp
+TOTAL_SAME = 0.001  # both tools read the same VmRSS of a stopped rank: a larger gap means a misplaced window
+
+
+def read_holds(path):
+    """holds.csv of hold.py: [(hold, start_unix_s, end_unix_s)], None without the file."""
+    try:
+        with open(path) as f:
+            return [(int(r["hold"]), float(r["start_unix_s"]), float(r["end_unix_s"])) for r in csv.DictReader(f)]
+    except OSError:
+        return None
+
+
+def start_unix(tooldir):
+    """run_info.csv's start_time_unix_s: the instant of time_s 0 on CLOCK_REALTIME."""
+    try:
+        with open(os.path.join(tooldir, "run_info.csv")) as f:
+            for row in csv.reader(f):
+                if len(row) >= 2 and row[0] == "start_time_unix_s":
+                    return float(row[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def compare_held(exact, sampled, e0, s0, holds, lead=HOLD_LEAD, tail=HOLD_TAIL):
+    """The two tools' samples taken while the ranks were held still (hold.py):
+    a sample counts when its instant (time_s + the tool's start_time_unix_s
+    e0, s0) lies in [start + lead, end - tail] of a hold; each such sample of
+    the sampled tool is compared with the exact tool's nearest sample of the
+    same hold. A pair whose totals differ by more than TOTAL_SAME is not
+    compared but counted (the window did not hold the rank still).
+    Returns {"holds": holds with a pair, "compared": pairs, "all": sampled
+    samples, "mismatch": pairs with different totals, "worst": {component:
+    largest |difference| / total}, "pairs": [(hold, t_exact, t_sampled,
+    exact components, sampled components)]}."""
+    res = {"holds": 0, "compared": 0, "all": len(sampled), "mismatch": 0, "worst": defaultdict(float), "pairs": []}
+    for h, a, b in holds:
+        lo, hi = a + lead, b - tail
+        es = [(t, v) for t, v in exact if lo <= t + e0 <= hi]
+        ss = [(t, v) for t, v in sampled if lo <= t + s0 <= hi]
+        if not es or not ss:
+            continue
+        used = False
+        for t, v in ss:
+            te, ve = min(es, key=lambda ev: abs(ev[0] + e0 - t - s0))
+            tot = ve["total"]
+            if not tot or abs(v["total"] - tot) > TOTAL_SAME * tot:
+                res["mismatch"] += 1
+                continue
+            used = True
+            res["compared"] += 1
+            res["pairs"].append((h, te, t, ve, v))
+            for c in set(v) | set(ve):
+                if c != "total":
+                    res["worst"][c] = max(res["worst"][c], abs(v.get(c, 0) - ve.get(c, 0)) / tot)
+        res["holds"] += used
+    return res
+
+
+def held_run(d, meta, holds):
+    """A held run's row text (compared / all, errors) and its pairs in d/sampled_vs_exact.csv."""
+    e0, s0 = start_unix(os.path.join(d, "tool")), start_unix(os.path.join(d, "tool_sampled"))
+    if e0 is None or s0 is None:
+        return "- | not compared: a tool's run_info.csv has no start_time_unix_s", None
+    compared = total = mismatch = 0
+    used = set()
+    worst = defaultdict(float)
+    with open(os.path.join(d, "sampled_vs_exact.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["rank", "hold", "exact_time_s", "sampled_time_s", "component", "exact_rss_bytes",
+                    "sampled_rss_bytes", "total_rss_bytes"])
+        for rank in range(int(meta.get("np", "0") or 0)):
+            r = compare_held(read_timeline(os.path.join(d, "tool", f"rank-{rank}.csv")),
+                             read_timeline(os.path.join(d, "tool_sampled", f"rank-{rank}.csv")), e0, s0, holds)
+            compared += r["compared"]
+            total += r["all"]
+            mismatch += r["mismatch"]
+            used |= {p[0] for p in r["pairs"]}
+            for c, v in r["worst"].items():
+                worst[c] = max(worst[c], v)
+            for h, te, ts, ve, vs in r["pairs"]:
+                for c in sorted(set(ve) | set(vs)):
+                    w.writerow([rank, h, te, ts, c, ve.get(c, 0), vs.get(c, 0), ve["total"]])
+    txt = f"{compared} / {total} in {len(used)} of {len(holds)} holds"
+    if mismatch:
+        txt += f" ({mismatch} left out: `total` differed)"
+    return txt, worst
+
+
 def sampled_vs_exact(runs_dir):
     """Issue 34's yardstick: `--attribution sampled` against exact, the same runs."""
     out = ["", "Sampled attribution against exact, the same runs (`--modes sampled`: launched under the "
            "tool, exact, the job held at a gate until a second tool, `--attribution sampled`, traces it). "
            "Per component, the largest difference in any compared sample as a share of `total`, worst rank; "
-           f"compared: the samples where `total` moved less than {100 * STEADY:.1f}% around the instant. "
+           f"compared: the samples where `total` moved less than {100 * STEADY:.1f}% around the instant, "
+           "or, for a run with holds (run.sh --hold-every: every rank stopped now and then, the windows in "
+           f"holds.csv), each sample taken from {HOLD_LEAD:g} s after a hold's start to {HOLD_TAIL:g} s before "
+           "its end, against the exact tool's nearest sample of the same hold (pairs in the run's "
+           "sampled_vs_exact.csv). "
            "Goal (issue 34): within 2% of `total`.", "",
            "| app | MPI | ranks | samples compared / all | largest error, per component (share of `total`) "
            "| goal met? |", "|---|---|---:|---:|---|---|"]
@@ -362,6 +460,19 @@ def sampled_vs_exact(runs_dir):
         head = f"| {meta.get('app')} | {meta.get('mpi')} | {meta.get('np')} "
         if meta.get("status") != "ok":
             out.append(head + f"| - | **FAILED**: {meta.get('why')} | - |")
+            n += 1
+            continue
+        holds = read_holds(os.path.join(d, "holds.csv"))
+        if holds is not None:
+            txt, worst = held_run(d, meta, holds)
+            if worst is None:
+                out.append(head + f"| {txt} | - |")
+            else:
+                shown = sorted(worst.items(), key=lambda kv: -kv[1])
+                verdict = ("not compared: no sample inside a hold" if not shown else
+                           "yes" if all(v <= 0.02 for v in worst.values()) else "**no**")
+                out.append(head + f"| {txt} | " + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown)
+                           + f" | {verdict} |")
             n += 1
             continue
         steady = total = 0

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Self-check of table.py's comparison inside holds (run.sh --hold-every),
+on a made-up run: exit 0 when only the samples inside the holds' windows
+are compared, 1 otherwise. No root, no tool: `make validate-check`.
+
+The fixture: two tools whose clocks start 0.375 s apart (their run_info.csv
+start_time_unix_s), two holds; inside a hold's window the sampled tool is off
+by IN_ERR of `total` in two components; everywhere else (outside the holds,
+in a hold before its lead or after its tail, the exact tool's first sample
+of a hold, which still misses records of before the stop) it is off by
+FAR_ERR or more; one pair inside a hold has a different `total`.
+Mutations of table.py checked to fail it: compare_held without the tools'
+start times (time_s alone), with lead 0 or tail 0, without the `total` check,
+with the hold windows ignored (every sample compared).
+"""
+import csv
+import importlib.util
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("v_table", os.path.join(HERE, "table.py"))
+table = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(table)
+
+E0, S0 = 1000.0, 1000.375           # the tools' time 0, unix seconds
+HOLDS = [(1, 1000.98, 1001.52), (2, 1002.98, 1003.52)]
+IN_ERR, FAR_ERR = 0.01, 0.30
+MIB = 1 << 20
+
+
+def held(u):
+    return next((h for h, a, b in HOLDS if a <= u <= b), None)
+
+
+def in_window(u):
+    return any(a + table.HOLD_LEAD <= u <= b - table.HOLD_TAIL for _, a, b in HOLDS)
+
+
+def state(u):
+    """The memory at unix time u: still inside a hold, moving outside."""
+    h = held(u)
+    tot = 100 * MIB + (h or 0) * MIB if h else 60 * MIB + int((u * 7919) % 40) * MIB
+    return tot, {"app": tot // 2, "mpi": tot // 4, "unattributed": tot - tot // 2 - tot // 4}
+
+
+def write(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["time_s", "rank", "pid", "component", "rss_bytes", "pss_bytes"])
+        for t, tot, comps in rows:
+            w.writerow([f"{t:.3f}", 0, 42, "total", tot, tot])
+            for c, v in comps.items():
+                w.writerow([f"{t:.3f}", 0, 42, c, v, v])
+
+
+def shifted(tot, comps, err):
+    d = int(err * tot)
+    return dict(comps, mpi=comps["mpi"] + d, unattributed=comps["unattributed"] - d)
+
+
+def fixture(d):
+    run = os.path.join(d, "runs", "lulesh-openmpi-np1-sampled")
+    for sub in ("tool", "tool_sampled"):
+        os.makedirs(os.path.join(run, sub))
+    with open(os.path.join(run, "meta.txt"), "w") as f:
+        f.write("app=lulesh\nmpi=openmpi\nnp=1\nmode=sampled\nstatus=ok\n")
+    with open(os.path.join(run, "holds.csv"), "w") as f:
+        f.write("hold,start_unix_s,end_unix_s,ranks,settle_s\n")
+        for h, a, b in HOLDS:
+            f.write(f"{h},{a:.6f},{b:.6f},1,0.001\n")
+    for sub, t0 in (("tool", E0), ("tool_sampled", S0)):
+        with open(os.path.join(run, sub, "run_info.csv"), "w") as f:
+            f.write(f"modes,x\nstart_time_unix_s,{t0:.6f}\n")
+    exact, sampled = [], []
+    for k in range(41):
+        t = k / 10
+        u = E0 + t
+        tot, comps = state(u)
+        first = held(u) and not any(held(E0 + j / 10) == held(u) for j in range(k))
+        # The exact tool's first sample of a hold: records of before the stop not read yet.
+        exact.append((t, tot, shifted(tot, comps, FAR_ERR) if first else comps))
+    expect, mismatch = 0, 0
+    for k in range(37):
+        t = k / 10
+        u = S0 + t
+        tot, comps = state(u)
+        if not held(u):
+            # A moving rank: the tools' instants differ, and so do their totals.
+            sampled.append((t, tot + 3 * MIB, shifted(tot, comps, FAR_ERR)))
+        elif not in_window(u):
+            # Held, but before the lead or after the tail: same total, wrong components
+            # (a round whose reads straddle the continue; the exact tool's stale first sample).
+            sampled.append((t, tot, shifted(tot, comps, FAR_ERR)))
+        elif held(u) == 2 and not mismatch:
+            mismatch += 1
+            sampled.append((t, tot + 5 * MIB, shifted(tot, comps, FAR_ERR)))
+        else:
+            expect += 1
+            sampled.append((t, tot, shifted(tot, comps, IN_ERR)))
+    write(os.path.join(run, "tool", "rank-0.csv"), exact)
+    write(os.path.join(run, "tool_sampled", "rank-0.csv"), sampled)
+    return run, expect, mismatch, len(sampled)
+
+
+def main():
+    bad = []
+    with tempfile.TemporaryDirectory(prefix="check_holds.") as d:
+        run, expect, mismatch, n = fixture(d)
+        r = table.compare_held(table.read_timeline(os.path.join(run, "tool", "rank-0.csv")),
+                               table.read_timeline(os.path.join(run, "tool_sampled", "rank-0.csv")),
+                               table.start_unix(os.path.join(run, "tool")),
+                               table.start_unix(os.path.join(run, "tool_sampled")),
+                               table.read_holds(os.path.join(run, "holds.csv")))
+        if expect < 4 or not mismatch:
+            bad.append(f"fixture too small: {expect} samples in windows, {mismatch} mismatch")
+        if r["compared"] != expect:
+            bad.append(f"compared {r['compared']} samples, {expect} lie inside the holds' windows")
+        if r["mismatch"] != mismatch:
+            bad.append(f"{r['mismatch']} pairs left out for their total, the fixture has {mismatch}")
+        if r["holds"] != len(HOLDS):
+            bad.append(f"pairs in {r['holds']} holds, not {len(HOLDS)}")
+        for c in ("mpi", "unattributed"):
+            if abs(r["worst"].get(c, 0) - IN_ERR) > 1e-6:
+                bad.append(f"{c}: largest error {r['worst'].get(c, 0):.4f}, the fixture's in-hold error is {IN_ERR}")
+        if r["worst"].get("app", 0) > 1e-9:
+            bad.append(f"app: error {r['worst']['app']:.4f} where the tools agree")
+        rows = table.sampled_vs_exact(os.path.join(d, "runs"))
+        want = f"| {expect} / {n} in {len(HOLDS)} of {len(HOLDS)} holds ({mismatch} left out"
+        if not any(want in x for x in rows):
+            bad.append(f"table row lacks '{want}': {rows[-1] if rows else 'no rows'}")
+        if not os.path.exists(os.path.join(run, "sampled_vs_exact.csv")):
+            bad.append("no sampled_vs_exact.csv")
+    for b in bad:
+        print(f"check_holds: FAIL: {b}", file=sys.stderr)
+    if not bad:
+        print(f"check_holds: ok ({expect} of {n} samples compared, {mismatch} left out for their total)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
