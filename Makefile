@@ -66,7 +66,7 @@ PURE_MODULES := components alloc_stack heap_peak spec procfs regions csv_out cli
 		report_csv report_stats report_svg report_html report_style report_nodes safe_open hooks \
 		metrics metrics_fold metrics_render daemon_cfg spool http_listen gz_read sock_proto sock_limit \
 		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \
-		model model_app model_fit model_read model_print report_oom trend memcg \
+		model model_app model_fit model_read model_peaks model_print report_oom trend memcg \
 		exp_load exp_profile exp_build exp_demangle exp_folded exp_speedscope exp_pprof exp_writers exp_out \
 		exp_diff exp_diff_print exp_diff_html profile.pb-c export_cmd diff_cmd report report_cmd ring_budget
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))

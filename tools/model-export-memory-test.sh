@@ -138,4 +138,148 @@ for name in model export_peak export_end export_at export_pprof diff; do
 		fail "$name: memory grows with the input"
 	fi
 done
+
+# The tables (issue 32, finding 12, the rest): summary.csv (model's peaks),
+# mpi_calls.csv, heap_sites.csv, heap_sites_peak.csv and alloc_stacks.csv
+# (export's and diff's) grow with processes x functions or sites. The
+# small set: the synthetic runs with their summary.csv and a few rows of
+# each table for their ranks. The large set: the same plus ~1.5 million
+# rows per table that no output shows (processes with no timeline, which
+# model, export and diff leave out), so every output must stay the small
+# set's while each table is tens of MiB. Then a table whose rows all show
+# (alloc_stacks.csv of rank 0, ~290 MiB of frames): past RP_MAX_TABLE_BYTES
+# (256 MiB) export must refuse it in one line, exit 1, write no file.
+#
+# Mutations checked to make it fail: model_peaks.c's md_summary_peaks
+# replaced by the old whole read (rp_read_summary, then the sorted rows:
+# model's memory); summary_keep_row keeping rows with tables_bounded (drop
+# `run->tables_bounded ||`: export's and diff's memory); proc_wanted
+# returning true (heap sites and stacks of no timeline kept: memory);
+# rp_call_wanted returning true (mpi_calls.csv's rows of no process kept:
+# memory); rp_table_charge returning 0 (the ~290 MiB table exported:
+# exit 0 and a file). On 3ee6244 (main before this) every command of the
+# large set fails its memory bound and the refusal is not made.
+mkdir "$tmp/tsmall"
+for r in 1 2 4 8; do
+	"$tmp/synth_job" --nodes 1 --ranks-per-node $r --samples 300 -o "$tmp/tgen$r" >/dev/null
+	mv "$tmp/tgen$r/node0000" "$tmp/tsmall/r$r"
+done
+python3 - "$tmp/tsmall" <<'PY'
+import os, sys
+top = sys.argv[1]
+for r in ("r4", "r8"):
+    d = os.path.join(top, r)
+    pids = {}
+    for name in os.listdir(d):
+        if name.startswith("rank-"):
+            with open(os.path.join(d, name)) as f:
+                f.readline()
+                row = f.readline().split(",")
+            pids[int(row[1])] = int(row[2])
+    hdr = "rank,pid,library,site,calls,frees,live_bytes,peak_live_bytes,total_bytes\n"
+    for name, k in (("heap_sites.csv", 1), ("heap_sites_peak.csv", 2)):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(hdr)
+            for rank, pid in sorted(pids.items()):
+                f.write("%d,%d,app,solver:build_mesh+0x5a,%d,1,%d,%d,%d\n"
+                        % (rank, pid, 10 * k, 4096 * k, 8192, 40960))
+                f.write("%d,%d,mpi,libmpi.so:ompi_init+0x10,2,0,%d,1024,1024\n"
+                        % (rank, pid, 1024 * k))
+    with open(os.path.join(d, "alloc_stacks.csv"), "w") as f:
+        f.write("rank,pid,component,stack,rss_bytes,peak_rss_bytes,build_ids\n")
+        for rank, pid in sorted(pids.items()):
+            f.write("%d,%d,app,solver:main+0x15;solver:build_mesh+0x5a,%d,%d,\n"
+                    % (rank, pid, 1 << 20, 2 << 20))
+PY
+cp -a "$tmp/tsmall" "$tmp/tlarge"
+# ~1.5 million rows a table, of processes with no timeline (pids past
+# every run's) and, in mpi_calls.csv, no rank.
+python3 - "$tmp/tlarge" <<'PY'
+import os, sys
+top, N = sys.argv[1], 1500000
+def fill(path, fmt):
+    with open(path, "a") as f:
+        for base in range(0, N, 10000):
+            f.write("".join(fmt % (900000 + i) for i in range(base, base + 10000)))
+for r in ("r1", "r2", "r4", "r8"):
+    fill(os.path.join(top, r, "summary.csv"), ",%d,app,4096,1.000,4096,1.000,4096,4096\n")
+for r in ("r4", "r8"):
+    d = os.path.join(top, r)
+    fill(os.path.join(d, "mpi_calls.csv"), ",%d,MPI_Init,,4096,0,4096,4096,0.150,0.950\n")
+    fill(os.path.join(d, "heap_sites.csv"), "3,%d,app,solver:build_mesh+0x5a,1,0,64,64,64\n")
+    fill(os.path.join(d, "heap_sites_peak.csv"), "3,%d,app,solver:build_mesh+0x5a,1,0,64,64,64\n")
+    fill(os.path.join(d, "alloc_stacks.csv"), "3,%d,app,solver:main+0x15;solver:x+0x1,4096,4096,\n")
+PY
+tables_mib=$(( $(stat -c %s "$tmp/tlarge/r8/mpi_calls.csv") >> 20 ))
+[ "$tables_mib" -ge 32 ] || fail "the large mpi_calls.csv is only $tables_mib MiB"
+tnames="model model_pss export_end export_heap_end export_heap_peak export_peak export_pprof diff"
+for set in tsmall tlarge; do
+	run $set model "$BIN" model r1 r2 r4 r8 --predict 16 --all -o "$tmp/out/$set.model.csv"
+	run $set model_pss "$BIN" model r1 r2 r4 r8 --pss --stat mean --all
+	run $set export_end "$BIN" export r8 --at end
+	run $set export_heap_end "$BIN" export r8 --at end --value heap
+	run $set export_heap_peak "$BIN" export r8 --at peak --value heap
+	run $set export_peak "$BIN" export r8 --at peak --format speedscope
+	run $set export_pprof "$BIN" export r8 --at end --format pprof -o "$tmp/out/$set.pprof"
+	run $set diff "$BIN" diff r4 r8 -o "$tmp/out/$set.diff"
+done
+# Worth something only if the small set's tables show: mpi split by
+# function, heap sites and allocation stacks in the profiles.
+grep -q ';mpi;MPI_Init ' "$tmp/out/tsmall/export_end" || fail "export --at end shows no MPI function"
+grep -q ';app;build_mesh ' "$tmp/out/tsmall/export_heap_end" || fail "export --value heap shows no heap site"
+grep -q ';app;main;build_mesh ' "$tmp/out/tsmall/export_end" || fail "export --at end shows no allocation stack"
+for name in $tnames; do
+	cmp -s "$tmp/out/tsmall/$name" "$tmp/out/tlarge/$name" ||
+		fail "tables: $name: the large set's output differs from the small set's"
+done
+cmp -s "$tmp/out/tsmall.model.csv" "$tmp/out/tlarge.model.csv" || fail "tables: model -o: the CSVs differ"
+cmp -s "$tmp/out/tsmall.pprof" "$tmp/out/tlarge.pprof" || fail "tables: export --format pprof: the profiles differ"
+for f in diff.csv mpi_diff.csv diff.folded diff-end.folded diff.html; do
+	cmp -s "$tmp/out/tsmall.diff/$f" "$tmp/out/tlarge.diff/$f" || fail "tables: diff -o: $f differs"
+done
+grown=
+for name in $tnames; do
+	small=$(cat "$tmp/out/tsmall/$name.rss")
+	large=$(cat "$tmp/out/tlarge/$name.rss")
+	echo "model-export-memory: tables: $name: small runs -> maxrss $((small / 1024)) MiB;" \
+	     "tables of ~${tables_mib} MiB -> $((large / 1024)) MiB"
+	if [ "$large" -gt $((small * 5 / 4 + 8192)) ] || [ "$large" -gt $((64 * 1024)) ]; then
+		grown="$grown $name"
+	fi
+done
+[ -z "$grown" ] || fail "tables: memory grows with the tables:$grown"
+
+# Past the limit: rank 0's alloc_stacks.csv, 4,600 stacks of 64 KiB of frames.
+cp -a "$tmp/tsmall/r8" "$tmp/over"
+python3 - "$tmp/over" <<'PY'
+import os, sys
+d = sys.argv[1]
+with open(os.path.join(d, "rank-0.csv")) as f:
+    f.readline()
+    pid = int(f.readline().split(",")[2])
+frames = ";".join("solver:f%d+0x10" % i for i in range(4200))[:65536]
+with open(os.path.join(d, "alloc_stacks.csv"), "a") as f:
+    for i in range(4600):
+        f.write("0,%d,app,%s;x%d,1,1,\n" % (pid, frames, i))
+PY
+over_mib=$(( $(stat -c %s "$tmp/over/alloc_stacks.csv") >> 20 ))
+python3 - "$tmp/out/over" "$BIN" export "$tmp/over" --at end -o "$tmp/out/over.folded" <<'PY'
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+with open(sys.argv[1], "w") as f:
+    f.write("%d\n%d\n%s" % (r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+                            r.stderr.decode(errors="replace")))
+PY
+rc=$(sed -n 1p "$tmp/out/over")
+rss=$(sed -n 2p "$tmp/out/over")
+msg=$(tail -n +3 "$tmp/out/over")
+echo "model-export-memory: tables: ${over_mib} MiB alloc_stacks.csv of one rank -> exit $rc," \
+     "maxrss $((rss / 1024)) MiB: $msg"
+[ "$rc" = 1 ] || fail "tables: export of a ${over_mib} MiB alloc_stacks.csv: exit $rc, want 1 (refused)"
+[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || fail "tables: the refusal is not one line"
+printf '%s' "$msg" | grep -q "alloc_stacks.csv:[0-9]*: more than 256 MiB of per-process rows" ||
+	fail "tables: the refusal does not name the file, line and limit"
+[ ! -e "$tmp/out/over.folded" ] || fail "tables: a refused export left a file"
+ls "$tmp/out" | grep -q '^over\.folded\.' && fail "tables: a refused export left a temporary file"
+[ "$rss" -le $(((256 + 128) * 1024)) ] || fail "tables: the refused export used $((rss / 1024)) MiB"
 echo "model-export-memory: ok"

@@ -617,6 +617,103 @@ static void test_sites_refused(void **state)
 	}
 }
 
+/* Copy fixture file name of RUN into dir, then append extra (NULL: nothing). */
+static void copy_append(const char *dir, const char *name, const char *extra)
+{
+	char src[256], dst[512], buf[4096];
+	FILE *in, *out;
+	size_t n;
+
+	snprintf(src, sizeof(src), RUN "/%s", name);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	in = fopen(src, "r");
+	out = fopen(dst, "w");
+	assert_non_null(out);
+	while (in && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	if (in)
+		fclose(in);
+	if (extra)
+		fputs(extra, out);
+	assert_int_equal(fclose(out), 0);
+}
+
+/*
+ * ex_load keeps only what a profile or a diff can show (bounded memory,
+ * issue 32): rows of heap_sites.csv and alloc_stacks.csv of a process
+ * with no timeline, and mpi_calls.csv's of one that is no rank, are read
+ * and checked, not kept; summary.csv's rows are not kept; a rank's calls
+ * row is (diff shows it). Mutations: proc_wanted returning true (the
+ * sites and stacks of pid 777 kept); rp_call_wanted returning true (the
+ * calls row of no rank kept); summary_keep_row without its tables_bounded
+ * test (summary rows kept).
+ */
+static void test_load_keeps_what_shows(void **state)
+{
+	char dir[] = "/tmp/ma-export-tables-XXXXXX", path[512];
+	static const char *const plain[] = { "rank-0.csv", "rank-1.csv", "run_info.csv",
+					     "summary.csv" };
+	struct ex_data base, d;
+
+	(void)state;
+	load(&base);
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		copy_append(dir, plain[i], NULL);
+	copy_append(dir, "heap_sites.csv", "0,777,app,solver:x+0x1,1,0,8,8,8\n");
+	copy_append(dir, "mpi_calls.csv", ",777,MPI_Init,,1,0,1,1,,\n5,555,MPI_Init,,1,0,1,1,,\n");
+	snprintf(path, sizeof(path), "%s/alloc_stacks.csv", dir);
+	{
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fputs("rank,pid,component,stack,rss_bytes,peak_rss_bytes\n"
+		      "0,777,app,a:b+0x1,5,5\n0,100,app,a:b+0x1,5,5\n", f);
+		assert_int_equal(fclose(f), 0);
+	}
+	load_dir(&d, dir);
+	assert_int_equal(base.run.nsummary, 0);
+	assert_int_equal(d.run.nsummary, 0);
+	assert_true(d.run.has_summary);
+	assert_int_equal(d.nsites, base.nsites);
+	assert_int_equal(d.nstacks, 1);
+	assert_int_equal(d.stacks[0].pid, 100);
+	/* The row of rank 5 stays (no timeline, but a rank): the row of no rank goes. */
+	assert_int_equal(d.run.ncalls, base.run.ncalls + 1);
+	assert_int_equal(d.run.calls[d.run.ncalls - 1].rank, 5);
+	assert_true(d.run.table_bytes > 0);
+	ex_data_free(&d);
+	ex_data_free(&base);
+	for (const char *const *n = (const char *const[]){ "rank-0.csv", "rank-1.csv", "run_info.csv",
+			"summary.csv", "heap_sites.csv", "mpi_calls.csv", "alloc_stacks.csv", NULL }; *n; n++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *n);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/*
+ * Past RP_MAX_TABLE_BYTES of rows kept, the read is refused in one line
+ * naming the file, its line and the limit. Mutation: rp_table_charge
+ * returning 0 (never refused).
+ */
+static void test_table_limit(void **state)
+{
+	struct rp_run run = { .tables_bounded = true };
+	struct rp_reader rd = { .name = "alloc_stacks.csv", .lineno = 7 };
+	char err[EX_ERRLEN];
+
+	(void)state;
+	assert_int_equal(rp_table_charge(&run, &rd, RP_MAX_TABLE_BYTES - 10, err, sizeof(err)), 0);
+	assert_int_equal(rp_table_charge(&run, &rd, 10, err, sizeof(err)), 0);
+	assert_int_equal(rp_table_charge(&run, &rd, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "alloc_stacks.csv:7: more than 256 MiB of per-process rows"));
+	assert_null(strchr(err, '\n'));
+	assert_int_equal(run.table_bytes, RP_MAX_TABLE_BYTES);
+	run.tables_bounded = false;
+	assert_int_equal(rp_table_charge(&run, &rd, SIZE_MAX, err, sizeof(err)), 0);
+}
+
 /* export_main on up to 7 arguments, NULL-terminated. */
 static int run_export(const char *a1, ...)
 {
@@ -726,6 +823,8 @@ int main(void)
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_pprof_build_ids),
 		cmocka_unit_test(test_sites_refused),
+		cmocka_unit_test(test_load_keeps_what_shows),
+		cmocka_unit_test(test_table_limit),
 		cmocka_unit_test(test_command),
 	};
 

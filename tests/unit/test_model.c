@@ -579,6 +579,101 @@ static const char *csv_line(const char *csv, const char *comp)
 	return l ? l + 1 : NULL;
 }
 
+/* A summary.csv's text as a stream for md_summary_peaks. */
+static FILE *text_stream(const char *text)
+{
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	fputs(text, f);
+	rewind(f);
+	return f;
+}
+
+/*
+ * summary.csv read in one pass gives what the sorted whole read gave:
+ * components in the order of their first row by rank, pid, line (mpi,
+ * first in the file but first for rank 2, comes after rank 0's app and
+ * total); a rank whose rows are apart counted once, also across the rank
+ * set's compactions (3,000 rows alternating two ranks); non-rank rows
+ * left out. Mutations: order_comps not called (components in file order:
+ * mpi first); the final rank_set_unique dropped (the rows since the last
+ * compaction counted as ranks).
+ */
+static void test_summary_one_pass(void **state)
+{
+	struct md_run run = { 0 };
+	struct md_acc a = { 0 };
+	char err[MD_ERRLEN];
+	char *text;
+	size_t len = 0;
+	FILE *f, *mem = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(mem);
+	fputs("rank,pid,component,peak_rss_bytes,peak_rss_time_s\n"
+	      "2,30,mpi,300,1\n"
+	      "0,10,app,100,1\n"
+	      "0,10,total,150,1\n"
+	      ",99,foo,999,1\n"
+	      "1,20,total,250,1\n"
+	      "0,10,mpi,50,1\n", mem);
+	for (int i = 0; i < 3000; i++)
+		fprintf(mem, "%d,%d,total,10,1\n", i % 2, 10 + 10 * (i % 2));
+	fclose(mem);
+	f = text_stream(text);
+	free(text);
+	assert_int_equal(md_summary_peaks(&run, &a, f, "summary.csv", false, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(run.ranks, 3);
+	assert_int_equal(run.ncomp, 3);
+	assert_string_equal(run.comp[0].name, "app");
+	assert_string_equal(run.comp[1].name, "total");
+	assert_string_equal(run.comp[2].name, "mpi");
+	assert_true(run.comp[1].value == 250 && a.sum[1] == 150 + 250 + 3000 * 10);
+	assert_true(run.comp[2].value == 300 && a.sum[2] == 350);
+	assert_int_equal(run.comp[0].nranks, 1);
+	free(a.sum);
+	md_run_free(&run);
+}
+
+/*
+ * Past MD_MAX_COMPS components the run is refused in one line naming
+ * the file and line; --pss without the column too. Mutation: comp_get
+ * without its MD_MAX_COMPS check (4,097 components kept, 0 returned).
+ */
+static void test_summary_limits(void **state)
+{
+	struct md_run run = { 0 };
+	struct md_acc a = { 0 };
+	char err[MD_ERRLEN];
+	char *text;
+	size_t len = 0;
+	FILE *f, *mem = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(mem);
+	fputs("rank,pid,component,peak_rss_bytes,peak_rss_time_s\n", mem);
+	for (int i = 0; i <= MD_MAX_COMPS; i++)
+		fprintf(mem, "0,10,lib:l%d,10,1\n", i);
+	fclose(mem);
+	f = text_stream(text);
+	free(text);
+	assert_int_equal(md_summary_peaks(&run, &a, f, "summary.csv", false, err, sizeof(err)), -1);
+	fclose(f);
+	assert_string_equal(err, "summary.csv:4098: more than " MD_MAX_COMPS_TEXT " components");
+	free(a.sum);
+	md_run_free(&run);
+
+	memset(&a, 0, sizeof(a));
+	f = text_stream("rank,pid,component,peak_rss_bytes,peak_rss_time_s\n0,10,total,1,1\n");
+	assert_int_equal(md_summary_peaks(&run, &a, f, "summary.csv", true, err, sizeof(err)), -1);
+	fclose(f);
+	assert_string_equal(err, "summary.csv: no peak_pss_bytes column (--pss needs it)");
+	free(a.sum);
+	md_run_free(&run);
+}
+
 static void test_read_run_formats(void **state)
 {
 	struct fixture *fx = *state;
@@ -927,6 +1022,8 @@ int main(void)
 		cmocka_unit_test(test_app_name),
 		cmocka_unit_test(test_split_run_arg),
 		cmocka_unit_test(test_fmt_bytes),
+		cmocka_unit_test(test_summary_one_pass),
+		cmocka_unit_test(test_summary_limits),
 		cmocka_unit_test_setup_teardown(test_read_run_formats, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_on_runs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_model_three_runs, fx_setup, fx_teardown),

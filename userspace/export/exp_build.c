@@ -268,7 +268,7 @@ static int proc_sites(struct ex_profile *pr, const struct ex_data *d, const stru
 	for (size_t i = 0; i < d->nsites; i++) {
 		const struct ex_site *h = &d->sites[i];
 		struct ex_sample *s;
-		char fn[sizeof(h->site)];
+		char fn[EX_SITE_MAX];
 
 		if (h->rank != ep->rank || h->pid != ep->pid)
 			continue;

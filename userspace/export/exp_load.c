@@ -2,8 +2,9 @@
 /*
  * Reading a dataset for export and diff: report's readers do the
  * timelines (streamed, in bounded memory), summary.csv, mpi_calls.csv and run_info.csv (asked to keep
- * every component's pss); heap_sites.csv and heap_sites_peak.csv are read here, the report having
- * no use for it. The same rules as the report's: columns by header name,
+ * every component's pss); heap_sites.csv, heap_sites_peak.csv and alloc_stacks.csv are read here,
+ * the report having no use for them. Each file in one pass, keeping only the rows a profile or a
+ * diff can show, within RP_MAX_TABLE_BYTES (run.tables_bounded). The same rules as the report's: columns by header name,
  * anything that does not parse is refused naming the file and line.
  */
 #include <errno.h>
@@ -52,9 +53,9 @@ static int site_row(struct rp_reader *rd, char **fld, const int *col, struct ex_
 		bad = "rank";
 	else if (parse_id(fld[col[S_PID]], false, 1, &r->pid))
 		bad = "pid";
-	else if (!fld[col[S_LIB]][0] || strlen(fld[col[S_LIB]]) >= sizeof(r->library))
+	else if (!fld[col[S_LIB]][0] || strlen(fld[col[S_LIB]]) >= EX_LIBRARY_MAX)
 		bad = "library";
-	else if (!fld[col[S_SITE]][0] || strlen(fld[col[S_SITE]]) >= sizeof(r->site))
+	else if (!fld[col[S_SITE]][0] || strlen(fld[col[S_SITE]]) >= EX_SITE_MAX)
 		bad = "site";
 	for (size_t i = 0; !bad && i < sizeof(num) / sizeof(num[0]); i++)
 		if (rp_parse_i64(fld[col[num[i]]], 0, dst[i]))
@@ -63,8 +64,31 @@ static int site_row(struct rp_reader *rd, char **fld, const int *col, struct ex_
 		rp_reader_err(err, errlen, rd, "bad value in column %s", bad);
 		return -1;
 	}
-	snprintf(r->library, sizeof(r->library), "%s", fld[col[S_LIB]]);
-	snprintf(r->site, sizeof(r->site), "%s", fld[col[S_SITE]]);
+	return 0;
+}
+
+/*
+ * Whether a row of a per-process table can show: with run.tables_bounded,
+ * only a process whose timeline was read is in a profile.
+ */
+static bool proc_wanted(const struct ex_data *d, int rank, int pid)
+{
+	return !d->run.tables_bounded || rp_proc_find(&d->run, rank, pid) >= 0;
+}
+
+/* Room for one more of n elements in *a (room *cap), doubled when full. 0, or -1 out of memory. */
+static int table_grow(void **a, size_t n, size_t *cap, size_t size)
+{
+	size_t want = *cap ? *cap * 2 : 64;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*a, want * size);
+	if (!q)
+		return -1;
+	*a = q;
+	*cap = want;
 	return 0;
 }
 
@@ -135,17 +159,28 @@ out:
 static int add_site_at(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
 		       bool at_peak, char *err, size_t errlen)
 {
-	struct ex_site row, *grown;
+	struct ex_site row;
+	size_t nlib, nsite;
 
 	if (site_row(rd, fld, col, &row, err, errlen))
 		return -1;
+	if (!proc_wanted(d, row.rank, row.pid))
+		return 0;
+	nlib = strlen(fld[col[S_LIB]]) + 1;
+	nsite = strlen(fld[col[S_SITE]]) + 1;
+	if (rp_table_charge(&d->run, rd, sizeof(row) + nlib + nsite, err, errlen))
+		return -1;
 	row.at_peak = at_peak;
-	grown = realloc(d->sites, (d->nsites + 1) * sizeof(*grown));
-	if (!grown) {
+	row.library = malloc(nlib + nsite);
+	if (!row.library || table_grow((void **)&d->sites, d->nsites, &d->sites_cap,
+				       sizeof(*d->sites))) {
+		free(row.library);
 		rp_reader_err(err, errlen, rd, "out of memory");
 		return -1;
 	}
-	d->sites = grown;
+	memcpy(row.library, fld[col[S_LIB]], nlib);
+	memcpy(row.library + nlib, fld[col[S_SITE]], nsite);
+	row.site = row.library + nlib;
 	d->sites[d->nsites++] = row;
 	return 0;
 }
@@ -189,8 +224,9 @@ static const char *const stack_cols[NCOLS_STACK] = {
 static int add_stack(struct ex_data *d, struct rp_reader *rd, char **fld, const int *col,
 		     char *err, size_t errlen)
 {
-	struct ex_stack row = { 0 }, *grown;
+	struct ex_stack row = { 0 };
 	const char *bad = NULL;
+	size_t nframes, nids;
 
 	if (parse_id(fld[col[K_RANK]], true, 0, &row.rank))
 		bad = "rank";
@@ -210,19 +246,23 @@ static int add_stack(struct ex_data *d, struct rp_reader *rd, char **fld, const 
 		rp_reader_err(err, errlen, rd, "bad value in column %s", bad);
 		return -1;
 	}
+	if (!proc_wanted(d, row.rank, row.pid))
+		return 0;
+	nframes = strlen(fld[col[K_STACK]]) + 1;
+	nids = col[K_IDS] >= 0 && fld[col[K_IDS]][0] ? strlen(fld[col[K_IDS]]) + 1 : 0;
+	if (rp_table_charge(&d->run, rd, sizeof(row) + nframes + nids, err, errlen))
+		return -1;
 	snprintf(row.component, sizeof(row.component), "%s", fld[col[K_COMP]]);
 	row.frames = strdup(fld[col[K_STACK]]);
-	if (col[K_IDS] >= 0 && fld[col[K_IDS]][0])
+	if (nids)
 		row.build_ids = strdup(fld[col[K_IDS]]);
-	grown = row.frames && (col[K_IDS] < 0 || !fld[col[K_IDS]][0] || row.build_ids) ?
-		realloc(d->stacks, (d->nstacks + 1) * sizeof(*grown)) : NULL;
-	if (!grown) {
+	if (!row.frames || (nids && !row.build_ids) ||
+	    table_grow((void **)&d->stacks, d->nstacks, &d->stacks_cap, sizeof(*d->stacks))) {
 		free(row.frames);
 		free(row.build_ids);
 		rp_reader_err(err, errlen, rd, "out of memory");
 		return -1;
 	}
-	d->stacks = grown;
 	d->stacks[d->nstacks++] = row;
 	return 0;
 }
@@ -269,6 +309,8 @@ int ex_load(struct ex_data *d, const char *dir, const struct ex_select *sel, cha
 
 	memset(d, 0, sizeof(*d));
 	d->run.keep_pss = true;
+	/* What a profile or a diff can show, in bounded memory (ex_load's comment). */
+	d->run.tables_bounded = true;
 	/*
 	 * Bounded memory, as `report` reads: a long timeline is thinned as it
 	 * is read. What export and diff show of it stays exact: the first
@@ -303,6 +345,8 @@ int ex_load(struct ex_data *d, const char *dir, const struct ex_select *sel, cha
 void ex_data_free(struct ex_data *d)
 {
 	rp_run_free(&d->run);
+	for (size_t i = 0; i < d->nsites; i++)
+		free(d->sites[i].library);
 	free(d->sites);
 	for (size_t i = 0; i < d->nstacks; i++) {
 		free(d->stacks[i].frames);

@@ -4,7 +4,7 @@
  * memory as stacks, for flame graph tools, and two runs side by side.
  *
  * A dataset is read with report's readers (ex_load: timelines with every
- * component's pss, summary.csv, mpi_calls.csv, and heap_sites.csv here),
+ * component's pss, mpi_calls.csv, and heap_sites.csv here; bounded memory),
  * one moment of each process is chosen (ex_pick), and ex_build turns it
  * into a profile: a set of stacks, root first, each with its values. A
  * stack is the component that owns the memory, then, where the dataset
@@ -46,12 +46,15 @@ enum ex_at {
 };
 
 /* heap_sites.csv (or heap_sites_peak.csv): one row per process and malloc-family call site. */
+#define EX_LIBRARY_MAX	128	/* a heap site's library name, its NUL included */
+#define EX_SITE_MAX	384	/* a heap site's name, its NUL included */
+
 struct ex_site {
 	bool at_peak;		/* heap_sites_peak.csv's: its counts at the process's peak */
 	int rank;
 	int pid;
-	char library[128];	/* the component whose code called */
-	char site[384];		/* "file:function+0xOFF", "file+0xOFF" or "0xADDR" */
+	char *library;		/* the component whose code called (malloc'ed, with site after it) */
+	const char *site;	/* "file:function+0xOFF", "file+0xOFF" or "0xADDR" (in library's allocation) */
 	int64_t calls, frees, live, peak_live, total;
 };
 
@@ -70,11 +73,11 @@ struct ex_stack {
 struct ex_data {
 	struct rp_run run;	/* keep_pss: every component's pss */
 	struct ex_site *sites;
-	size_t nsites;
+	size_t nsites, sites_cap;
 	bool has_sites;
 	bool has_peak_sites;	/* heap_sites_peak.csv was read (a run traced since it exists) */
 	struct ex_stack *stacks;
-	size_t nstacks;
+	size_t nstacks, stacks_cap;
 	bool has_stacks;
 };
 
@@ -150,6 +153,11 @@ struct ex_select {
  * longer than RP_PROC_SAMPLES is thinned as it is read (bounded memory):
  * the moments sel names (NULL: the peak and the end, as diff reads) and
  * each component's peaks (rp_proc_peak) stay those of the whole file.
+ * The other files are read in one pass each, keeping what a profile or a
+ * diff can show (run.tables_bounded): summary.csv's rows are checked, not
+ * kept; heap_sites*.csv and alloc_stacks.csv keep the rows of the
+ * processes whose timelines were read; what the tables keep past
+ * RP_MAX_TABLE_BYTES is refused.
  */
 int ex_load(struct ex_data *d, const char *dir, const struct ex_select *sel, char *err,
 	    size_t errlen);

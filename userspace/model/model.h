@@ -33,6 +33,13 @@
 #define MD_MAX_TERMS	2	/* non-constant terms of one model */
 #define MD_MAX_RUNS	256
 #define MD_NAME		128	/* component and application names */
+/*
+ * What one run's summary.csv may name, read in one pass (model_peaks.c):
+ * distinct components and distinct ranks; past either the run is refused.
+ */
+#define MD_MAX_COMPS	4096
+#define MD_MAX_COMPS_TEXT "4096"
+#define MD_MAX_RANKS	(1 << 22)
 
 /* The basis: functions of ranks P and size N. */
 enum md_term {
@@ -77,6 +84,30 @@ struct md_run {
 int md_read_run(struct md_run *run, const char *dir, double size, enum md_stat stat,
 		bool use_pss, char *err, size_t errlen);
 void md_run_free(struct md_run *run);
+
+/* model_peaks.c --------------------------------------------------------- */
+
+/* Per component while reading: the sum over ranks of their peaks (parallel to run->comp). */
+struct md_acc {
+	double *sum;
+	size_t nsum;
+};
+
+/*
+ * A rank's peak v of component name: the component's largest and its sum
+ * (the component made when new). 0, or -1 (out of memory, or past
+ * MD_MAX_COMPS components).
+ */
+int md_add_peak(struct md_run *run, struct md_acc *a, const char *name, double v);
+/*
+ * Every rank's peaks from summary.csv (open as f, path for messages), in
+ * one pass and bounded memory: rss, or pss when use_pss; processes that
+ * are no rank left out; run->ranks the distinct ranks. 0, or -1 with
+ * "PATH[:LINE]: why" in err (past MD_MAX_COMPS components or MD_MAX_RANKS
+ * ranks included).
+ */
+int md_summary_peaks(struct md_run *run, struct md_acc *a, FILE *f, const char *path,
+		     bool use_pss, char *err, size_t errlen);
 
 /*
  * The program a run traced, from its command line as run_info.csv records

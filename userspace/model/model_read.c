@@ -5,7 +5,8 @@
  * number of ranks P, the problem size N and the program's name.
  *
  * The files are read by report's reader (report_csv.c): summary.csv for
- * the peaks, run_info.csv for the command line and problem_size. A run
+ * the peaks (one pass, model_peaks.c), run_info.csv for the command line
+ * and problem_size. A run
  * without summary.csv (still going, or cut short) falls back to its
  * timelines, as `memattr-bpf report` reads them: in bounded memory.
  */
@@ -24,64 +25,16 @@
 
 #define SIZE_KEY	"problem_size"
 
-/* Per component while reading: the largest rank's figure and the sum over ranks. */
-static struct md_comp *comp_get(struct md_run *run, const char *name)
-{
-	struct md_comp *grown;
-
-	for (size_t i = 0; i < run->ncomp; i++)
-		if (!strcmp(run->comp[i].name, name))
-			return &run->comp[i];
-	grown = realloc(run->comp, (run->ncomp + 1) * sizeof(*grown));
-	if (!grown)
-		return NULL;
-	run->comp = grown;
-	memset(&grown[run->ncomp], 0, sizeof(*grown));
-	snprintf(grown[run->ncomp].name, sizeof(grown->name), "%s", name);
-	return &grown[run->ncomp++];
-}
-
-struct acc {
-	double *sum;	/* per component, parallel to run->comp */
-	size_t nsum;
-};
-
-static int add_peak(struct md_run *run, struct acc *a, const char *name, double v)
-{
-	struct md_comp *c = comp_get(run, name);
-	size_t i;
-
-	if (!c)
-		return -1;
-	i = (size_t)(c - run->comp);
-	if (i >= a->nsum) {
-		double *grown = realloc(a->sum, (i + 1) * sizeof(*grown));
-
-		if (!grown)
-			return -1;
-		for (size_t k = a->nsum; k <= i; k++)
-			grown[k] = 0;
-		a->sum = grown;
-		a->nsum = i + 1;
-	}
-	a->sum[i] += v;
-	if (v > c->value)
-		c->value = v;
-	c->nranks++;
-	return 0;
-}
-
 static FILE *open_in(int dirfd, const char *name)
 {
 	return safe_fopenat(dirfd, name, geteuid() == 0 ? 0 : SAFE_ANY_NLINK, RP_MAX_FILE);
 }
 
-/* Peaks from summary.csv's rank rows. 1: there is no summary.csv. */
-static int from_summary(struct md_run *run, struct rp_run *rp, struct acc *a, int dirfd,
-			const char *dir, bool use_pss, char *err, size_t errlen)
+/* Peaks from summary.csv's rank rows, read in one pass. 1: there is no summary.csv. */
+static int from_summary(struct md_run *run, struct md_acc *a, int dirfd, const char *dir,
+			bool use_pss, char *err, size_t errlen)
 {
 	char path[4200];
-	int last = -1;
 	FILE *f;
 	int ret;
 
@@ -93,34 +46,13 @@ static int from_summary(struct md_run *run, struct rp_run *rp, struct acc *a, in
 		snprintf(err, errlen, "%s: cannot open: %s", path, safe_open_strerror(errno));
 		return -1;
 	}
-	ret = rp_read_summary(rp, f, path, err, errlen);
+	ret = md_summary_peaks(run, a, f, path, use_pss, err, errlen);
 	fclose(f);
-	if (ret)
-		return -1;
-	/* Sorted by rank: processes that are not ranks (launchers, helpers) come last and are left out. */
-	for (size_t i = 0; i < rp->nsummary; i++) {
-		const struct rp_summary_row *r = &rp->summary[i];
-
-		if (r->rank < 0)
-			continue;
-		if (use_pss && r->peak_pss < 0) {
-			snprintf(err, errlen, "%s: no %s column (--pss needs it)", path, COL_PEAK_PSS);
-			return -1;
-		}
-		if (add_peak(run, a, r->component, (double)(use_pss ? r->peak_pss : r->peak_rss)))
-			goto oom;
-		if (r->rank != last)
-			run->ranks++;
-		last = r->rank;
-	}
-	return 0;
-oom:
-	snprintf(err, errlen, "%s: out of memory", path);
-	return -1;
+	return ret;
 }
 
 /* Peaks from the timelines (no summary.csv): each rank's largest sample per component. */
-static int from_timelines(struct md_run *run, struct rp_run *rp, struct acc *a, int dirfd,
+static int from_timelines(struct md_run *run, struct rp_run *rp, struct md_acc *a, int dirfd,
 			  const char *dir, bool use_pss, char *err, size_t errlen)
 {
 	int last = -1;
@@ -145,8 +77,10 @@ static int from_timelines(struct md_run *run, struct rp_run *rp, struct acc *a, 
 		for (size_t c = 0; c < p->nrss && c < rp->ncomp; c++) {
 			if (!p->rss[c])
 				continue;
-			if (add_peak(run, a, rp->comp[c], (double)rp_proc_peak(p, c, false))) {
-				snprintf(err, errlen, "%s: out of memory", dir);
+			if (md_add_peak(run, a, rp->comp[c], (double)rp_proc_peak(p, c, false))) {
+				snprintf(err, errlen, run->ncomp >= MD_MAX_COMPS ?
+					 "%s: more than " MD_MAX_COMPS_TEXT " components" :
+					 "%s: out of memory", dir);
 				return -1;
 			}
 		}
@@ -211,7 +145,7 @@ int md_read_run(struct md_run *run, const char *dir, double size, enum md_stat s
 		bool use_pss, char *err, size_t errlen)
 {
 	struct rp_run *rp;
-	struct acc a = {0};
+	struct md_acc a = {0};
 	int dirfd, ret = -1, r;
 
 	memset(run, 0, sizeof(*run));
@@ -232,7 +166,7 @@ int md_read_run(struct md_run *run, const char *dir, double size, enum md_stat s
 		goto out;
 	}
 	snprintf(rp->dir, sizeof(rp->dir), "%s", dir);
-	r = from_summary(run, rp, &a, dirfd, dir, use_pss, err, errlen);
+	r = from_summary(run, &a, dirfd, dir, use_pss, err, errlen);
 	if (r > 0)
 		r = from_timelines(run, rp, &a, dirfd, dir, use_pss, err, errlen);
 	if (r || read_info(run, rp, dirfd, dir, err, errlen))

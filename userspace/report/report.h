@@ -37,9 +37,17 @@
 /* Longest line a reader takes: a longer one is refused, not buffered. */
 #define RP_MAX_LINE	(1u << 20)
 #define RP_MAX_LINE_TEXT "1048576"
-/* With rp_run.bounded: mpi_calls.csv's distinct functions, run_info.csv's lines. */
+/* With rp_run.bounded: mpi_calls.csv's distinct functions. run_info.csv's lines, always. */
 #define RP_MAX_FUNCS	4096
 #define RP_MAX_INFO	65536
+/*
+ * With rp_run.tables_bounded (export, diff): the bytes of per-process rows
+ * one dataset keeps from mpi_calls.csv, heap_sites.csv, heap_sites_peak.csv
+ * and alloc_stacks.csv together (the rows' structures and their strings;
+ * the tables' room may be up to twice that). Past it the read is refused.
+ */
+#define RP_MAX_TABLE_BYTES	(256u << 20)
+#define RP_MAX_TABLE_MIB	256
 /* Largest CSV the report reads: a day of 100 ms samples of 64 components is ~3 GiB. */
 #define RP_MAX_FILE	(16ULL << 30)
 
@@ -154,9 +162,19 @@ struct rp_run {
 	 * Set before reading (`report`): keep only what the page shows, so no
 	 * file's length sets the memory: summary.csv's `total` rows of the
 	 * timelines read (two at most each), mpi_calls.csv summed per function
-	 * (at most RP_MAX_FUNCS), run_info.csv at most RP_MAX_INFO lines.
+	 * (at most RP_MAX_FUNCS). (run_info.csv: at most RP_MAX_INFO lines
+	 * whatever the flags: every command keeps it whole.)
 	 */
 	bool bounded;
+	/*
+	 * Set before reading (export, diff): summary.csv is checked, its rows
+	 * not kept (their figures come from the timelines); mpi_calls.csv
+	 * keeps no row of a process that is no rank unless its timeline was
+	 * read (rp_call_wanted); and the rows kept of the per-process tables
+	 * count in table_bytes, refused past RP_MAX_TABLE_BYTES.
+	 */
+	bool tables_bounded;
+	size_t table_bytes;
 	size_t thinned;		/* processes whose timelines were thinned */
 	size_t dropped_samples;	/* incomplete last samples ignored */
 	const char *model_html;	/* a section made by the caller (report DIR RUN...: the memory model), NULL: none */
@@ -217,9 +235,27 @@ int rp_load_dir(struct rp_run *run, int dirfd, const char *dir, char *err, size_
 int rp_read_proc(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
 /* summary.csv's rows, sorted by rp_summary_cmp (ranks by rank, then the other processes by pid). */
 int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+/*
+ * summary.csv's rows in one pass, each to fn as it is read, none kept
+ * (model: what it needs of them is per component). fn returns 0, or -1
+ * with err written. 0, or -1 with "NAME:LINE: why" in err.
+ */
+typedef int (*rp_summary_fn)(const struct rp_summary_row *row, void *arg, char *err,
+			     size_t errlen);
+int rp_scan_summary(FILE *f, const char *name, rp_summary_fn fn, void *arg, char *err,
+		    size_t errlen);
 int rp_summary_cmp(int rank_a, int pid_a, int rank_b, int pid_b);
+/* The index in run->procs (sorted, as rp_load_dir leaves them) of rank and pid; -1: none. */
+long rp_proc_find(const struct rp_run *run, int rank, int pid);
 int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
 int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen);
+/*
+ * With run->tables_bounded: size more bytes of rows kept, counted in
+ * run->table_bytes. 0, or -1 with "NAME:LINE: more than ..." in err
+ * (past RP_MAX_TABLE_BYTES: nothing counted).
+ */
+int rp_table_charge(struct rp_run *run, const struct rp_reader *rd, size_t size, char *err,
+		    size_t errlen);
 
 /* Component index by name, -1 if the run has none. */
 int rp_comp_find(const struct rp_run *run, const char *name);

@@ -948,17 +948,13 @@ static int parse_sum_row(struct rp_reader *rd, char **fld, const int *col,
 	return 0;
 }
 
-/*
- * The timeline a summary row is about (procs are sorted as summary.csv's
- * rows are, rp_summary_cmp), -1 when none was read.
- */
-static long proc_of_row(const struct rp_run *run, const struct rp_summary_row *row)
+long rp_proc_find(const struct rp_run *run, int rank, int pid)
 {
 	size_t lo = 0, hi = run->nprocs;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = rp_summary_cmp(run->procs[mid].rank, run->procs[mid].pid, row->rank, row->pid);
+		int c = rp_summary_cmp(run->procs[mid].rank, run->procs[mid].pid, rank, pid);
 
 		if (!c)
 			return (long)mid;
@@ -968,6 +964,12 @@ static long proc_of_row(const struct rp_run *run, const struct rp_summary_row *r
 			hi = mid;
 	}
 	return -1;
+}
+
+/* The timeline a summary row is about, -1 when none was read. */
+static long proc_of_row(const struct rp_run *run, const struct rp_summary_row *row)
+{
+	return rp_proc_find(run, row->rank, row->pid);
 }
 
 /*
@@ -988,18 +990,13 @@ static bool summary_row_wanted(const struct rp_run *run, const struct rp_summary
 	return true;
 }
 
-int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
+int rp_scan_summary(FILE *f, const char *name, rp_summary_fn fn, void *arg, char *err,
+		    size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
 	char *hdr[MAX_FIELDS], *fld[MAX_FIELDS];
 	int col[NCOLS_SUM], r, ret = -1;
-	unsigned char *seen = NULL;
-	size_t nhdr, cap = run->nsummary;
-
-	if (run->bounded && !(seen = calloc(run->nprocs ? run->nprocs : 1, 1))) {
-		rp_reader_err(err, errlen, &rd, "out of memory");
-		return -1;
-	}
+	size_t nhdr;
 
 	if (read_header(&rd, hdr, &nhdr, err, errlen) ||
 	    find_cols(&rd, hdr, nhdr, "memattr-bpf summary", sum_cols, NCOLS_SUM, col, err, errlen))
@@ -1012,27 +1009,65 @@ int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, si
 		if (split_row(&rd, fld, nhdr, err, errlen) ||
 		    parse_sum_row(&rd, fld, col, &row, err, errlen))
 			goto out;
-		if (!summary_row_wanted(run, &row, seen))
-			continue;
-		if (table_room(&run->summary, run->nsummary, &cap, sizeof(*run->summary))) {
-			rp_reader_err(err, errlen, &rd, "out of memory");
+		if (fn(&row, arg, err, errlen)) {
+			/* fn's sentence, after the place it was found. */
+			char why[RP_ERRLEN];
+
+			snprintf(why, sizeof(why), "%s", err);
+			rp_reader_err(err, errlen, &rd, "%s", why);
 			goto out;
 		}
-		run->summary[run->nsummary++] = row;
 	}
 	if (r < 0) {
 		read_error(&rd, err, errlen);
 		goto out;
 	}
+	ret = 0;
+out:
+	free(rd.line);
+	return ret;
+}
+
+struct summary_keep {
+	struct rp_run *run;
+	unsigned char *seen;	/* bounded: rows kept per timeline */
+	size_t cap;
+};
+
+static int summary_keep_row(const struct rp_summary_row *row, void *arg, char *err,
+			    size_t errlen)
+{
+	struct summary_keep *k = arg;
+	struct rp_run *run = k->run;
+
+	if (run->tables_bounded || !summary_row_wanted(run, row, k->seen))
+		return 0;
+	if (table_room(&run->summary, run->nsummary, &k->cap, sizeof(*run->summary))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	run->summary[run->nsummary++] = *row;
+	return 0;
+}
+
+int rp_read_summary(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
+{
+	struct summary_keep k = { .run = run, .cap = run->nsummary };
+	int ret;
+
+	if (run->bounded && !(k.seen = calloc(run->nprocs ? run->nprocs : 1, 1))) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -1;
+	}
+	ret = rp_scan_summary(f, name, summary_keep_row, &k, err, errlen);
+	free(k.seen);
+	if (ret)
+		return -1;
 	run->has_summary = true;
 	/* Looked up once per process: a 100,000-rank job needs a sorted table, not a scan. */
 	if (run->nsummary > 1)
 		qsort(run->summary, run->nsummary, sizeof(*run->summary), cmp_summary_row);
-	ret = 0;
-out:
-	free(seen);
-	free(rd.line);
-	return ret;
+	return 0;
 }
 
 enum { K_RANK, K_PID, K_FUNC, K_CALLS, K_GAIN, K_REL, K_NET, K_PEAK, K_FIRST, K_LAST, NCOLS_CALLS };
@@ -1138,6 +1173,36 @@ static int call_add_merged(struct rp_run *run, int *slots, const struct rp_call_
 	return 0;
 }
 
+int rp_table_charge(struct rp_run *run, const struct rp_reader *rd, size_t size, char *err,
+		    size_t errlen)
+{
+	if (!run->tables_bounded)
+		return 0;
+	if (size > RP_MAX_TABLE_BYTES - run->table_bytes) {
+		rp_reader_err(err, errlen, rd,
+			      "more than %u MiB of per-process rows to keep (the most export and diff keep of mpi_calls.csv, heap_sites*.csv and alloc_stacks.csv together)",
+			      RP_MAX_TABLE_MIB);
+		return -1;
+	}
+	run->table_bytes += size;
+	return 0;
+}
+
+/*
+ * tables_bounded: whether export or diff can use a row. A rank's rows
+ * can (diff shows a rank mpi_calls.csv alone names); a process that is no
+ * rank is found by its pid (an old file without pids: by any such process).
+ */
+static bool rp_call_wanted(const struct rp_run *run, const struct rp_call_row *row)
+{
+	if (!run->tables_bounded || row->rank >= 0)
+		return true;
+	/* Processes that are no rank come last (cmp_proc). */
+	if (!run->nprocs || run->procs[run->nprocs - 1].rank >= 0)
+		return false;
+	return row->pid < 0 || rp_proc_find(run, -1, row->pid) >= 0;
+}
+
 int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size_t errlen)
 {
 	struct rp_reader rd = { .f = f, .name = name };
@@ -1182,6 +1247,10 @@ int rp_read_calls(struct rp_run *run, FILE *f, const char *name, char *err, size
 			}
 			continue;
 		}
+		if (!rp_call_wanted(run, &row))
+			continue;
+		if (rp_table_charge(run, &rd, sizeof(row), err, errlen))
+			goto out;
 		if (table_room(&run->calls, run->ncalls, &cap, sizeof(*run->calls))) {
 			rp_reader_err(err, errlen, &rd, "out of memory");
 			goto out;
@@ -1220,7 +1289,7 @@ int rp_read_info(struct rp_run *run, FILE *f, const char *name, char *err, size_
 		}
 		if (rd.lineno == 1 && !strcmp(fld[0], "key") && !strcmp(fld[1], "value"))
 			continue;
-		if (run->bounded && run->ninfo >= RP_MAX_INFO) {
+		if (run->ninfo >= RP_MAX_INFO) {
 			rp_reader_err(err, errlen, &rd, "more than %d keys", RP_MAX_INFO);
 			goto out;
 		}
