@@ -1113,6 +1113,37 @@ static void test_stale_munmap_keeps_mpi_release(void **state)
 }
 
 /*
+ * A block MPI_Alloc_mem mapped, touched and MPI_Free_mem unmapped, all
+ * before a read, whose fault records (single faults and a run) were
+ * handled after it: the read dropped the block, and the faults, older
+ * than the read, found no region. MPI_Alloc_mem gained nothing while
+ * MPI_Free_mem released 2 MiB. Mutations checked: charge_gone_fault
+ * charging nothing -> gained 1 MiB; charge_gone_run charging nothing ->
+ * gained 1 MiB; either fails this test.
+ */
+static void test_stale_faults_in_a_dropped_region_keep_mpi_growth(void **state)
+{
+	struct ev_run e = { .h = { .type = EV_RUN, .tgid = 4242, .ts_ns = LATER + 3 },
+			    .addr = ANON + 1 * MIB, .npages = 256, .member = 1 };
+
+	(void)state;
+	sync_with_libmpi(SYNC_NS, 0, 0);
+	anon_mmap(LATER, ANON, 2 * MIB, 0, 2, LIBC_CODE + 0x10, LIBMPI_CODE + 0x40);
+	ev.mpi_fn = ALLOC_MEM;
+	proc_apply_syscall(p, &cls, &ev, 0);
+	sync_with_libmpi(LATER + 20, 0, 0);
+	faults(LATER + 1, ANON, 256);
+	proc_apply_run(p, &cls, &e, 0);
+	proc_apply_syscall(p, &cls, free_mem_munmap(LATER + 10), 0);
+	assert_int_equal(mpi_fn_get(&p->mpi_fns, ALLOC_MEM, false)->gained, 2 * MIB);
+	assert_int_equal(released_by(FREE_MEM), 2 * MIB);
+	/* Nothing the read had is counted again, and none of it was unplaced. */
+	assert_int_equal(p->unplaced_events, 0);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 4 * KIB, 1), 0);
+	assert_int_equal(rss_of("mpi"), 4 * KIB);
+}
+
+/*
  * A read that came while the munmap was still zapping the block: the read
  * finds the mapping gone (the kernel takes it out of the tree before it
  * frees the pages), the record is newer than the read, and the half freed
@@ -1384,6 +1415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_file_map_keeps_mpi_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_munmap_keeps_mpi_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_munmap_a_read_came_into_keeps_mpi_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_faults_in_a_dropped_region_keep_mpi_growth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brk_growth_and_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_touched_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_touched_ranges_overflow, setup, teardown),

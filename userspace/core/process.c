@@ -435,6 +435,20 @@ static void charge_fault(struct proc *p, const struct classifier *cls, struct re
 		p->late_rss[r->owner] += delta;
 }
 
+/*
+ * A fault at boot time ts in [addr, addr + len) that no region holds any
+ * more, older than the read that dropped it: the read had its page, but
+ * the MPI call still grew by it (and the release that followed is charged).
+ */
+static void charge_gone_fault(struct proc *p, const struct classifier *cls, uint64_t addr,
+			      int64_t delta, uint64_t ts, uint32_t mpi_fn, double when)
+{
+	const struct region *r = gone_regions_find(&p->gone, addr, ts);
+
+	if (r)
+		charge_mpi_fn(p, cls, r, mpi_fn, delta, when);
+}
+
 void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
 		    double when)
 {
@@ -447,9 +461,27 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 	if (!r) {
 		if (!fault_counted(p, e->h.ts_ns))
 			fault_unplaced(p);
+		else
+			charge_gone_fault(p, cls, e->addr, e->delta, e->h.ts_ns, e->mpi_fn, when);
 		return;
 	}
 	charge_fault(p, cls, r, e->delta, e->h.ts_ns, e->mpi_fn, when);
+}
+
+/* The part [start, end) of a run at ts that no region holds any more (charge_gone_fault). */
+static void charge_gone_run(struct proc *p, const struct classifier *cls, uint64_t start,
+			    uint64_t end, uint64_t ts, double when)
+{
+	while (start < end) {
+		const struct region *r = gone_regions_find(&p->gone, start, ts);
+		uint64_t stop;
+
+		if (!r)
+			return;
+		stop = r->end < end ? r->end : end;
+		charge_mpi_fn(p, cls, r, 0, (int64_t)(stop - start), when);
+		start = stop;
+	}
 }
 
 void proc_note_epoch(struct proc *p, uint16_t epoch, uint64_t ns)
@@ -497,10 +529,14 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 
 		if (!r || r->start >= end) {
 			unplaced = true;
+			if (fault_counted(p, ts))
+				charge_gone_run(p, cls, at, end, ts, when);
 			break;
 		}
 		if (r->start > at) {
 			unplaced = true;
+			if (fault_counted(p, ts))
+				charge_gone_run(p, cls, at, r->start, ts, when);
 			at = r->start;
 		}
 		stop = r->end < end ? r->end : end;
