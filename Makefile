@@ -62,7 +62,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 
 # Pure logic (no BPF, no global state beyond the component table): what the
 # unit tests link. The rest of userspace/ drives the kernel and /proc.
-PURE_MODULES := components alloc_stack heap_peak spec procfs regions csv_out cli num_arg cmd_args classify callscan unwind mpi_fn elfsym \
+PURE_MODULES := components alloc_stack heap_peak spec procfs regions gone_regions csv_out cli num_arg cmd_args classify callscan unwind mpi_fn elfsym \
 		report_csv report_stats report_svg report_html report_style report_nodes safe_open hooks \
 		metrics metrics_fold metrics_render daemon_cfg spool http_listen gz_read sock_proto sock_limit \
 		node_name merge_read merge_info merge_files gz_file held proc_owner proc_at infer infer_mem heapwalk \

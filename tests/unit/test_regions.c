@@ -498,12 +498,12 @@ static void test_sync_begin_end(void **state)
 	assert_int_equal(regions_sync(&t, 4 * PG, 5 * PG, 20, 20, 0, 0), 0);
 	/* A mapping made while the sync runs is not stale. */
 	assert_int_equal(regions_map(&t, 10 * PG, 11 * PG, 5, 0, NULL), 0);
-	regions_sync_end(&t);
+	regions_sync_end(&t, NULL, NULL);
 	CHECK(&t, { 0, PG, 1, 10 }, { 4 * PG, 5 * PG, 3, 20 }, { 10 * PG, 11 * PG, 5, 0 });
 
 	/* An empty maps read drops everything. */
 	regions_sync_begin(&t);
-	regions_sync_end(&t);
+	regions_sync_end(&t, NULL, NULL);
 	assert_int_equal(t.n, 0);
 	regions_free(&t);
 }

@@ -92,6 +92,7 @@ void proc_free(struct proc *p)
 void proc_release_mm(struct proc *p)
 {
 	regions_free(&p->regions);
+	gone_regions_free(&p->gone);
 	code_reader_close(&p->code);
 	p->npending = 0;
 }
@@ -130,6 +131,7 @@ int proc_copy_mm(struct proc *child, const struct proc *parent, bool code_maps)
 void proc_reset_mm(struct proc *p)
 {
 	regions_clear(&p->regions);
+	gone_regions_free(&p->gone);	/* the old image's ranges */
 	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
 	free_code_maps(p);
 	/* The old image's stacks point into code that is gone. */
@@ -344,14 +346,23 @@ void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
 	s->before = component_figures(p);
 	s->ncomps = p->ncomps;
 	p->sync_boot_ns = boot_ns;
+	gone_regions_read_begins(&p->gone, boot_ns);
 	regions_sync_begin(&p->regions);
+}
+
+/* A region the read found gone: kept for the records the read overtook. */
+static void keep_gone(void *ctx, const struct region *r)
+{
+	struct proc *p = ctx;
+
+	gone_regions_keep(&p->gone, r, p->sync_boot_ns);
 }
 
 void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 {
 	struct proc *p = s->p;
 
-	regions_sync_end(&p->regions);
+	regions_sync_end(&p->regions, keep_gone, p);
 	if (ok)
 		count_split(s);
 	free(s->split);
@@ -424,6 +435,20 @@ static void charge_fault(struct proc *p, const struct classifier *cls, struct re
 		p->late_rss[r->owner] += delta;
 }
 
+/*
+ * A fault at boot time ts in [addr, addr + len) that no region holds any
+ * more, older than the read that dropped it: the read had its page, but
+ * the MPI call still grew by it (and the release that followed is charged).
+ */
+static void charge_gone_fault(struct proc *p, const struct classifier *cls, uint64_t addr,
+			      int64_t delta, uint64_t ts, uint32_t mpi_fn, double when)
+{
+	const struct region *r = gone_regions_find(&p->gone, addr, ts);
+
+	if (r)
+		charge_mpi_fn(p, cls, r, mpi_fn, delta, when);
+}
+
 void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct ev_rss *e,
 		    double when)
 {
@@ -436,9 +461,27 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 	if (!r) {
 		if (!fault_counted(p, e->h.ts_ns))
 			fault_unplaced(p);
+		else
+			charge_gone_fault(p, cls, e->addr, e->delta, e->h.ts_ns, e->mpi_fn, when);
 		return;
 	}
 	charge_fault(p, cls, r, e->delta, e->h.ts_ns, e->mpi_fn, when);
+}
+
+/* The part [start, end) of a run at ts that no region holds any more (charge_gone_fault). */
+static void charge_gone_run(struct proc *p, const struct classifier *cls, uint64_t start,
+			    uint64_t end, uint64_t ts, double when)
+{
+	while (start < end) {
+		const struct region *r = gone_regions_find(&p->gone, start, ts);
+		uint64_t stop;
+
+		if (!r)
+			return;
+		stop = r->end < end ? r->end : end;
+		charge_mpi_fn(p, cls, r, 0, (int64_t)(stop - start), when);
+		start = stop;
+	}
 }
 
 void proc_note_epoch(struct proc *p, uint16_t epoch, uint64_t ns)
@@ -486,10 +529,14 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 
 		if (!r || r->start >= end) {
 			unplaced = true;
+			if (fault_counted(p, ts))
+				charge_gone_run(p, cls, at, end, ts, when);
 			break;
 		}
 		if (r->start > at) {
 			unplaced = true;
+			if (fault_counted(p, ts))
+				charge_gone_run(p, cls, at, r->start, ts, when);
 			at = r->start;
 		}
 		stop = r->end < end ? r->end : end;
@@ -981,17 +1028,23 @@ static int64_t delta_after_sync(const struct proc *p, const struct ev_syscall *e
 }
 
 /*
- * --mpi-calls: charge what a syscall moved (delta) to an MPI function,
- * looking at the range the change happened in: what a brk added or took
- * away, where mmap or mremap placed memory, else the call's own range.
- * old_brk is the break before the call.
+ * --mpi-calls: charge what a syscall moved (delta: all of it, whatever the
+ * smaps reads saw, which know no calls) to an MPI function, looking at the
+ * range the change happened in: what a brk added or took away, where mmap
+ * or mremap placed memory, else the call's own range. old_brk is the break
+ * before the call. A release whose record a read overtook (stale) looks
+ * first at what the reads since it dropped: the range it released is no
+ * longer in the table, or is someone else's since (MPI_Free_mem's munmap,
+ * overtaken, released nothing); so does one the latest read came in the
+ * middle of.
  */
 static void charge_syscall(struct proc *p, const struct classifier *cls,
-			   const struct ev_syscall *e, uint64_t old_brk, int64_t delta, double when)
+			   const struct ev_syscall *e, uint64_t old_brk, int64_t delta, bool stale,
+			   double when)
 {
 	uint64_t start = e->args[0], len = page_up(e->args[1]);
 	uint64_t was = page_up(old_brk), now = page_up((uint64_t)e->ret);
-	const struct region *r;
+	const struct region *r = NULL;
 
 	if (e->nr == NR_BRK) {
 		start = was < now ? was : now;
@@ -1002,7 +1055,13 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 		start = (uint64_t)e->ret;
 		len = page_up(e->args[2]);
 	}
-	r = regions_find(&p->regions, start);
+	if (stale && delta < 0)
+		r = gone_regions_find(&p->gone, start, e->h.ts_ns);
+	if (!r)
+		r = regions_find(&p->regions, start);
+	/* Still unmapping when the latest read came: the read found it gone. */
+	if (!r && delta < 0)
+		r = gone_regions_find(&p->gone, start, p->sync_boot_ns - 1);
 	/* A range over several owners (a heap trim) is not one function's doing. */
 	if (r && r->end >= start + len)
 		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
@@ -1112,21 +1171,25 @@ static void touch_call(struct proc *p, const struct ev_syscall *e, uint64_t old_
 static void apply_syscall(struct proc *p, const struct classifier *cls,
 			  const struct ev_syscall *e, double when)
 {
-	int64_t delta = delta_after_sync(p, e);
+	int64_t delta = delta_after_sync(p, e), moved = sum_delta(e);
 	uint64_t a0 = e->args[0], a1 = page_up(e->args[1]), old_brk = p->brk_cur;
+	bool stale = e->h.ts_ns < p->sync_boot_ns;
 
 	p->req_stack = 0;
 	if (e->ret < 0 && e->ret > -4096)
 		return;		/* failed: nothing mapped, nothing moved */
-	if (e->h.ts_ns < p->sync_boot_ns) {
+	/* Memory given back is charged while its region still exists. */
+	if (moved < 0)
+		charge_syscall(p, cls, e, old_brk, moved, stale, when);
+	if (stale) {
 		apply_stale(p, cls, e, when);
+		/* The read shows the pages, not the call that brought them. */
+		if (moved > 0)
+			charge_syscall(p, cls, e, old_brk, moved, true, when);
 		return;
 	}
 	if (p->sync_epoch_known && moved_during_read(e, p->sync_epoch))
 		reread_maps(p, when);
-	/* Memory given back is charged while its region still exists. */
-	if (delta < 0)
-		charge_syscall(p, cls, e, old_brk, delta, when);
 	switch (e->nr) {
 	case NR_MMAP:
 		apply_mmap(p, cls, e, delta);
@@ -1162,8 +1225,8 @@ static void apply_syscall(struct proc *p, const struct classifier *cls,
 	}
 	touch_call(p, e, old_brk);
 	/* Memory taken is charged once its region exists. */
-	if (delta > 0)
-		charge_syscall(p, cls, e, old_brk, delta, when);
+	if (moved > 0)
+		charge_syscall(p, cls, e, old_brk, moved, false, when);
 }
 
 /* Each component's RSS in p's regions (p->ncomps entries), NULL without memory. */

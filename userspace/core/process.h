@@ -17,6 +17,7 @@
 #include "classify.h"
 #include "alloc_stack.h"
 #include "components.h"
+#include "gone_regions.h"
 #include "heap_peak.h"
 #include "held.h"
 #include "memattr.h"
@@ -87,6 +88,7 @@ struct proc {
 	struct code_reader code;	/* return addresses are checked against its code */
 	uint64_t brk_cur;		/* current program break, 0 when unknown */
 	uint64_t sync_boot_ns;		/* events older than the last smaps read are in it */
+	struct gone_regions gone;	/* regions the latest reads dropped, for older records */
 	double last_sync_time;
 	double sync_cost;		/* seconds its last smaps read took, 0: none yet (engine) */
 	/*

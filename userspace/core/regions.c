@@ -806,13 +806,16 @@ void regions_sync_begin(struct region_table *t)
 		t->r[i].seen = 0;
 }
 
-void regions_sync_end(struct region_table *t)
+void regions_sync_end(struct region_table *t, void (*gone)(void *ctx, const struct region *r),
+		      void *ctx)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; i < t->n; i++)
 		if (t->r[i].seen)
 			t->r[j++] = t->r[i];
+		else if (gone)
+			gone(ctx, &t->r[i]);
 	t->n = j;
 }
 

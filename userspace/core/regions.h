@@ -137,9 +137,14 @@ int regions_sync_exact(struct region_table *t, uint64_t start, uint64_t end, int
 /* The figures of every region inside [start, end) include what happened before ns. */
 void regions_set_counted(struct region_table *t, uint64_t start, uint64_t end, uint64_t ns);
 
-/* Drop regions that no longer exist: those not touched since regions_sync_begin. */
+/*
+ * Drop regions that no longer exist: those not touched since
+ * regions_sync_begin; each is shown to gone(ctx, r) first (gone NULL: not
+ * shown).
+ */
 void regions_sync_begin(struct region_table *t);
-void regions_sync_end(struct region_table *t);
+void regions_sync_end(struct region_table *t, void (*gone)(void *ctx, const struct region *r),
+		      void *ctx);
 
 /* Every region's rss, whoever owns it. */
 int64_t regions_rss_total(const struct region_table *t);
