@@ -487,6 +487,7 @@ static void fill_self(struct daemon *d, struct mx_self *x)
 			x->nmaps++;
 	}
 	x->version = MEMATTR_VERSION;
+	x->attribution = d->opt.sampled ? "sampled" : "exact";	/* as started: SIGHUP waits for a restart */
 	f = fopen("/proc/self/statm", "re");
 	if (f) {
 		if (fscanf(f, "%*d %ld", &pages) != 1)
