@@ -12,7 +12,8 @@
 #   a restart with the same file stays exact; SIGHUP with
 #   "attribution = sampled" says it takes effect at the next start.
 #   Checked to fail: with DK_ATTRIBUTION's case in daemon_cfg_set ignoring
-#   the file (returning 0 before set_attribution), the link check fails.
+#   the file (returning 0 before set_attribution), the first start fails
+#   ("does not say attribution exact").
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 

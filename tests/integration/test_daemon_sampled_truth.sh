@@ -13,8 +13,8 @@
 #    within 1% + 64 KiB) and every component is within 2% of its truth
 #    (+512 KiB): issue 34's bound on the sampled mode.
 # Checked to fail: with daemon_cfg_defaults' `c->sampled = true` removed
-# (the default back to exact), the "attribution sampled" line, the link
-# check and modes,sampled each fail.
+# (the default back to exact) it fails at once: the watching line says
+# "attribution exact" (the link check and modes,sampled would fail next).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 source "$(dirname "$0")/lang_truth.sh"
