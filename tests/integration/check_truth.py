@@ -5,6 +5,7 @@ each component holds, plateau by plateau.
 
     check_truth.py OUT_DIR --ranks N --sampler FILE --log-dir DIR
                    [--t-line MONO] [--tol 0.05] [--floor-kib 512] [--prefix truth]
+                   [--total-tol F]
 
 mpi_truth writes, per rank, its event log (truth-rank-R.csv) and what every
 plateau should show (expect-rank-R.csv: component growth over the baseline
@@ -17,7 +18,9 @@ value itself: mpi_held's memory was all there before the tool came), plus a floo
 components whose truth is near zero: after free and malloc_trim, glibc
 keeps up to M_TOP_PAD (128 KiB) resident at the top of each arena, and
 mpi_truth's program has two (the main heap and its thread's), plus the
-arenas' header pages. Prints each rank's worst error per component; exits 1 on any
+arenas' header pages. With --total-tol, every sample's `total` inside a
+plateau must also be the kernel's: within F of the sampler's VmRSS nearest
+it (+64 KiB). Prints each rank's worst error per component; exits 1 on any
 failure. The CSV contract itself is check_csv.py's job.
 """
 import argparse
@@ -53,6 +56,15 @@ def sample_words(t, comps, series, origin):
     return f"sample time_s {t:.3f}: {parts}; {kern}"
 
 
+# The sampler reads VmRSS up to 10 ms from the tool's own read.
+TOTAL_FLOOR = 64 * 1024
+
+
+def kernel_rss(series, at):
+    """The sampler's VmRSS nearest CLOCK_MONOTONIC time at."""
+    return min(series, key=lambda s: abs(s[0] - at))[1]
+
+
 def check_rank(ck, a, rank, sampler, rank_pid):
     name = f"rank-{rank}.csv"
     pid, samples = read_rank_file(ck, os.path.join(a.out_dir, name), rank)
@@ -85,6 +97,17 @@ def check_rank(ck, a, rank, sampler, rank_pid):
         if base is None:
             base = {comp: 0 if a.absolute else inwin[0].get(comp, (0, 0))[0]
                     for comp in expect}
+        if a.total_tol is not None:
+            for t, c in zip(times, inwin):
+                kern = kernel_rss(sampler[rank_pid[rank]], origin + t)
+                err = c.get("total", (0, 0))[0] - kern
+                w = worst.setdefault("total vs VmRSS", [0, 0.0])
+                w[0] = max(w[0], abs(err))
+                w[1] = max(w[1], abs(100.0 * err / kern) if kern else 0.0)
+                if abs(err) > a.total_tol * kern + TOTAL_FLOOR:
+                    ck.fail(where, f"total {mib(c.get('total', (0, 0))[0])} is not the kernel's "
+                            f"VmRSS {mib(kern)}: off by {mib(err)}; " + sample_words(t, c, sampler[rank_pid[rank]], origin))
+                    break
         for comp, grow in expect.items():
             truth = base[comp] + grow
             tol = a.tol * truth + a.floor_kib * 1024
@@ -119,6 +142,8 @@ def main():
     ap.add_argument("--tol", type=float, default=0.05)
     ap.add_argument("--floor-kib", type=int, default=512)
     ap.add_argument("--margin", type=float, default=0.2)
+    ap.add_argument("--total-tol", type=float,
+                    help="also: total within this share of the sampler's VmRSS in every plateau")
     ap.add_argument("--absolute", action="store_true",
                     help="the expect files hold each component's whole size, not its "
                          "growth over the first plateau (memory held before attach)")

@@ -6,7 +6,14 @@
 #   directory SPOOL/<job>.u<uid>.1 beside the first, never over it;
 # - --config: settings from the file; SIGHUP re-reads it (a textfile
 #   directory added, a retention that removes a job directory older than
-#   it while keeping the live ones).
+#   it while keeping the live ones);
+# - the file's "attribution = exact" (the default is sampled) puts a program
+#   at every page fault (the daemon holds a link to ma_rss_stat) and says so;
+#   a restart with the same file stays exact; SIGHUP with
+#   "attribution = sampled" says it takes effect at the next start.
+#   Checked to fail: with DK_ATTRIBUTION's case in daemon_cfg_set ignoring
+#   the file (returning 0 before set_attribution), the first start fails
+#   ("does not say attribution exact").
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
@@ -24,9 +31,19 @@ spool = $SPOOL
 listen = 127.0.0.1:$PORT
 interval = 200
 metrics-detail = rank
+attribution = exact
 EOC
 
+# exact_daemon WHEN: the daemon runs exact attribution, as its file says.
+exact_daemon() {
+	grep -q '^memattr-bpf: daemon: watching.*attribution exact$' "$DAEMON_ERR" ||
+		fail "$1: the daemon does not say attribution exact: $(grep watching "$DAEMON_ERR")"
+	"$PY" "$IT_DIR/bpf_leftovers.py" --linked-by "$DAEMON_PID" ma_rss_stat >/dev/null ||
+		fail "$1: attribution = exact, yet the daemon holds no link to ma_rss_stat"
+}
+
 start_daemon --config "$CONF"
+exact_daemon "first start"
 user_job "$TEST_USER" 2 "$A" 8 25 "$TMPD/jobA.out"; PA=$UJOB_PID
 t0=$EPOCHREALTIME
 until curl -fsS "$URL" | grep -q "job=\"$A\",uid=\"$(id -u "$TEST_USER")\",step=\"\",rank=\"1\",component=\"total\""; do
@@ -51,6 +68,7 @@ log "spool readable after SIGKILL: $rows whole sample rows in rank-1.csv.gz"
 
 # Restart: the running job is found again, in a directory of its own.
 start_daemon --config "$CONF"
+exact_daemon "restart"
 t0=$EPOCHREALTIME
 until curl -fsS "$URL" | grep -q "job=\"$A\",uid=\"$(id -u "$TEST_USER")\",step=\"\",rank=\"1\",component=\"total\""; do
 	elapsed_since "$t0" 15 && fail "the restarted daemon did not pick job $A up: $(cat "$DAEMON_ERR")"
@@ -68,7 +86,7 @@ mkdir -m 750 "$OLD"
 echo x >"$OLD/summary.csv"
 touch -d '3 days ago' "$OLD/summary.csv" "$OLD"
 touch -d '3 days ago' "$ADIR"	# ended with the killed daemon; old by now
-printf 'textfile = %s\nretain = 1\n' "$TEXTFILE" >>"$CONF"
+printf 'textfile = %s\nretain = 1\nattribution = sampled\n' "$TEXTFILE" >>"$CONF"
 kill -HUP "$DAEMON_PID"
 t0=$EPOCHREALTIME
 until [ -s "$TEXTFILE/memattr.prom" ] && [ ! -e "$OLD" ]; do
@@ -76,6 +94,8 @@ until [ -s "$TEXTFILE/memattr.prom" ] && [ ! -e "$OLD" ]; do
 	sleep 0.2
 done
 grep -q "SIGHUP: settings re-read" "$DAEMON_ERR" || fail "no SIGHUP line"
+grep -q "SIGHUP: attribution takes effect at the next start" "$DAEMON_ERR" ||
+	fail "attribution changed in the file, no word that it waits for the next start: $(grep SIGHUP "$DAEMON_ERR")"
 [ -d "$ADIR.1" ] || fail "retention removed the live job's directory"
 grep -q "job=\"$A\"" "$TEXTFILE/memattr.prom" || fail "memattr.prom lacks job $A"
 log "SIGHUP: textfile written, a 3-day-old job directory removed (retain = 1), the live one kept"

@@ -487,6 +487,7 @@ static void fill_self(struct daemon *d, struct mx_self *x)
 			x->nmaps++;
 	}
 	x->version = MEMATTR_VERSION;
+	x->attribution = d->opt.sampled ? "sampled" : "exact";	/* as started: SIGHUP waits for a restart */
 	f = fopen("/proc/self/statm", "re");
 	if (f) {
 		if (fscanf(f, "%*d %ld", &pages) != 1)
@@ -762,9 +763,10 @@ int daemon_main(int argc, char **argv)
 	d.last_scan = tracker_now(d.t);
 	d.last_retain = -RETAIN_PERIOD_S;
 	publish(&d);
-	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s\n",
+	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s, attribution %s\n",
 		d.cfg.spool, strcmp(d.cfg.listen, "none") ? "http://" : "", d.cfg.listen,
-		strcmp(d.cfg.listen, "none") ? "/metrics" : "", d.cfg.socket);
+		strcmp(d.cfg.listen, "none") ? "/metrics" : "", d.cfg.socket,
+		d.cfg.sampled ? "sampled (--exact for exact)" : "exact");
 
 	ret = tracker_run(d.t, &stop_requested);
 	tracker_finish(d.t);

@@ -37,9 +37,10 @@ void daemon_usage(FILE *f)
 	      "  --max-jobs-per-user N  jobs of one user traced at once (default 32): one user's\n"
 	      "                      jobs (or fake job IDs) cannot take every slot\n"
 	      "  --max-procs N       processes traced at once; jobs past it are refused (default 8192)\n"
-	      "  --attribution MODE  exact (default): every page fault's owner as it happens; sampled:\n"
-	      "                      no program at any page fault, pages counted at samples where\n"
-	      "                      the components drift from the kernel's total (docs/attribution.md)\n"
+	      "  --attribution MODE  sampled (default): no program at any page fault, pages counted at\n"
+	      "                      samples where the components drift from the kernel's total;\n"
+	      "                      exact: every page fault's owner as it happens (docs/attribution.md)\n"
+	      "  --exact             the same as --attribution exact\n"
 	      "  --max-spool-dirs-per-user N  job directories one user may have in the spool\n"
 	      "                      (default 1000); past it their jobs are traced without one\n"
 	      "  --metrics-detail job|rank  job (default): per-job series only; rank: per-rank\n"
@@ -63,6 +64,8 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->max_user_spool = 1000;
 	c->metrics_detail = MX_DETAIL_JOB;
 	c->metrics_max_ranks = METRICS_DEFAULT_MAX_RANKS;
+	/* A service left on under every job: no program at every fault of the node (issue 34). */
+	c->sampled = true;
 }
 
 /* The options' number syntax (num_arg.h), into the settings' unsigned ints. */
@@ -96,9 +99,31 @@ static int set_path(char *dst, size_t len, const char *key, const char *v, char 
 	return 0;
 }
 
+/*
+ * exact or sampled. The command line naming both (--exact with
+ * --attribution sampled) is refused rather than settled by order: which
+ * one the admin meant is not known.
+ */
+static int set_attribution(struct daemon_cfg *c, const char *v, bool again, char *err, size_t errlen)
+{
+	bool sampled;
+
+	if (attribution_parse(v, &sampled)) {
+		snprintf(err, errlen, "attribution: '%s' is not exact or sampled", v);
+		return -1;
+	}
+	if (again && sampled != c->sampled) {
+		snprintf(err, errlen, "daemon: --attribution given as both exact and sampled (--exact is --attribution exact)");
+		return -1;
+	}
+	c->sampled = sampled;
+	return 0;
+}
+
 int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool from_cli,
 		   char *err, size_t errlen)
 {
+	bool again;
 	int k;
 
 	for (k = 0; k < DK_NR && strcmp(keys[k], key); k++)
@@ -109,6 +134,7 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 	}
 	if (!from_cli && c->set_by_cli[k])
 		return 0;	/* the command line wins */
+	again = from_cli && c->set_by_cli[k];
 	if (from_cli)
 		c->set_by_cli[k] = true;
 	switch (k) {
@@ -148,10 +174,7 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 		return set_uint(key, v, 1, 1000000, &c->max_user_spool,
 				"a count between 1 and 1000000", err, errlen);
 	case DK_ATTRIBUTION:
-		if (!attribution_parse(v, &c->sampled))
-			return 0;
-		snprintf(err, errlen, "attribution: '%s' is not exact or sampled", v);
-		return -1;
+		return set_attribution(c, v, again, err, errlen);
 	case DK_METRICS_DETAIL:
 		if (!metrics_detail_parse(v, &c->metrics_detail))
 			return 0;
@@ -178,6 +201,11 @@ int daemon_cfg_parse_args(struct daemon_cfg *c, int argc, char **argv, char *err
 		}
 		if (!strcmp(a, "--verbose")) {
 			c->verbose = true;
+			continue;
+		}
+		if (!strcmp(a, "--exact")) {
+			if (daemon_cfg_set(c, "attribution", "exact", true, err, errlen))
+				return -1;
 			continue;
 		}
 		if (strncmp(a, "--", 2)) {

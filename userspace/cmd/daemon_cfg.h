@@ -34,7 +34,7 @@ struct daemon_cfg {
 	unsigned int max_jobs, max_procs;
 	unsigned int max_user_jobs;	/* jobs of one user traced at once */
 	unsigned int max_user_spool;	/* spool directories of one user */
-	bool sampled;			/* attribution = sampled (options.h) */
+	bool sampled;			/* attribution: sampled (the default) or exact (options.h) */
 	enum mx_detail metrics_detail;	/* per-job series only, or per-rank ones too */
 	unsigned int metrics_max_ranks;	/* rank series per job (metrics.h) */
 	bool verbose;

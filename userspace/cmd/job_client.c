@@ -362,7 +362,8 @@ int job_client_run(const struct options *o, const char *sock, const char *outdir
 		close_all(&c);
 		return EXIT_FAILURE;
 	}
-	fprintf(stderr, "memattr-bpf: job %s is traced by the node's daemon: copying its files from %s (its settings apply); writing %s\n",
+	/* The daemon's attribution is sampled unless its admin chose exact: unlike this tool's default. */
+	fprintf(stderr, "memattr-bpf: job %s is traced by the node's daemon: copying its files from %s (its settings apply, its attribution too: run_info.csv's modes; exact needs root or an exact daemon); writing %s\n",
 		o->job, sock, outdir);
 	next = mono_now() + POLL_S;
 	while (!c.failed) {

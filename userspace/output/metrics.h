@@ -100,6 +100,7 @@ struct mx_self {
 	struct { const char *name; uint64_t entries, max; } maps[MX_MAPS];
 	size_t nmaps;
 	const char *version;
+	const char *attribution;	/* "sampled" or "exact": what the figures mean (NULL: no series) */
 	int64_t rss_bytes;		/* the daemon's own VmRSS */
 	double cpu_seconds;		/* its user + system time */
 };

@@ -197,6 +197,13 @@ static void self_metrics(FILE *f, bool om, const struct mx_self *s)
 	fputs("memattr_build_info{version=\"", f);
 	metrics_put_label(f, s->version ? s->version : "");
 	fputs("\"} 1\n", f);
+	if (s->attribution) {
+		family(f, om, "memattr_attribution", MX_INFO, NULL,
+		       "How pages get their owner: sampled (counted at samples) or exact (at each fault).");
+		fputs("memattr_attribution_info{mode=\"", f);
+		metrics_put_label(f, s->attribution);
+		fputs("\"} 1\n", f);
+	}
 }
 
 int metrics_render(FILE *f, const struct metrics *m, const struct mx_self *self, bool om)
