@@ -164,9 +164,9 @@ struct proc {
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
 	/*
-	 * Sampled attribution (engine sampled.c drifted): the gap between the
-	 * kernel's total and its regions that the last count of all its pages
-	 * left.
+	 * Sampled attribution (engine sampled.c, core recount_gap.c): the gap
+	 * between the kernel's total and its regions that the counts of all
+	 * its pages agree on (what the process moved during a count is drift).
 	 */
 	int64_t recount_gap;
 	/* The ranges requests mapped, grew or advised since the last count of all pages; full: count all. */

@@ -2,42 +2,28 @@
 #include <errno.h>
 
 #include "reads.h"
+#include "recount_gap.h"
 #include "sampled.h"
 #include "tracker.h"
 #include "tracker_base.h"
-
-/*
- * The share is half the bound the components keep against exact
- * attribution (docs/attribution.md, "Sampled attribution"): the drift
- * alone cannot take a component past it.
- */
-#define DRIFT_SHARE	100		/* 1% of the total */
-#define DRIFT_FLOOR	(64 << 10)	/* bytes: below it, never counted again */
 
 static int64_t drift(const struct proc *p)
 {
 	return p->sample_total - regions_rss_total(&p->regions);
 }
 
-/* Beyond the gap of the last count of all pages, by more than the bound? */
-static bool drifted(const struct proc *p)
-{
-	int64_t d = drift(p) - p->recount_gap;
-
-	if (d < 0)
-		d = -d;
-	return d > DRIFT_FLOOR && d > p->sample_total / DRIFT_SHARE;
-}
-
 /*
- * A count of all of p's pages just ended, with VmRSS read right after it:
- * its gap is the new base. (Not after the other reads of the mappings: one
- * made while the ring buffer drained, long before this sample's VmRSS,
- * would take the pages faulted since for the gap.)
+ * A count of all of p's pages just ended, VmRSS read right before it
+ * (before) and p->sample_total right after: the gap both readings agree
+ * on is the new base (recount_gap_after). (Not after the other reads of
+ * the mappings: one made while the ring buffer drained, long before this
+ * sample's VmRSS, would take the pages faulted since for the gap.)
  */
-static void counted_all(struct proc *p)
+static void counted_all(struct proc *p, int64_t before)
 {
-	p->recount_gap = drift(p);
+	int64_t regions = regions_rss_total(&p->regions);
+
+	p->recount_gap = recount_gap_after(p->recount_gap, before - regions, drift(p));
 	p->ntouched = 0;
 	p->touched_full = false;
 }
@@ -64,10 +50,12 @@ void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 		else
 			s->recounts_touched++;
 	}
-	if (p->touched_full || drifted(p)) {
+	if (p->touched_full || recount_drifted(p->sample_total, drift(p), p->recount_gap)) {
+		int64_t before = p->sample_total;
+
 		s->recounts++;
 		if (reads_mappings(t, s, p) && reads_vmrss(t, s, p) != -ESRCH)
-			counted_all(p);
+			counted_all(p, before);
 	}
 done:
 	s->recount_ns += (uint64_t)((tracker_mono_s() - t0) * 1e9);

@@ -5,9 +5,10 @@
  * found, moved since only by its requests and releases. The regions the
  * requests touched are counted at each sample (proc_count_touched); once
  * the rest drifts from the kernel's total by more than a share of it
- * (beyond the gap the last count of all pages left: pages in no mapping,
- * the per-CPU slack of the kernel's counter), all pages are counted again
- * (proc_sync). docs/attribution.md, "Sampled attribution".
+ * (beyond the gap the counts of all pages agree on: pages in no mapping,
+ * the per-CPU slack of the kernel's counter; core/recount_gap.h), all
+ * pages are counted again (proc_sync). docs/attribution.md, "Sampled
+ * attribution".
  */
 #ifndef MEMATTR_SAMPLED_H
 #define MEMATTR_SAMPLED_H
