@@ -1270,32 +1270,45 @@ static void test_peak_pending_at_the_end(void **state)
 }
 
 /*
- * A sample in progress: 3 MiB faulted before its VmRSS read (in it), 1
- * MiB after (late, already in the regions). The total followed from
- * there is the read plus the late MiB; a fault drained after the sample
- * but older than its read is in the read already. Then 4 MiB go: the
- * peak is BASE + 4 MiB. Mutations caught: the late changes not added at
- * the anchor (BASE + 3 MiB); changes older than the anchor added again
- * (BASE + 5 MiB).
+ * The first sample anchors the followed total: its VmRSS read saw 2 MiB,
+ * 1 MiB came after it (late, applied before it is accounted): the read
+ * plus that MiB. A fault older than the read drained after it is in the
+ * read already. Then a second sample reads the total after a 2 MiB high
+ * and its unmap, but is accounted before their records come (a loaded
+ * node): the records, applied in their order, still make the high,
+ * BASE + 5 MiB, and app holds its 5 MiB then. Mutations caught: the late
+ * MiB not added at the anchor (bytes BASE + 2 MiB); changes older than
+ * the anchor added again (BASE + 4 MiB); the total set again from every
+ * sample's read (the high's records are older than it, skipped: the peak
+ * stays BASE + 3 MiB).
  */
-static void test_peak_across_a_sample_in_progress(void **state)
+static void test_peak_records_behind_the_reads(void **state)
 {
 	(void)state;
 	sync_with(0, 0, 0, false);
 	p->live.on = true;
-	assert_int_equal(proc_account(p, &cls, BASE_RSS, 1), 0);
-	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 5 * MIB, 0, 1, APP_CODE + 0x20, 0), 1.1);
-	faults_when(LATER + 1, ANON, 512, 1.2);
-	mark_at_epoch(LATER + 100, 9, BASE_RSS + 3 * MIB);
-	faults_when(LATER + 50, ANON + 2 * MIB, 256, 1.25);	/* before the read, drained now */
-	faults_when(LATER + 200, ANON + 3 * MIB, 256, 1.3);	/* after it */
-	assert_int_equal(proc_account(p, &cls, p->sample_total, 1.4), 0);
-	assert_int_equal(p->live.bytes, BASE_RSS + 4 * MIB);
-	faults_when(LATER + 60, ANON + 4 * MIB, 256, 1.45);	/* older than the read: in it */
-	assert_int_equal(p->live.bytes, BASE_RSS + 4 * MIB);
-	proc_apply_syscall(p, &cls, sys(LATER + 300, NR_MUNMAP, ANON, 4 * MIB, 0, 0, 0, -4 * MIB, 0), 1.5);
-	assert_int_equal(p->total.peak_rss, BASE_RSS + 4 * MIB);
-	assert_int_equal(p->live.bytes, BASE_RSS);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 8 * MIB, 0, 1, APP_CODE + 0x20, 0), 1.0);
+	/* The read saw 2 MiB; one of them is drained after the sample. */
+	mark_at_epoch(LATER + 100, 9, BASE_RSS + 2 * MIB);
+	faults_when(LATER + 50, ANON, 256, 1.05);		/* before the read, drained now */
+	faults_when(LATER + 200, ANON + 1 * MIB, 256, 1.1);	/* after it */
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 1.2), 0);
+	assert_int_equal(p->live.bytes, BASE_RSS + 3 * MIB);
+	faults_when(LATER + 60, ANON + 2 * MIB, 256, 1.25);	/* older than the read: in it */
+	assert_int_equal(p->live.bytes, BASE_RSS + 3 * MIB);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + 3 * MIB);
+
+	/* The second sample reads BASE + 3 MiB after a high and its unmap... */
+	mark_at_epoch(LATER + 1000, 11, BASE_RSS + 3 * MIB);
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 2), 0);
+	/* ... whose records come after it is accounted. */
+	faults_when(LATER + 500, ANON + 3 * MIB, 512, 1.5);
+	proc_apply_syscall(p, &cls, sys(LATER + 600, NR_MUNMAP, ANON + 3 * MIB, 2 * MIB, 0, 0, 0,
+					-2 * MIB, 0), 1.6);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + 5 * MIB);
+	assert_true(p->total.peak_rss_time == 1.5);
+	assert_int_equal(p->peak_comp_rss[COMP_APP], 4 * KIB + 5 * MIB);
+	assert_int_equal(p->live.bytes, BASE_RSS + 3 * MIB);
 }
 
 /*
@@ -1402,7 +1415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_peak_between_samples_from_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peak_sampled_mode_is_largest_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peak_pending_at_the_end, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_peak_across_a_sample_in_progress, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_records_behind_the_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bss_only_above_private_data, setup, teardown),
 	};
 

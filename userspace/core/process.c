@@ -444,13 +444,16 @@ static void live_change(struct proc *p, int64_t delta, int64_t late, uint64_t ts
 {
 	struct live_total *l = &p->live;
 
-	if (!l->on || !l->anchored || !delta || ts <= l->anchor_ns)
+	if (!l->on || !delta)
+		return;
+	/* What the read about to anchor the total did not see (live_anchor). */
+	if (p->sample_mark_ns)
+		l->late += late;
+	if (!l->anchored || ts <= l->anchor_ns)
 		return;
 	if (delta < 0 && l->pending)
 		take_peak(p);
 	l->bytes += delta;
-	if (p->sample_mark_ns)
-		l->late += late;
 	if (delta > 0 && l->bytes > p->total.peak_rss) {
 		l->pending = true;
 		l->pending_time = when;
@@ -505,8 +508,9 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 {
 	struct region *r;
 
-	live_change(p, e->delta, p->sample_mark_ns && e->h.ts_ns > p->sample_mark_ns ? e->delta : 0,
-		    e->h.ts_ns, when);
+	if (e->member != 2)	/* MM_SWAPENTS: not resident */
+		live_change(p, e->delta, p->sample_mark_ns && e->h.ts_ns > p->sample_mark_ns ? e->delta : 0,
+			    e->h.ts_ns, when);
 	/* Without a fault address the change lands in the remainder. */
 	if (e->ctx != CTX_FAULT)
 		return;
@@ -559,7 +563,8 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 	int64_t bytes = (int64_t)(end - at);
 	bool unplaced = false;
 
-	live_change(p, bytes, p->sample_mark_ns && ts > p->sample_mark_ns ? bytes : 0, ts, when);
+	if (e->member != 2)	/* MM_SWAPENTS: not resident */
+		live_change(p, bytes, p->sample_mark_ns && ts > p->sample_mark_ns ? bytes : 0, ts, when);
 
 	while (at < end) {
 		struct region *r = regions_next(&p->regions, at);
@@ -579,6 +584,12 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 	}
 	if (unplaced && !fault_counted(p, ts))
 		fault_unplaced(p);
+}
+
+/* What e moved of the resident set: swap entries are not resident (VmRSS leaves them out). */
+static int64_t resident_delta(const struct ev_syscall *e)
+{
+	return e->delta[0] + e->delta[1] + e->delta[3];
 }
 
 static int64_t sum_delta(const struct ev_syscall *e)
@@ -1325,8 +1336,8 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 	/* The call in progress has ended: its record says all. */
 	if (p->flight.valid && e->h.tid == p->flight.tid)
 		p->flight.valid = false;
-	live_change(p, sum_delta(e), delta_after_mark(p, e), e->changed_ns ? e->changed_ns : e->h.ts_ns,
-		    when);
+	live_change(p, resident_delta(e), delta_after_mark(p, e),
+		    e->changed_ns ? e->changed_ns : e->h.ts_ns, when);
 	delta = delta_after_sync(p, e);
 	share = delta_after_mark(p, e);
 	/* A call that moved nothing (an owner given) is placed whole. */
@@ -1452,9 +1463,13 @@ static void account_stacks(struct proc *p)
 }
 
 /*
- * A sample's VmRSS read (total, at mark_ns; 0: given by the caller, no
- * read) sets the followed total anew: the changes applied after the read
- * are added to it, so drift from records the ring buffer lost ends here.
+ * The first sample's VmRSS read (total, at mark_ns; 0: given by the
+ * caller, no read) anchors the followed total, with the changes applied
+ * after the read added. Later samples do not set it again: the records
+ * are applied in their order, and a sample's read can be ahead of them
+ * (records still in the ring buffer when it is accounted, on a loaded
+ * node); set from it, the total would skip a high those records make.
+ * The engine unanchors it when records were lost, and an exec does.
  * A high the total is at now is taken here, while its regions are at hand.
  */
 static void live_anchor(struct proc *p, int64_t total, uint64_t mark_ns, double now)
@@ -1466,10 +1481,12 @@ static void live_anchor(struct proc *p, int64_t total, uint64_t mark_ns, double 
 		l->late = 0;
 		return;
 	}
-	l->bytes = total + (mark_ns ? l->late : 0);
+	if (!l->anchored) {
+		l->bytes = total + (mark_ns ? l->late : 0);
+		l->anchor_ns = mark_ns;
+		l->anchored = true;
+	}
 	l->late = 0;
-	l->anchor_ns = mark_ns;
-	l->anchored = true;
 	if (l->bytes > p->total.peak_rss && !l->pending) {
 		l->pending = true;
 		l->pending_time = now;

@@ -77,9 +77,9 @@ struct pending_owner {
  */
 struct live_total {
 	bool on;		/* every change comes as an event (not --attribution sampled) */
-	bool anchored;		/* a sample's VmRSS read set bytes */
+	bool anchored;		/* a sample's VmRSS read set bytes (false: the next one does) */
 	uint64_t anchor_ns;	/* that read's time: what changed before it is in it (0: none) */
-	int64_t bytes;		/* the read plus every change applied since */
+	int64_t bytes;		/* the read plus every change applied since, in the records' order */
 	int64_t late;		/* of those, after the VmRSS read of the sample in progress */
 	bool pending;		/* bytes passed the peak: its components not taken yet */
 	double pending_time;	/* time_s when it did */
