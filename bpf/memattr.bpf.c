@@ -1541,6 +1541,41 @@ int BPF_PROG(ma_rss_stat, struct mm_struct *mm, int member)
 	return 0;
 }
 
+/*
+ * The RSS high-water mark of p's process, in bytes, as /proc computes
+ * VmHWM: the most of hiwater_rss (raised by the kernel before it unmaps)
+ * and the counters now (file, anon, shmem; swap is not resident). Read at
+ * the last thread's exit, while p still has its mm (Linux 6.16 on), else
+ * the signal's maxrss that do_exit set from the same figures.
+ */
+static __always_inline __u64 exit_hwm(struct task_struct *p, __u32 *from)
+{
+	struct mm_struct *mm = mm_of(p);
+	__u64 pages = 0, rss = 0;
+
+	if (!mm) {
+		*from = HWM_FROM_MAXRSS;
+		return (__u64)BPF_CORE_READ(p, signal, maxrss) << page_shift;
+	}
+	*from = HWM_FROM_MM;
+	pages = BPF_CORE_READ(mm, hiwater_rss);
+	for (int m = 0; m < MEMATTR_NR_MEMBERS; m++) {
+		__s64 v = 0;
+
+		if (m == 2)
+			continue;	/* MM_SWAPENTS */
+		if (old_rss_counters()) {
+			if (!old_rss_count(ptr_bits(mm), m, &v))
+				v = 0;
+		} else {
+			bpf_core_read(&v, sizeof(v), &rss_counter(mm, m)->count);
+		}
+		if (v > 0)
+			rss += v;
+	}
+	return (rss > pages ? rss : pages) << page_shift;
+}
+
 static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct *p,
 				      __u32 parent, bool prompt)
 {
@@ -1553,6 +1588,9 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, struct task_struct
 	fill_header(&e->h, type, tgid);
 	e->child_tgid = type == EV_FORK ? p->tgid : 0;
 	e->parent_tgid = parent;
+	e->hwm_from = 0;
+	e->pad = 0;
+	e->hwm = type == EV_EXIT ? exit_hwm(p, &e->hwm_from) : 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	bpf_ringbuf_submit(e, prompt ? BPF_RB_FORCE_WAKEUP : rss_wakeup());
 }

@@ -196,7 +196,22 @@ struct ev_task {
 	__u32 child_tgid;	/* EV_FORK */
 	__u32 parent_tgid;	/* EV_FORK */
 	char comm[16];
+	/*
+	 * EV_EXIT: the kernel's high-water mark of the process's RSS, bytes
+	 * (0: not read), read as /proc's VmHWM is computed: the most of the
+	 * mm's hiwater_rss and its counters now (HWM_FROM_MM). Where the
+	 * tracepoint comes after the mm is released (before Linux 6.16:
+	 * 6.1, 6.12), the signal's maxrss instead (HWM_FROM_MAXRSS): the
+	 * same figure taken by do_exit, but the most of every image the
+	 * process had (getrusage's ru_maxrss), those before an exec too.
+	 */
+	__u64 hwm;
+	__u32 hwm_from;
+	__u32 pad;
 };
+
+#define HWM_FROM_MM		1
+#define HWM_FROM_MAXRSS		2
 
 /*
  * EV_OOM: the header alone. h.tgid is the victim (the thread the kernel

@@ -264,6 +264,7 @@ def check_summary_for_rank(ck, rank, pid, samples, summary):
         ck.fail(where, f"pid {tot['pid']} but rank file has pid {pid}")
     if not samples:
         return
+    from_events = tot.get("peak_source") == "events"
     last = samples[-1][1].get("total")
     for comp in sorted({c for _, comps, _ in samples for c in comps}):
         rec = summary.get((str(rank), comp))
@@ -280,15 +281,20 @@ def check_summary_for_rank(ck, rank, pid, samples, summary):
             if peak < mx:
                 ck.fail(where, f"{comp} peak_{kind}_bytes {peak} is below the rank file's "
                         f"largest {kind} {mx}")
-            elif comp == "total" and peak > mx * 1.03:
+            elif comp == "total" and peak > mx * 1.03 and not from_events:
                 ck.fail(where, f"total peak_{kind}_bytes {peak} exceeds the rank file's "
                         f"largest {kind} {mx} by more than 3%")
             elif comp == "total" and peak > mx:
+                # peak_source events: the peak the RSS changes reached,
+                # between samples too (issue 32); test_peak_between_samples.sh
+                # holds it to the kernel's VmHWM.
                 ck.note(where, f"total peak_{kind} {peak} > largest sampled {mx} "
                         "(peak tracked between samples)")
             t = rec[tfield]
             if t is not None and comp == "total":
-                if t < samples[0][0] - 1e-6 or t > samples[-1][0] + 1e-6:
+                # From events, the peak may come after the last sample (the exit's).
+                late = 1.0 if from_events else 0
+                if t < samples[0][0] - 1e-6 or t > samples[-1][0] + late + 1e-6:
                     ck.fail(where, f"{tfield} {t} outside the sampled span "
                             f"[{samples[0][0]}, {samples[-1][0]}]")
                 at = [v for tt, v in series if abs(tt - t) < 1e-6]

@@ -319,13 +319,26 @@ static void test_summary_text(void **state)
 	row.oom_time = 3.5;
 	row.oom_growth = -4096;
 	assert_int_equal(summary_write_row(f, &row), 0);
+	/* A total row: how its peak was found, and the kernel's VmHWM (or none read). */
+	row.oom = false;
+	row.component = "total";
+	row.peak_source = "events";
+	row.kernel_hwm = 12288;
+	assert_int_equal(summary_write_row(f, &row), 0);
+	row.peak_source = "samples";
+	row.kernel_hwm = -1;
+	row.hwm_before_attach = true;
+	assert_int_equal(summary_write_row(f, &row), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_string_equal(buf,
 			    "rank,pid,component,peak_rss_bytes,peak_rss_time_s,peak_pss_bytes,"
-			    "peak_pss_time_s,final_rss_bytes,final_pss_bytes,oom_kill_time_s,oom_growth_bytes\n"
-			    "2,99,mpi,8192,1.250,4096,0.100,100,50,,\n"
-			    ",99,\"x\"\"y\",8192,1.250,4096,0.100,100,50,,\n"
-			    ",99,\"x\"\"y\",8192,1.250,4096,0.100,100,50,3.500,-4096\n");
+			    "peak_pss_time_s,final_rss_bytes,final_pss_bytes,oom_kill_time_s,oom_growth_bytes,"
+			    "peak_source,kernel_hwm_bytes,hwm_before_attach\n"
+			    "2,99,mpi,8192,1.250,4096,0.100,100,50,,,,,\n"
+			    ",99,\"x\"\"y\",8192,1.250,4096,0.100,100,50,,,,,\n"
+			    ",99,\"x\"\"y\",8192,1.250,4096,0.100,100,50,3.500,-4096,,,\n"
+			    ",99,total,8192,1.250,4096,0.100,100,50,,,events,12288,0\n"
+			    ",99,total,8192,1.250,4096,0.100,100,50,,,samples,,\n");
 	free(buf);
 }
 

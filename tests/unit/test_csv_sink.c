@@ -86,6 +86,7 @@ static struct sink_proc proc(int rank, pid_t pid, double t, void **state)
 {
 	struct sink_proc p = {
 		.rank = rank, .pid = pid, .time = t, .comps = comps, .ncomps = 2, .state = state,
+		.peak_from_events = true, .kernel_hwm = 1060864,
 		.total = { .name = "total", .rss = 1052672, .pss = 1052672, .peak_rss = 1056768,
 			   .peak_rss_time = 0.2, .peak_pss = 1056768, .peak_pss_time = 0.2 },
 	};
@@ -141,12 +142,12 @@ static void test_rows_ended_and_live(void **state)
 	/* The ended process first (from the spool), then the live one. */
 	text = slurp(f, "summary.csv");
 	assert_string_equal(text, SUMMARY_HEADER "\n"
-			    ",200,total,1056768,0.200,1056768,0.200,1052672,1052672,,\n"
-			    ",200,unattributed,8192,0.200,8192,0.200,4096,4096,,\n"
-			    ",200,app,1048576,0.100,1048576,0.100,1048576,1048576,,\n"
-			    "0,100,total,1056768,0.200,1056768,0.200,1052672,1052672,,\n"
-			    "0,100,unattributed,8192,0.200,8192,0.200,4096,4096,,\n"
-			    "0,100,app,1048576,0.100,1048576,0.100,1048576,1048576,,\n");
+			    ",200,total,1056768,0.200,1056768,0.200,1052672,1052672,,,events,1060864,0\n"
+			    ",200,unattributed,8192,0.200,8192,0.200,4096,4096,,,,,\n"
+			    ",200,app,1048576,0.100,1048576,0.100,1048576,1048576,,,,,\n"
+			    "0,100,total,1056768,0.200,1056768,0.200,1052672,1052672,,,events,1060864,0\n"
+			    "0,100,unattributed,8192,0.200,8192,0.200,4096,4096,,,,,\n"
+			    "0,100,app,1048576,0.100,1048576,0.100,1048576,1048576,,,,,\n");
 	free(text);
 	ops->proc_end(f->s, &j, &a);
 }
@@ -167,9 +168,9 @@ static void test_summary_rewritten_whole(void **state)
 	ops->job_summary(f->s, &j, NULL, 0);
 	text = slurp(f, "summary.csv");
 	assert_string_equal(text, SUMMARY_HEADER "\n"
-			    "3,300,total,1056768,0.200,1056768,0.200,1052672,1052672,,\n"
-			    "3,300,unattributed,8192,0.200,8192,0.200,4096,4096,,\n"
-			    "3,300,app,1048576,0.100,1048576,0.100,1048576,1048576,,\n");
+			    "3,300,total,1056768,0.200,1056768,0.200,1052672,1052672,,,events,1060864,0\n"
+			    "3,300,unattributed,8192,0.200,8192,0.200,4096,4096,,,,,\n"
+			    "3,300,app,1048576,0.100,1048576,0.100,1048576,1048576,,,,,\n");
 	free(text);
 }
 

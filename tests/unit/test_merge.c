@@ -272,8 +272,8 @@ static void test_timeline(void **state)
 			    "2.700,3,77,total,300,150,cn7\n2.700,3,77,app,200,100,cn7\n"
 			    "2.800,3,77,total,300,120,cn7\n2.800,3,77,app,40,20,cn7\n");
 	/* The first time the peak was reached; final values from the last sample. */
-	assert_string_equal(sumbuf, "3,77,total,300,2.700,150,2.700,300,120,,,cn7\n"
-				    "3,77,app,200,2.700,100,2.700,40,20,,,cn7\n");
+	assert_string_equal(sumbuf, "3,77,total,300,2.700,150,2.700,300,120,,,samples,,,cn7\n"
+				    "3,77,app,200,2.700,100,2.700,40,20,,,,,,cn7\n");
 	assert_int_equal(o.cut_lines, 1);
 
 	/* A row of another rank in rank-3.csv: refused with its line. */
@@ -336,12 +336,12 @@ static void test_merge_oom_summary(void **state)
 	assert_int_equal(merge_main(5, argv), 0);
 	assert_string_equal(slurp(out, "summary.csv"),
 			    SUMMARY_HEADER_NODE "\n"
-			    "3,77,total,100,0.100,50,0.100,100,50,,,na\n"
-			    "3,77,app,60,0.100,30,0.100,60,30,,,na\n"
-			    "5,88,total,400,1.900,200,1.900,400,200,2.000,300,nb\n"
-			    "5,88,app,260,1.900,130,1.900,260,130,2.000,200,nb\n"
-			    "5,88,libc,40,1.600,20,1.600,40,20,2.000,0,nb\n"
-			    "6,89,total,10,1.600,5,1.600,10,5,,,nb\n");
+			    "3,77,total,100,0.100,50,0.100,100,50,,,samples,,,na\n"
+			    "3,77,app,60,0.100,30,0.100,60,30,,,,,,na\n"
+			    "5,88,total,400,1.900,200,1.900,400,200,2.000,300,samples,,,nb\n"
+			    "5,88,app,260,1.900,130,1.900,260,130,2.000,200,,,,nb\n"
+			    "5,88,libc,40,1.600,20,1.600,40,20,2.000,0,,,,nb\n"
+			    "6,89,total,10,1.600,5,1.600,10,5,,,samples,,,nb\n");
 
 	/* A kill whose time is no number: one line, and no dataset. */
 	assert_int_equal(system("rm -rf /tmp/mg-a.??????.out"), 0);

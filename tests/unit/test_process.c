@@ -1328,6 +1328,126 @@ static void test_peaks_follow_samples(void **state)
 	assert_int_equal(p->peak_comp_rss[COMP_APP], 4 * KIB + MIB);
 }
 
+/* Faults of n pages from addr at boot time ts, each +4 KiB, made at time_s when. */
+static void faults_when(uint64_t ts, uint64_t addr, int n, double when)
+{
+	struct ev_rss e = { .h = { .type = EV_RSS, .tgid = 4242, .ts_ns = ts },
+			    .delta = 4096, .member = 1, .ctx = CTX_FAULT };
+
+	for (int i = 0; i < n; i++) {
+		e.addr = addr + 4096ULL * (uint64_t)i;
+		proc_apply_rss(p, &cls, &e, when);
+	}
+}
+
+/*
+ * Issue 32: a high between two samples. 8 MiB faulted in after a sample,
+ * 6 MiB unmapped before the next: the peak is the total the events
+ * reached (BASE + 8 MiB, when the last page came), with app holding its
+ * 8 MiB then, taken once (at the unmap), not at each of the 2048 faults.
+ * Mutations caught: the largest sample kept as the peak (BASE + 2 MiB);
+ * the components taken at every event (takes 2048); the components taken
+ * after the unmap is applied (app's peak 2 MiB).
+ */
+static void test_peak_between_samples_from_events(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	p->live.on = true;
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 1), 0);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 8 * MIB, 0, 1, APP_CODE + 0x20, 0), 1.1);
+	faults_when(LATER + 1, ANON, 2047, 1.2);
+	faults_when(LATER + 2, ANON + 2047 * 4096ULL, 1, 1.3);
+	proc_apply_syscall(p, &cls, sys(LATER + 3, NR_MUNMAP, ANON, 6 * MIB, 0, 0, 0, -6 * MIB, 0), 1.4);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 2 * MIB, 2), 0);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + 8 * MIB);
+	assert_true(p->total.peak_rss_time == 1.3);
+	assert_int_equal(p->comps[COMP_APP].peak_rss, 4 * KIB + 8 * MIB);
+	assert_true(p->comps[COMP_APP].peak_rss_time == 1.3);
+	assert_int_equal(p->peak_comp_rss[COMP_APP], 4 * KIB + 8 * MIB);
+	assert_int_equal(p->live.takes, 1);
+	/* The samples' own figures are untouched: the sample is as it was read. */
+	assert_int_equal(p->total.rss, BASE_RSS + 2 * MIB);
+	assert_int_equal(p->sample_peak, BASE_RSS + 2 * MIB);
+}
+
+/* --attribution sampled: no per-fault events, so the peak stays the largest sample. */
+static void test_peak_sampled_mode_is_largest_sample(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	p->live.on = false;
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 1), 0);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 8 * MIB, 0, 1, APP_CODE + 0x20, 0), 1.1);
+	faults_when(LATER + 1, ANON, 2048, 1.2);
+	proc_apply_syscall(p, &cls, sys(LATER + 3, NR_MUNMAP, ANON, 6 * MIB, 0, 0, 0, -6 * MIB, 0), 1.4);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 2 * MIB, 2), 0);
+	proc_finish_peak(p);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + 2 * MIB);
+	assert_int_equal(p->live.takes, 0);
+}
+
+/*
+ * A process that ends at its high (no decrease, no sample after): the
+ * end takes it. Mutation caught: proc_finish_peak not taking what is
+ * pending (the peak stays the sample's BASE).
+ */
+static void test_peak_pending_at_the_end(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	p->live.on = true;
+	assert_int_equal(proc_account(p, &cls, BASE_RSS, 1), 0);
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 4 * MIB, 0, 1, APP_CODE + 0x20, 0), 1.1);
+	faults_when(LATER + 1, ANON, 1024, 1.2);
+	assert_int_equal(p->total.peak_rss, BASE_RSS);
+	proc_finish_peak(p);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + 4 * MIB);
+	assert_int_equal(p->comps[COMP_APP].peak_rss, 4 * KIB + 4 * MIB);
+}
+
+/*
+ * The first sample anchors the followed total: its VmRSS read saw 2 MiB,
+ * 1 MiB came after it (late, applied before it is accounted): the read
+ * plus that MiB. A fault older than the read drained after it is in the
+ * read already. Then a second sample reads the total after a 2 MiB high
+ * and its unmap, but is accounted before their records come (a loaded
+ * node): the records, applied in their order, still make the high,
+ * BASE + 5 MiB, and app holds its 5 MiB then. Mutations caught: the late
+ * MiB not added at the anchor (bytes BASE + 2 MiB); changes older than
+ * the anchor added again (BASE + 4 MiB); the total set again from every
+ * sample's read (the high's records are older than it, skipped: the peak
+ * stays BASE + 3 MiB).
+ */
+static void test_peak_records_behind_the_reads(void **state)
+{
+	(void)state;
+	sync_with(0, 0, 0, false);
+	p->live.on = true;
+	proc_apply_syscall(p, &cls, anon_mmap(LATER, ANON, 8 * MIB, 0, 1, APP_CODE + 0x20, 0), 1.0);
+	/* The read saw 2 MiB; one of them is drained after the sample. */
+	mark_at_epoch(LATER + 100, 9, BASE_RSS + 2 * MIB);
+	faults_when(LATER + 50, ANON, 256, 1.05);		/* before the read, drained now */
+	faults_when(LATER + 200, ANON + 1 * MIB, 256, 1.1);	/* after it */
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 1.2), 0);
+	assert_int_equal(p->live.bytes, BASE_RSS + 3 * MIB);
+	faults_when(LATER + 60, ANON + 2 * MIB, 256, 1.25);	/* older than the read: in it */
+	assert_int_equal(p->live.bytes, BASE_RSS + 3 * MIB);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + 3 * MIB);
+
+	/* The second sample reads BASE + 3 MiB after a high and its unmap... */
+	mark_at_epoch(LATER + 1000, 11, BASE_RSS + 3 * MIB);
+	assert_int_equal(proc_account(p, &cls, p->sample_total, 2), 0);
+	/* ... whose records come after it is accounted. */
+	faults_when(LATER + 500, ANON + 3 * MIB, 512, 1.5);
+	proc_apply_syscall(p, &cls, sys(LATER + 600, NR_MUNMAP, ANON + 3 * MIB, 2 * MIB, 0, 0, 0,
+					-2 * MIB, 0), 1.6);
+	assert_int_equal(p->total.peak_rss, BASE_RSS + 5 * MIB);
+	assert_true(p->total.peak_rss_time == 1.5);
+	assert_int_equal(p->peak_comp_rss[COMP_APP], 4 * KIB + 5 * MIB);
+	assert_int_equal(p->live.bytes, BASE_RSS + 3 * MIB);
+}
+
 /*
  * Each region keeps the stack that asked for it, one id per distinct
  * stack; a sample sums each stack's regions (now, and at the total's
@@ -1432,6 +1552,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pending_owner_resolved_at_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scaled_when_regions_exceed_total, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peaks_follow_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_between_samples_from_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_sampled_mode_is_largest_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_pending_at_the_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_records_behind_the_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bss_only_above_private_data, setup, teardown),
 	};
 

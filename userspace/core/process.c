@@ -38,6 +38,7 @@ struct proc *proc_new(pid_t pid, double now)
 	p->needs_sync = true;
 	p->reread_time = -REREAD_MAPS_S;
 	p->maps_stretch = 1;
+	p->kernel_hwm = -1;
 	regions_init(&p->regions, PROC_MAX_REGIONS);
 	code_reader_init(&p->code, pid);
 	trend_init(&p->trend);
@@ -130,6 +131,12 @@ int proc_copy_mm(struct proc *child, const struct proc *parent, bool code_maps)
 
 void proc_reset_mm(struct proc *p)
 {
+	/* The old image's peak, before its regions go; the new one's total is read anew. */
+	proc_finish_peak(p);
+	p->live.anchored = false;
+	p->live.late = 0;
+	p->image_before_attach = false;
+	p->kernel_hwm = -1;
 	regions_clear(&p->regions);
 	gone_regions_free(&p->gone);	/* the old image's ranges */
 	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
@@ -392,6 +399,78 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
  * --mpi-calls: a change of the MPI library's memory goes to the MPI call
  * the thread is in, else to the call that requested the region.
  */
+/*
+ * The components at the peak the events reached (p->live): the regions
+ * summed and fitted to that total as a sample's are (partition). RSS
+ * only: a region's PSS is known at smaps reads, so the PSS peaks stay
+ * those of the samples.
+ */
+static void partition(struct proc *p, int64_t total, int64_t *rss, int64_t *pss);
+
+static void take_peak(struct proc *p)
+{
+	struct live_total *l = &p->live;
+	size_t n = p->ncomps;
+	int64_t *rss, *pss;
+
+	l->pending = false;
+	if (l->bytes <= p->total.peak_rss || n <= COMP_UNATTRIBUTED)
+		return;
+	rss = calloc(n, sizeof(*rss));
+	pss = calloc(n, sizeof(*pss));
+	if (rss && pss) {
+		regions_sum(&p->regions, rss, pss, n);
+		partition(p, l->bytes, rss, pss);
+		for (size_t i = 0; i < n; i++) {
+			struct comp_stats *s = &p->comps[i];
+
+			if (rss[i] > s->peak_rss) {
+				s->peak_rss = rss[i];
+				s->peak_rss_time = l->pending_time;
+				s->seen = true;
+			}
+		}
+		memcpy(p->peak_comp_rss, rss, n * sizeof(*rss));
+		p->total.peak_rss = l->bytes;
+		p->total.peak_rss_time = l->pending_time;
+		l->takes++;
+	}
+	free(rss);
+	free(pss);
+}
+
+void proc_finish_peak(struct proc *p)
+{
+	if (p->live.pending)
+		take_peak(p);
+}
+
+/*
+ * A change of the kernel's total by delta bytes at boot time ts (its
+ * last change, for a memory call), late the part of it after the VmRSS
+ * read of the sample in progress. Called before the change reaches the
+ * regions: a decrease after a new high takes the high's components first.
+ */
+static void live_change(struct proc *p, int64_t delta, int64_t late, uint64_t ts, double when)
+{
+	struct live_total *l = &p->live;
+
+	if (!l->on || !delta)
+		return;
+	/* What the read about to anchor the total did not see (live_anchor). */
+	if (p->sample_mark_ns)
+		l->late += late;
+	if (!l->anchored || ts <= l->anchor_ns)
+		return;
+	if (delta < 0 && l->pending)
+		take_peak(p);
+	l->bytes += delta;
+	if (delta > 0 && l->bytes > p->total.peak_rss) {
+		l->pending = true;
+		l->pending_time = when;
+	}
+}
+
 static void charge_mpi_fn(struct proc *p, const struct classifier *cls,
 			  const struct region *r, uint32_t fn_now, int64_t delta, double when)
 {
@@ -454,6 +533,9 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 {
 	struct region *r;
 
+	if (e->member != 2)	/* MM_SWAPENTS: not resident */
+		live_change(p, e->delta, p->sample_mark_ns && e->h.ts_ns > p->sample_mark_ns ? e->delta : 0,
+			    e->h.ts_ns, when);
 	/* Without a fault address the change lands in the remainder. */
 	if (e->ctx != CTX_FAULT)
 		return;
@@ -521,7 +603,11 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 		    double when)
 {
 	uint64_t ts = run_time(p, e), at = e->addr, end = e->addr + e->npages * PAGE_SIZE_;
+	int64_t bytes = (int64_t)(end - at);
 	bool unplaced = false;
+
+	if (e->member != 2)	/* MM_SWAPENTS: not resident */
+		live_change(p, bytes, p->sample_mark_ns && ts > p->sample_mark_ns ? bytes : 0, ts, when);
 
 	while (at < end) {
 		struct region *r = regions_next(&p->regions, at);
@@ -545,6 +631,12 @@ void proc_apply_run(struct proc *p, const struct classifier *cls, const struct e
 	}
 	if (unplaced && !fault_counted(p, ts))
 		fault_unplaced(p);
+}
+
+/* What e moved of the resident set: swap entries are not resident (VmRSS leaves them out). */
+static int64_t resident_delta(const struct ev_syscall *e)
+{
+	return e->delta[0] + e->delta[1] + e->delta[3];
 }
 
 static int64_t sum_delta(const struct ev_syscall *e)
@@ -1307,6 +1399,8 @@ void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 	/* The call in progress has ended: its record says all. */
 	if (p->flight.valid && e->h.tid == p->flight.tid)
 		p->flight.valid = false;
+	live_change(p, resident_delta(e), delta_after_mark(p, e),
+		    e->changed_ns ? e->changed_ns : e->h.ts_ns, when);
 	delta = delta_after_sync(p, e);
 	share = delta_after_mark(p, e);
 	/* A call that moved nothing (an owner given) is placed whole. */
@@ -1352,7 +1446,8 @@ static int grow_comps(struct proc *p, const struct classifier *cls)
 
 static void update_peak(struct comp_stats *s, double now)
 {
-	if (s->rss > s->peak_rss || !s->seen) {
+	/* A peak taken from events before the first sample (take_peak) stays. */
+	if (s->rss > s->peak_rss || (!s->seen && !s->peak_rss)) {
 		s->peak_rss = s->rss;
 		s->peak_rss_time = now;
 	}
@@ -1430,9 +1525,43 @@ static void account_stacks(struct proc *p)
 	}
 }
 
+/*
+ * The first sample's VmRSS read (total, at mark_ns; 0: given by the
+ * caller, no read) anchors the followed total, with the changes applied
+ * after the read added. Later samples do not set it again: the records
+ * are applied in their order, and a sample's read can be ahead of them
+ * (records still in the ring buffer when it is accounted, on a loaded
+ * node); set from it, the total would skip a high those records make.
+ * The engine unanchors it when records were lost, and an exec does.
+ * A high the total is at now is taken here, while its regions are at hand.
+ */
+static void live_anchor(struct proc *p, int64_t total, uint64_t mark_ns, double now)
+{
+	struct live_total *l = &p->live;
+
+	/* A zombie's statm reads 0: its last figures stay. */
+	if (!l->on || total <= 0) {
+		l->late = 0;
+		return;
+	}
+	if (!l->anchored) {
+		l->bytes = total + (mark_ns ? l->late : 0);
+		l->anchor_ns = mark_ns;
+		l->anchored = true;
+	}
+	l->late = 0;
+	if (l->bytes > p->total.peak_rss && !l->pending) {
+		l->pending = true;
+		l->pending_time = now;
+	}
+	if (l->pending)
+		take_peak(p);
+}
+
 int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now)
 {
 	int64_t *rss, *pss, total_pss = 0;
+	uint64_t mark_ns = p->sample_mark_ns;
 	size_t n;
 	int ret;
 
@@ -1490,14 +1619,21 @@ int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss
 	}
 	p->total.rss = total_rss;
 	p->total.pss = total_pss;
-	if (p->total.rss > p->total.peak_rss || !p->total.seen) {
+	if (p->total.rss > p->total.peak_rss || !p->total.seen)
 		memcpy(p->peak_comp_rss, rss, n * sizeof(*rss));
+	/*
+	 * The stacks' figures and the kernel's heap sites are read at
+	 * samples only: theirs is the largest sample's moment.
+	 */
+	if (p->total.rss > p->sample_peak || !p->total.seen) {
+		p->sample_peak = p->total.rss;
 		for (size_t i = 0; i < p->nstack_figs; i++)
 			p->stack_figs[i].rss_at_peak = p->stack_figs[i].rss;
 		/* The heap sites of this moment: the engine reads them from the kernel (heap_peak.h). */
 		p->heap_peak.due = true;
 	}
 	update_peak(&p->total, now);
+	live_anchor(p, total_rss, mark_ns, now);
 	free(rss);
 	free(pss);
 	return 0;

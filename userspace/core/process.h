@@ -67,6 +67,26 @@ struct pending_owner {
 
 #define PROC_TOUCHED_MAX	16	/* ranges kept between counts (sampled attribution) */
 
+/*
+ * The kernel's total of a process followed through its events between
+ * samples (issue 32). With the exact attribution every change of its RSS
+ * counters reaches user space (faults, runs of faults, memory calls, the
+ * changes of no known cause), so the highest the total reached is known,
+ * not only the highest of the samples. The components are taken at that
+ * moment only when it is over: at the first decrease after a new high (or
+ * a sample, or the end), one sum over the regions per peak, not per event.
+ */
+struct live_total {
+	bool on;		/* every change comes as an event (not --attribution sampled) */
+	bool anchored;		/* a sample's VmRSS read set bytes (false: the next one does) */
+	uint64_t anchor_ns;	/* that read's time: what changed before it is in it (0: none) */
+	int64_t bytes;		/* the read plus every change applied since, in the records' order */
+	int64_t late;		/* of those, after the VmRSS read of the sample in progress */
+	bool pending;		/* bytes passed the peak: its components not taken yet */
+	double pending_time;	/* time_s when it did */
+	uint64_t takes;		/* components taken at a peak (each a sum over the regions) */
+};
+
 struct proc {
 	pid_t pid;
 	uint64_t start_ticks;		/* /proc/PID/stat starttime when first read, 0: not yet:
@@ -135,6 +155,16 @@ struct proc {
 	struct comp_stats *comps;	/* indexed by comp_id */
 	size_t ncomps;
 	int64_t *peak_comp_rss;		/* every component's rss at the total's peak */
+	struct live_total live;		/* the total between samples, for the peak */
+	int64_t sample_peak;		/* the largest sampled total: the stacks' and heap sites' peak */
+	/*
+	 * The kernel's own high-water mark of the image (VmHWM), read when
+	 * the process ended (or at the end of tracing), and whether the
+	 * image was running before tracing began: then VmHWM may predate
+	 * what the tool saw. Set by the engine.
+	 */
+	int64_t kernel_hwm;		/* bytes, -1: not read */
+	bool image_before_attach;
 	/* For an OOM post-mortem: samples kept, and its memory cgroup once read (NULL: not yet). */
 	struct trend trend;
 	struct memcg_ref *memcg;
@@ -293,6 +323,12 @@ void proc_apply_rss(struct proc *p, const struct classifier *cls, const struct e
 		    double when);
 void proc_apply_syscall(struct proc *p, const struct classifier *cls,
 			const struct ev_syscall *e, double when);
+
+/*
+ * The end of p's figures (it exited, or tracing ends): the components at
+ * a peak its events reached since the last sample are taken now.
+ */
+void proc_finish_peak(struct proc *p);
 
 /* The code mapping holding addr, or NULL. */
 const struct code_map *proc_code_map(const struct proc *p, uint64_t addr);

@@ -98,6 +98,10 @@ int tracker_on_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (h->type == EV_EXIT) {
+		const struct ev_task *e = data;
+
+		if (size >= sizeof(*e) && e->hwm)
+			p->kernel_hwm = (int64_t)e->hwm;
 		retire(t, s, p);
 		return 0;
 	}

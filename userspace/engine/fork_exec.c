@@ -23,6 +23,9 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 	p = session_add_proc(s, pid, tracker_now(t));
 	if (!p)
 		return -ENOMEM;
+	p->live.on = !t->opt->sampled;
+	/* Its VmHWM may predate tracing, until it execs (proc_reset_mm). */
+	p->image_before_attach = true;
 	/* Running before we came: its identity is final, unless it has yet to exec. */
 	p->exec_seen = !identity_own_image(pid);
 	p->from_scan = true;
@@ -135,6 +138,7 @@ void tracker_on_fork(struct tracker *t, struct session *s, const struct ev_task 
 		tracer_remove_process(&t->bpf, e->child_tgid);
 		return;
 	}
+	p->live.on = !t->opt->sampled;
 	memcpy(p->comm, e->comm, sizeof(e->comm));
 	p->account = !job_is_launcher(t->specs, p->comm);
 	/* A copy of the parent's address space: its requests resolve from the first one. */

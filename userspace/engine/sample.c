@@ -154,6 +154,12 @@ static void account_session(struct tracker *t, struct session *s, double now)
 		tracker_note_sample(t, s, now);
 	tracker_job_view(t, s, &j);
 	j.now = now - s->t0;	/* the job's clock (session.h) */
+	/* Records lost: the totals followed from them are anchored again, at this sample's reads. */
+	if (s->drops != s->drops_followed) {
+		for (struct proc *p = s->procs.first; p; p = p->next)
+			p->live.anchored = false;
+		s->drops_followed = s->drops;
+	}
 	for (struct proc *p = s->procs.first; p; p = p->next) {
 		if (!p->sample_mark_ns)
 			continue;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "oom.h"
+#include "procfs.h"
 #include "session.h"
 
 _Static_assert(SINK_MAX <= PROC_OUT_SLOTS, "each sink needs a slot in struct proc");
@@ -140,6 +141,9 @@ static void view_of(const struct session *s, const struct proc *p, struct sink_p
 	v->step = p->step;
 	v->time = since(p->total.peak_rss_time, s->t0);
 	fill_comp(&v->total, "total", &p->total, p->total.peak_rss, s->t0);
+	v->peak_from_events = p->live.on;
+	v->kernel_hwm = p->kernel_hwm;
+	v->hwm_before_attach = p->image_before_attach;
 	for (size_t i = 0; i < p->ncomps; i++)
 		if (p->comps[i].seen)
 			fill_comp(&comps[n++], comp_table_name(&s->comps, (comp_id)i), &p->comps[i],
@@ -195,11 +199,31 @@ void session_sample(struct session *s, struct proc *p, const struct sink_job *j)
 	}
 }
 
+/*
+ * Without its exit record (tracing ends first, or the record was lost),
+ * the kernel's peak is read from /proc while the process is still the one
+ * traced.
+ */
+static void read_hwm(struct proc *p)
+{
+	struct proc_stat st;
+	uint64_t hwm;
+
+	if (p->kernel_hwm >= 0 || !p->start_ticks || procfs_read_stat(p->pid, &st) ||
+	    st.starttime != p->start_ticks || procfs_read_hwm(p->pid, &hwm) ||
+	    procfs_read_stat(p->pid, &st) || st.starttime != p->start_ticks)
+		return;
+	p->kernel_hwm = (int64_t)hwm;
+}
+
 void session_end_proc(struct session *s, struct proc *p, const struct sink_job *j)
 {
 	struct sink_comp comps[p->ncomps ? p->ncomps : 1];
 	struct sink_proc v;
 
+	proc_finish_peak(p);
+	if (reported(p))
+		read_hwm(p);
 	if (reported(p)) {
 		view_of(s, p, &v, comps);
 		modes_of(s, p, &v);

@@ -215,7 +215,12 @@ static int write_summary(struct mg_out *o, const struct timeline *tl, const stru
 			.peak_rss = c->peak_rss, .peak_rss_time = c->peak_rss_time,
 			.peak_pss = c->peak_pss, .peak_pss_time = c->peak_pss_time,
 			.final_rss = c->rss, .final_pss = c->pss, .node = n->name,
+			.kernel_hwm = -1,
 		};
+
+		/* Its peaks are the timelines' largest samples, whatever the node's summary said. */
+		if (!strcmp(c->name, "total"))
+			row.peak_source = "samples";
 
 		/* The columns the node's own summary.csv filled for its victim. */
 		if (kill && oom_fields(n, kill, c->name, &row.oom_time, &row.oom_growth)) {

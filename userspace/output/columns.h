@@ -37,9 +37,19 @@
 /* Empty but for a process the OOM killer chose: when, and each component's growth before it. */
 #define COL_OOM_TIME		"oom_kill_time_s"
 #define COL_OOM_GROWTH		"oom_growth_bytes"
+/*
+ * Filled on the total row only: how peak_rss_bytes was found ("events":
+ * every RSS change, "samples": the largest sample), the kernel's own peak
+ * (VmHWM) when the process ended (empty: not read), and 1 when the image
+ * ran before tracing began (VmHWM may then hold more than was traced).
+ */
+#define COL_PEAK_SOURCE		"peak_source"
+#define COL_KERNEL_HWM		"kernel_hwm_bytes"
+#define COL_HWM_BEFORE_ATTACH	"hwm_before_attach"
 #define SUMMARY_HEADER	COL_RANK "," COL_PID "," COL_COMPONENT "," COL_PEAK_RSS "," \
 			COL_PEAK_RSS_TIME "," COL_PEAK_PSS "," COL_PEAK_PSS_TIME "," \
-			COL_FINAL_RSS "," COL_FINAL_PSS "," COL_OOM_TIME "," COL_OOM_GROWTH
+			COL_FINAL_RSS "," COL_FINAL_PSS "," COL_OOM_TIME "," COL_OOM_GROWTH "," \
+			COL_PEAK_SOURCE "," COL_KERNEL_HWM "," COL_HWM_BEFORE_ATTACH
 
 /*
  * A merged dataset (`memattr-bpf merge`): every file above gains a trailing

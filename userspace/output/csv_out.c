@@ -462,6 +462,11 @@ int summary_write_row(FILE *f, const struct summary_row *row)
 		return -1;
 	if (row->oom ? putf(f, ",%.3f,%" PRId64, row->oom_time, row->oom_growth) : put_str(f, ",,"))
 		return -1;
+	if (!row->peak_source ? put_str(f, ",,,") :
+	    put_str(f, ",") || put_field(f, row->peak_source) ||
+	    (row->kernel_hwm >= 0 ? putf(f, ",%" PRId64 ",%d", row->kernel_hwm,
+					 row->hwm_before_attach ? 1 : 0) : put_str(f, ",,")))
+		return -1;
 	if (put_node_end(f, row->node))
 		return -1;
 	return 0;

@@ -93,6 +93,13 @@ struct summary_row {
 	bool oom;		/* the OOM killer chose it: the two oom fields are written */
 	double oom_time;
 	int64_t oom_growth;
+	/*
+	 * The total row's: peak_source, kernel_hwm_bytes, hwm_before_attach
+	 * (peak_source NULL: all empty; kernel_hwm -1: the last two empty).
+	 */
+	const char *peak_source;
+	int64_t kernel_hwm;	/* -1: empty */
+	bool hwm_before_attach;
 	const char *node;	/* a merged dataset's node column, NULL: none */
 };
 

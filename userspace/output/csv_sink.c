@@ -173,7 +173,14 @@ static int write_stats(FILE *f, const struct sink_proc *p, const struct sink_com
 		.peak_pss = c->peak_pss, .peak_pss_time = c->peak_pss_time,
 		.final_rss = c->rss, .final_pss = c->pss,
 		.oom = o != NULL, .oom_time = o ? o->time : 0, .oom_growth = o ? oom_growth(o, name) : 0,
+		.kernel_hwm = -1,
 	};
+
+	if (c == &p->total) {
+		row.peak_source = p->peak_from_events ? "events" : "samples";
+		row.kernel_hwm = p->kernel_hwm;
+		row.hwm_before_attach = p->hwm_before_attach;
+	}
 
 	return summary_write_row(f, &row);
 }

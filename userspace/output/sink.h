@@ -85,6 +85,16 @@ struct sink_proc {
 	const struct sink_comp *comps;	/* components that have had memory, by id */
 	size_t ncomps;
 	/*
+	 * How total's peak was found: from every RSS change (the exact
+	 * attribution's events), or the largest sample (sampled). The
+	 * kernel's own peak (VmHWM) when the process ended, -1: not read;
+	 * hwm_before_attach: its image ran before tracing began, so VmHWM
+	 * may hold more than the tool saw.
+	 */
+	bool peak_from_events;
+	int64_t kernel_hwm;
+	bool hwm_before_attach;
+	/*
 	 * What the views carry in proc_end and job_summary only (none in
 	 * proc_sample): its MPI functions with figures, its allocation stacks
 	 * holding memory (now or at the peak), and with --heap its heap call

@@ -641,6 +641,22 @@ int procfs_read_rss(pid_t pid, uint64_t *rss_bytes)
 	return procfs_parse_statm(buf, sysconf(_SC_PAGESIZE), rss_bytes);
 }
 
+int procfs_parse_hwm(const char *status, uint64_t *bytes)
+{
+	for (const char *p = status; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "VmHWM:", 6))
+			return parse_kb(p + 6, bytes) ? -EINVAL : 0;
+	return -EINVAL;
+}
+
+int procfs_read_hwm(pid_t pid, uint64_t *bytes)
+{
+	char buf[SMALL_FILE_MAX];
+	int ret = read_small(pid, "status", buf, sizeof(buf));
+
+	return ret ? ret : procfs_parse_hwm(buf, bytes);
+}
+
 int procfs_read_pss(pid_t pid, uint64_t *pss_bytes)
 {
 	char buf[SMALL_FILE_MAX];

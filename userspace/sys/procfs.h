@@ -160,6 +160,14 @@ int procfs_parse_statm(const char *text, long page_size, uint64_t *rss_bytes);
 /* Pss in bytes from /proc/PID/smaps_rollup. */
 int procfs_read_pss(pid_t pid, uint64_t *pss_bytes);
 
+/*
+ * The kernel's high-water mark of the resident set (VmHWM) in bytes, from
+ * /proc/PID/status. 0, -EINVAL without the line (a zombie has none), or
+ * -errno.
+ */
+int procfs_read_hwm(pid_t pid, uint64_t *bytes);
+int procfs_parse_hwm(const char *status, uint64_t *bytes);
+
 struct proc_stat {
 	pid_t pid, ppid;
 	char comm[17];

@@ -52,6 +52,7 @@ struct session {
 	/* Records of its processes the ring buffer had no room for (job_drops, memattr.bpf.c). */
 	uint64_t drops_base;		/* its kernel slot's count when it began */
 	uint64_t drops;			/* since, refreshed with the kernel's counters */
+	uint64_t drops_followed;	/* drops when its processes' totals were last anchored (sample.c) */
 	/* Its samples' spacing: a job another one starves says so (run_info). */
 	double last_sample;		/* tracker time of its last sample, < 0: none yet */
 	double max_sample_gap;		/* the longest between two of its samples */
