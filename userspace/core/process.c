@@ -1008,36 +1008,6 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
 }
 
-int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_t start, uint64_t end),
-			  void *ctx, uint64_t now_ns)
-{
-	unsigned int i = 0;
-
-	if (p->touched_full)
-		return -E2BIG;
-	while (i < p->ntouched) {
-		const struct touched_range *t = &p->touched[i];
-		bool full = true;
-
-		for (struct region *r = regions_next(&p->regions, t->start); r && r->start < t->end;
-		     r = regions_next(&p->regions, r->end)) {
-			int64_t got = resident(ctx, r->start, r->end);
-
-			if (got < 0)
-				return (int)got;
-			r->rss = got;
-			r->counted_ns = now_ns;
-			full = full && (uint64_t)got >= r->end - r->start;
-		}
-		/* Every page in: only another request (touching it again) can change it. */
-		if (full)
-			p->touched[i] = p->touched[--p->ntouched];
-		else
-			i++;
-	}
-	return 0;
-}
-
 /* [start, end) may hold pages no count has seen: kept for the next one (proc_count_touched). */
 static void touch(struct proc *p, uint64_t start, uint64_t end)
 {
@@ -1045,12 +1015,15 @@ static void touch(struct proc *p, uint64_t start, uint64_t end)
 
 	if (start >= end || p->touched_full)
 		return;
-	for (unsigned int i = 0; i < p->ntouched; i++) {
+	/* Overlapping or adjacent ranges become one (all of them: a wide advice spans several). */
+	for (unsigned int i = 0; i < p->ntouched;) {
 		r = &p->touched[i];
-		if (start <= r->end && end >= r->start) {	/* overlapping or adjacent: one range */
-			r->start = start < r->start ? start : r->start;
-			r->end = end > r->end ? end : r->end;
-			return;
+		if (start <= r->end && end >= r->start) {
+			start = start < r->start ? start : r->start;
+			end = end > r->end ? end : r->end;
+			*r = p->touched[--p->ntouched];
+		} else {
+			i++;
 		}
 	}
 	if (p->ntouched == PROC_TOUCHED_MAX) {

@@ -311,9 +311,20 @@ int proc_sample(struct proc *p, const struct classifier *cls, double now);
  */
 int proc_count_touched(struct proc *p);
 
-/* The same with resident() counting a range's pages (unit tests give their own). */
-int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_t start, uint64_t end),
-			  void *ctx, uint64_t now_ns);
+/*
+ * How a count reads pages (unit tests give their own): resident(), the
+ * bytes of [start, end) in memory; span(), optional, that the ranges asked
+ * next, in ascending order, lie in [start, end) (read at once). Each
+ * returns -errno on failure.
+ */
+struct page_count_ops {
+	int64_t (*resident)(void *ctx, uint64_t start, uint64_t end);
+	int (*span)(void *ctx, uint64_t start, uint64_t end);
+};
+
+/* The same with ops counting the pages (touched_count.c). */
+int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void *ctx,
+			  uint64_t now_ns);
 
 /*
  * The first step of a sample taken in two: read VmRSS now and mark the
