@@ -1018,6 +1018,49 @@ static void test_count_touched_spans(void **state)
 	assert_int_equal(p->ntouched, 0);
 }
 
+/* A read where the first half of [at, at + 2 MiB) is gone, and [at2, at2 + 1 MiB) is whole. */
+static void sync_half_gone(uint64_t at, uint64_t at2)
+{
+	struct proc_sync_state s;
+
+	proc_sync_begin(&s, p, &cls, SYNC_NS);
+	base_vmas(&s, false);
+	vma(&s, at + 1 * MIB, at + 2 * MIB, "rw-p", "", 1 * MIB);
+	vma(&s, at2, at2 + 1 * MIB, "rw-p", "", 1 * MIB);
+	proc_sync_end(&s, true, 0);
+}
+
+/*
+ * Records lost (sampled attribution): a region the next read has to cut
+ * was unmapped unseen, and what is mapped there now may be anybody's: it
+ * is unattributed, not its old owner's. A region found whole keeps its
+ * owner; with no records lost, the same read keeps the owner of both.
+ * (Checked: without the rule in lost_records_end the cut region stays
+ * libhelper's.)
+ */
+static void test_lost_records_unattribute_cut_regions(void **state)
+{
+	const uint64_t at = 0x7f1000000000ULL, at2 = 0x7f2000000000ULL;
+
+	(void)state;
+	sync_with(0, 0, 0, false);
+	mapped_by(LATER, at, 2 * MIB, HELPER_CODE + 0x30);
+	mapped_by(LATER + 1, at2, 1 * MIB, HELPER_CODE + 0x30);
+	p->records_lost = true;
+	sync_half_gone(at, at2);
+	assert_null(regions_find(&p->regions, at));
+	assert_int_equal(regions_find(&p->regions, at + 1 * MIB)->owner, COMP_UNATTRIBUTED);
+	assert_int_equal(regions_find(&p->regions, at + 1 * MIB)->rss, 1 * MIB);
+	assert_int_equal(regions_find(&p->regions, at2)->owner, id_of("lib:libhelper.so"));
+	assert_false(p->records_lost);
+
+	/* The same read with every record seen: the cut is the process's own doing, the owner stays. */
+	sync_with(0, 0, 0, false);
+	mapped_by(LATER + 2, at, 2 * MIB, HELPER_CODE + 0x30);
+	sync_half_gone(at, at2);
+	assert_int_equal(regions_find(&p->regions, at + 1 * MIB)->owner, id_of("lib:libhelper.so"));
+}
+
 /* More separate ranges than a process keeps: counting them gives way to a count of all pages. */
 static void test_touched_ranges_overflow(void **state)
 {
@@ -1356,6 +1399,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_brk_growth_and_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_touched_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_touched_spans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_records_unattribute_cut_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_touched_ranges_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmap_frees_a_touched_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mprotect_gives_the_writable_part, setup, teardown),

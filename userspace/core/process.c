@@ -344,6 +344,7 @@ void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
 	s->before = component_figures(p);
 	s->ncomps = p->ncomps;
 	p->sync_boot_ns = boot_ns;
+	lost_records_begin(&s->lost, p);
 	regions_sync_begin(&p->regions);
 }
 
@@ -352,6 +353,7 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 	struct proc *p = s->p;
 
 	regions_sync_end(&p->regions);
+	lost_records_end(&s->lost, p, ok);
 	if (ok)
 		count_split(s);
 	free(s->split);

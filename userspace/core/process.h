@@ -22,6 +22,7 @@
 #include "memattr.h"
 #include "memcg.h"
 #include "mpi_fn.h"
+#include "lost_records.h"
 #include "regions.h"
 #include "requester.h"
 #include "trend.h"
@@ -102,6 +103,8 @@ struct proc {
 	double reread_time;		/* the last read asked for by a read's doubt (reread_maps) */
 #define REREAD_MAPS_S	1.0		/* at most one such read in this many seconds */
 	bool needs_sync;
+	/* Records of it were lost since its last read: the next read checks its regions (lost_records.h). */
+	bool records_lost;
 	bool image_unread;		/* exec'ed, its mappings not read yet: no region is known */
 	struct pending_owner pending[PROC_MAX_PENDING];
 	unsigned int npending;
@@ -270,6 +273,7 @@ struct proc_sync_state {
 	size_t nsplit, split_cap;
 	/* Each component's rss, then pss, before the read (2 * ncomps), NULL: none. */
 	int64_t *before;
+	struct lost_check lost;
 	size_t ncomps;
 };
 struct vma_info;
