@@ -75,6 +75,7 @@ int proc_sync(struct proc *p, const struct classifier *cls, double now)
 		procfs_read_exe(p->pid, p->exe, sizeof(p->exe));
 	proc_sync_begin(&s, p, cls, boot_clock_ns());
 	s.resident = pagemap_resident;
+	s.span = pagemap_span;
 	s.resident_ctx = &pagemap;
 	ret = procfs_read_maps(p->pid, true, proc_sync_vma, &s);
 	proc_sync_end(&s, ret == 0, now);

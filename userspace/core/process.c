@@ -218,9 +218,15 @@ static void count_split_later(struct proc_sync_state *s, const struct vma_info *
 /* The counts count_split_later put off, each stamped when it begins. */
 static void count_split(struct proc_sync_state *s)
 {
-	for (size_t i = 0; i < s->nsplit; i++)
+	for (size_t i = 0; i < s->nsplit; i++) {
+		uint64_t begins = boot_clock_ns();
+
+		/* One read for the entry, not one per region in it (a failed one: per region). */
+		if (s->span)
+			s->span(s->resident_ctx, s->split[i].start, s->split[i].end);
 		regions_sync_exact(&s->p->regions, s->split[i].start, s->split[i].end,
-				   s->split[i].pss, s->resident, s->resident_ctx, boot_clock_ns());
+				   s->split[i].pss, s->resident, s->resident_ctx, begins);
+	}
 }
 
 int proc_sync_vma(const struct vma_info *v, void *arg)

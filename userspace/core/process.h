@@ -263,6 +263,8 @@ struct proc_sync_state {
 	 */
 	int64_t (*resident)(void *ctx, uint64_t start, uint64_t end);
 	void *resident_ctx;
+	/* Optional: the counts that follow lie in [start, end), read at once (page_count_ops.span). */
+	int (*span)(void *ctx, uint64_t start, uint64_t end);
 	/*
 	 * Those entries, counted once the whole file is read: a count takes
 	 * milliseconds, and the kernel has already written the next entries
