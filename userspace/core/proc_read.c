@@ -8,26 +8,61 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "page_runs.h"
 #include "procfs.h"
 #include "process.h"
 
 /*
  * The process's pagemap, opened at a read's first count and kept to its
  * end: a first read of a rank counts hundreds of entries (one open each
- * was most of their cost).
+ * was most of their cost). A span announced (page_count_ops.span) is read
+ * once, and the regions in it are counted from what that read found.
  */
 struct pagemap_reader {
 	pid_t pid;
 	int fd;		/* -errno until opened */
+	uint64_t win_start, win_end;	/* runs hold the present pages of this span */
+	struct page_runs runs;
+	size_t cursor;
 };
+
+static int pagemap_span(void *ctx, uint64_t start, uint64_t end)
+{
+	struct pagemap_reader *r = ctx;
+	int ret;
+
+	if (r->fd == -EBADF)
+		r->fd = procfs_pagemap_open(r->pid);
+	if (r->fd < 0)
+		return r->fd;
+	r->win_start = r->win_end = 0;
+	ret = page_runs_read(r->fd, start, end, &r->runs);
+	if (ret)
+		return ret;
+	r->win_start = start;
+	r->win_end = end;
+	r->cursor = 0;
+	return 0;
+}
 
 static int64_t pagemap_resident(void *ctx, uint64_t start, uint64_t end)
 {
 	struct pagemap_reader *r = ctx;
+	int ret;
 
-	if (r->fd == -EBADF)
-		r->fd = procfs_pagemap_open(r->pid);
-	return r->fd < 0 ? r->fd : procfs_pagemap_resident(r->fd, start, end);
+	if (start < r->win_start || end > r->win_end || r->win_start == r->win_end) {
+		ret = pagemap_span(r, start, end);
+		if (ret)
+			return ret;
+	}
+	return page_runs_bytes(&r->runs, start, end, &r->cursor);
+}
+
+static void pagemap_close(struct pagemap_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	page_runs_free(&r->runs);
 }
 
 int proc_sync(struct proc *p, const struct classifier *cls, double now)
@@ -40,11 +75,11 @@ int proc_sync(struct proc *p, const struct classifier *cls, double now)
 		procfs_read_exe(p->pid, p->exe, sizeof(p->exe));
 	proc_sync_begin(&s, p, cls, boot_clock_ns());
 	s.resident = pagemap_resident;
+	s.span = pagemap_span;
 	s.resident_ctx = &pagemap;
 	ret = procfs_read_maps(p->pid, true, proc_sync_vma, &s);
 	proc_sync_end(&s, ret == 0, now);
-	if (pagemap.fd >= 0)
-		close(pagemap.fd);
+	pagemap_close(&pagemap);
 	return ret;
 }
 
@@ -93,13 +128,13 @@ int proc_mark_sample(struct proc *p)
 
 int proc_count_touched(struct proc *p)
 {
+	static const struct page_count_ops ops = { pagemap_resident, pagemap_span };
 	struct pagemap_reader pagemap = { .pid = p->pid, .fd = -EBADF };
 	int ret;
 
 	if (p->touched_full)
 		return -E2BIG;
-	ret = proc_count_touched_by(p, pagemap_resident, &pagemap, boot_clock_ns());
-	if (pagemap.fd >= 0)
-		close(pagemap.fd);
+	ret = proc_count_touched_by(p, &ops, &pagemap, boot_clock_ns());
+	pagemap_close(&pagemap);
 	return ret;
 }

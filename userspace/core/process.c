@@ -227,9 +227,15 @@ static void count_split_later(struct proc_sync_state *s, const struct vma_info *
 /* The counts count_split_later put off, each stamped when it begins. */
 static void count_split(struct proc_sync_state *s)
 {
-	for (size_t i = 0; i < s->nsplit; i++)
+	for (size_t i = 0; i < s->nsplit; i++) {
+		uint64_t begins = boot_clock_ns();
+
+		/* One read for the entry, not one per region in it (a failed one: per region). */
+		if (s->span)
+			s->span(s->resident_ctx, s->split[i].start, s->split[i].end);
 		regions_sync_exact(&s->p->regions, s->split[i].start, s->split[i].end,
-				   s->split[i].pss, s->resident, s->resident_ctx, boot_clock_ns());
+				   s->split[i].pss, s->resident, s->resident_ctx, begins);
+	}
 }
 
 int proc_sync_vma(const struct vma_info *v, void *arg)
@@ -354,6 +360,7 @@ void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
 	s->ncomps = p->ncomps;
 	p->sync_boot_ns = boot_ns;
 	gone_regions_read_begins(&p->gone, boot_ns);
+	lost_records_begin(&s->lost, p);
 	regions_sync_begin(&p->regions);
 }
 
@@ -370,6 +377,7 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 	struct proc *p = s->p;
 
 	regions_sync_end(&p->regions, keep_gone, p);
+	lost_records_end(&s->lost, p, ok);
 	if (ok)
 		count_split(s);
 	free(s->split);
@@ -1159,36 +1167,6 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
 }
 
-int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_t start, uint64_t end),
-			  void *ctx, uint64_t now_ns)
-{
-	unsigned int i = 0;
-
-	if (p->touched_full)
-		return -E2BIG;
-	while (i < p->ntouched) {
-		const struct touched_range *t = &p->touched[i];
-		bool full = true;
-
-		for (struct region *r = regions_next(&p->regions, t->start); r && r->start < t->end;
-		     r = regions_next(&p->regions, r->end)) {
-			int64_t got = resident(ctx, r->start, r->end);
-
-			if (got < 0)
-				return (int)got;
-			r->rss = got;
-			r->counted_ns = now_ns;
-			full = full && (uint64_t)got >= r->end - r->start;
-		}
-		/* Every page in: only another request (touching it again) can change it. */
-		if (full)
-			p->touched[i] = p->touched[--p->ntouched];
-		else
-			i++;
-	}
-	return 0;
-}
-
 /* [start, end) may hold pages no count has seen: kept for the next one (proc_count_touched). */
 static void touch(struct proc *p, uint64_t start, uint64_t end)
 {
@@ -1196,12 +1174,15 @@ static void touch(struct proc *p, uint64_t start, uint64_t end)
 
 	if (start >= end || p->touched_full)
 		return;
-	for (unsigned int i = 0; i < p->ntouched; i++) {
+	/* Overlapping or adjacent ranges become one (all of them: a wide advice spans several). */
+	for (unsigned int i = 0; i < p->ntouched;) {
 		r = &p->touched[i];
-		if (start <= r->end && end >= r->start) {	/* overlapping or adjacent: one range */
-			r->start = start < r->start ? start : r->start;
-			r->end = end > r->end ? end : r->end;
-			return;
+		if (start <= r->end && end >= r->start) {
+			start = start < r->start ? start : r->start;
+			end = end > r->end ? end : r->end;
+			*r = p->touched[--p->ntouched];
+		} else {
+			i++;
 		}
 	}
 	if (p->ntouched == PROC_TOUCHED_MAX) {

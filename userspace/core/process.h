@@ -23,6 +23,7 @@
 #include "memattr.h"
 #include "memcg.h"
 #include "mpi_fn.h"
+#include "lost_records.h"
 #include "regions.h"
 #include "requester.h"
 #include "trend.h"
@@ -124,6 +125,8 @@ struct proc {
 	double reread_time;		/* the last read asked for by a read's doubt (reread_maps) */
 #define REREAD_MAPS_S	1.0		/* at most one such read in this many seconds */
 	bool needs_sync;
+	/* Records of it were lost since its last read: the next read checks its regions (lost_records.h). */
+	bool records_lost;
 	bool image_unread;		/* exec'ed, its mappings not read yet: no region is known */
 	struct pending_owner pending[PROC_MAX_PENDING];
 	unsigned int npending;
@@ -292,6 +295,8 @@ struct proc_sync_state {
 	 */
 	int64_t (*resident)(void *ctx, uint64_t start, uint64_t end);
 	void *resident_ctx;
+	/* Optional: the counts that follow lie in [start, end), read at once (page_count_ops.span). */
+	int (*span)(void *ctx, uint64_t start, uint64_t end);
 	/*
 	 * Those entries, counted once the whole file is read: a count takes
 	 * milliseconds, and the kernel has already written the next entries
@@ -302,6 +307,7 @@ struct proc_sync_state {
 	size_t nsplit, split_cap;
 	/* Each component's rss, then pss, before the read (2 * ncomps), NULL: none. */
 	int64_t *before;
+	struct lost_check lost;
 	size_t ncomps;
 };
 struct vma_info;
@@ -349,9 +355,20 @@ int proc_sample(struct proc *p, const struct classifier *cls, double now);
  */
 int proc_count_touched(struct proc *p);
 
-/* The same with resident() counting a range's pages (unit tests give their own). */
-int proc_count_touched_by(struct proc *p, int64_t (*resident)(void *ctx, uint64_t start, uint64_t end),
-			  void *ctx, uint64_t now_ns);
+/*
+ * How a count reads pages (unit tests give their own): resident(), the
+ * bytes of [start, end) in memory; span(), optional, that the ranges asked
+ * next, in ascending order, lie in [start, end) (read at once). Each
+ * returns -errno on failure.
+ */
+struct page_count_ops {
+	int64_t (*resident)(void *ctx, uint64_t start, uint64_t end);
+	int (*span)(void *ctx, uint64_t start, uint64_t end);
+};
+
+/* The same with ops counting the pages (touched_count.c). */
+int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void *ctx,
+			  uint64_t now_ns);
 
 /*
  * The first step of a sample taken in two: read VmRSS now and mark the

@@ -14,11 +14,30 @@ static const char *modes_name(const struct options *o)
 	       o->mpi_calls ? "mpi-calls" : o->heap ? "heap" : "";
 }
 
+/*
+ * Records of the job were lost: with no fault to say where pages went, a
+ * region an unseen request replaced would keep its old owner for good, so
+ * each process's mappings are read again and checked (lost_records.h).
+ * The count is per job, not per process: every process is read.
+ */
+static void records_lost(struct session *s)
+{
+	for (struct proc *p = s->procs.first; p; p = p->next) {
+		p->records_lost = true;
+		p->needs_sync = true;
+	}
+}
+
 void tracker_refresh_kstats(struct tracker *t)
 {
 	tracer_stats(&t->bpf, t->kstats);
-	for (struct session *s = t->sessions; s; s = s->next)
-		s->drops = tracer_job_drops(&t->bpf, s->id) - s->drops_base;
+	for (struct session *s = t->sessions; s; s = s->next) {
+		uint64_t drops = tracer_job_drops(&t->bpf, s->id) - s->drops_base;
+
+		if (drops > s->drops && t->opt->sampled)
+			records_lost(s);
+		s->drops = drops;
+	}
 }
 
 void tracker_note_sample(struct tracker *t, struct session *s, double now)

@@ -10,11 +10,14 @@
 #include "sample.h"
 #include "sampled.h"
 #include "tracker.h"
+#include "tracker_base.h"
 
 #define FORK_SETTLE_S		0.5	/* a forked child usually execs within this */
 #define SMAPS_BUDGET		0.02	/* at most 2% of a core reading smaps */
 /* A process whose one smaps read takes this share of the interval is a long read. */
 #define LONG_READ_SHARE		0.25
+/* Sampled attribution: the ring buffer is read between processes once counting held the loop this long. */
+#define COUNT_HOLD_S		0.005
 
 /* A forked child is named once it has exec'd or lived long enough not to. */
 static bool ready(const struct proc *p, double now)
@@ -117,27 +120,57 @@ static double session_pss_period(struct tracker *t, const struct session *s)
 	return effective_pss_period(t, nalive);
 }
 
-/* A sample's first step: mappings read where due, then every VmRSS. */
+/* p's VmRSS read for the sample (its mappings first where due), and its pages counted if sampled. */
+static void mark_proc(struct tracker *t, struct session *s, struct proc *p, double now, double period)
+{
+	if (!p->account || held_records_settling(t, p, now))
+		return;
+	/* Records older than its first read come before it. */
+	if (p->held.count)
+		held_records_release(t, s, p);
+	if (sync_due(t, p, now, period, false) && !reads_mappings(t, s, p))
+		return;
+	/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
+	if (!ready(p, now))
+		return;
+	if (!reads_vmrss(t, s, p) && t->opt->sampled)
+		sampled_count(t, s, p);
+}
+
+/*
+ * A sample's first step: mappings read where due, then every VmRSS. With
+ * sampled attribution each process's pages are counted there too: once
+ * the counts of a round have held the loop for COUNT_HOLD_S, the ring
+ * buffer is read before the next process's (a drain can end processes:
+ * they are taken by pid). What it applies is older than that process's
+ * VmRSS read, as for the processes read after a drain in sync_mappings.
+ */
 static void mark_session(struct tracker *t, struct session *s, double now)
 {
-	double period = session_pss_period(t, s);
+	double period = session_pss_period(t, s), held_since = tracker_mono_s();
 	struct proc *p, *tmp;
+	size_t n = 0, i = 0;
+	pid_t *pids;
 
 	sync_mappings(t, s, now, period, false);
-	proc_table_for_each(&s->procs, p, tmp) {
-		if (!p->account || held_records_settling(t, p, now))
-			continue;
-		/* Records older than its first read come before it. */
-		if (p->held.count)
-			held_records_release(t, s, p);
-		if (sync_due(t, p, now, period, false) && !reads_mappings(t, s, p))
-			continue;
-		/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
-		if (!ready(p, now))
-			continue;
-		if (!reads_vmrss(t, s, p) && t->opt->sampled)
-			sampled_count(t, s, p);
+	pids = t->opt->sampled && s->procs.n ? malloc(s->procs.n * sizeof(*pids)) : NULL;
+	if (!pids) {
+		proc_table_for_each(&s->procs, p, tmp)
+			mark_proc(t, s, p, now, period);
+		return;
 	}
+	for (p = s->procs.first; p && n < s->procs.n; p = p->next)
+		pids[n++] = p->pid;
+	for (i = 0; i < n; i++) {
+		if (tracker_mono_s() - held_since >= COUNT_HOLD_S) {
+			held_records_drain(t);
+			held_since = tracker_mono_s();
+		}
+		p = session_find(s, pids[i]);
+		if (p)
+			mark_proc(t, s, p, now, period);
+	}
+	free(pids);
 }
 
 /* The second step, once the ring buffer is drained: the components, the rows. */

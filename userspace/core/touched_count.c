@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Sampled attribution: the count, page by page, of the regions in the
+ * ranges that requests touched since the last count of all pages
+ * (process.c keeps the ranges). A range is counted where regions are, one
+ * span of regions side by side at a time (one read of the kernel's page
+ * tables for the span, not one per region: a heap of small allocations is
+ * thousands of regions), and each region is counted whole, so its figure
+ * is exact. What is left of a range afterwards is what can still gain
+ * pages without a new request: from the first region not wholly in memory
+ * to the last one.
+ */
+#include <errno.h>
+
+#include "process.h"
+
+/* The end of the span of regions side by side from r, within [.., limit). */
+static uint64_t span_end(struct region_table *t, const struct region *r, uint64_t limit)
+{
+	uint64_t end = r->end;
+	const struct region *q;
+
+	while (end < limit && (q = regions_next(t, end)) && q->start == end)
+		end = q->end;
+	return end;
+}
+
+int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void *ctx,
+			  uint64_t now_ns)
+{
+	unsigned int i = 0;
+
+	if (p->touched_full)
+		return -E2BIG;
+	while (i < p->ntouched) {
+		struct touched_range *t = &p->touched[i];
+		uint64_t open_start = 0, open_end = 0;
+		struct region *r = regions_next(&p->regions, t->start);
+
+		while (r && r->start < t->end) {
+			uint64_t end = span_end(&p->regions, r, t->end);
+			int ret = ops->span ? ops->span(ctx, r->start, end) : 0;
+
+			if (ret)
+				return ret;
+			for (; r && r->start < end; r = regions_next(&p->regions, r->end)) {
+				int64_t got = ops->resident(ctx, r->start, r->end);
+
+				if (got < 0)
+					return (int)got;
+				r->rss = got;
+				r->counted_ns = now_ns;
+				/* Every page in: only another request (touching it again) can change it. */
+				if ((uint64_t)got >= r->end - r->start)
+					continue;
+				if (!open_end)
+					open_start = r->start;
+				open_end = r->end;
+			}
+		}
+		if (!open_end) {
+			p->touched[i] = p->touched[--p->ntouched];
+			continue;
+		}
+		if (open_start > t->start)
+			t->start = open_start;
+		if (open_end < t->end)
+			t->end = open_end;
+		i++;
+	}
+	return 0;
+}
