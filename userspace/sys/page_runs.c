@@ -81,7 +81,9 @@ static int scan(int fd, uint64_t start, uint64_t end, struct page_runs *r)
 
 		r->calls++;
 		if (n < 0) {
-			if (scan_support == SCAN_UNKNOWN && (errno == ENOTTY || errno == EINVAL))
+			/* ENOSYS: an emulator or a seccomp filter that does not pass the ioctl on. */
+			if (scan_support == SCAN_UNKNOWN &&
+			    (errno == ENOTTY || errno == EINVAL || errno == ENOSYS))
 				return 0;
 			return -errno;
 		}
