@@ -404,10 +404,6 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 }
 
 /*
- * --mpi-calls: a change of the MPI library's memory goes to the MPI call
- * the thread is in, else to the call that requested the region.
- */
-/*
  * The components at the peak the events reached (p->live): the regions
  * summed and fitted to that total as a sample's are (partition). RSS
  * only: a region's PSS is known at smaps reads, so the PSS peaks stay
@@ -479,6 +475,10 @@ static void live_change(struct proc *p, int64_t delta, int64_t late, uint64_t ts
 	}
 }
 
+/*
+ * --mpi-calls: a change of the MPI library's memory goes to the MPI call
+ * the thread is in, else to the call that requested the region.
+ */
 static void charge_mpi_fn(struct proc *p, const struct classifier *cls,
 			  const struct region *r, uint32_t fn_now, int64_t delta, double when)
 {
