@@ -138,3 +138,13 @@ int proc_count_touched(struct proc *p)
 	pagemap_close(&pagemap);
 	return ret;
 }
+
+int proc_count_all(struct proc *p)
+{
+	static const struct page_count_ops ops = { pagemap_resident, pagemap_span };
+	struct pagemap_reader pagemap = { .pid = p->pid, .fd = -EBADF };
+	int ret = proc_count_all_by(p, &ops, &pagemap, boot_clock_ns());
+
+	pagemap_close(&pagemap);
+	return ret;
+}

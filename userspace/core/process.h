@@ -371,6 +371,15 @@ int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void
 			  uint64_t now_ns);
 
 /*
+ * Every region of p counted page by page, span by span (the kept ranges
+ * stay as they are): after a count of all pages during which the process
+ * moved, the pages it faulted in mappings already read. 0 or -errno.
+ * proc_count_all (proc_read.c) reads the process's pagemap.
+ */
+int proc_count_all_by(struct proc *p, const struct page_count_ops *ops, void *ctx, uint64_t now_ns);
+int proc_count_all(struct proc *p);
+
+/*
  * The first step of a sample taken in two: read VmRSS now and mark the
  * time, so the events still in the ring buffer can be handled before the
  * components are summed: the faults before the mark are in that VmRSS, and

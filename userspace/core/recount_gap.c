@@ -39,3 +39,8 @@ bool recount_drifted(int64_t total, int64_t drift, int64_t gap)
 		d = -d;
 	return d > DRIFT_FLOOR && d > total / DRIFT_SHARE;
 }
+
+bool recount_moved(int64_t before, int64_t after)
+{
+	return recount_drifted(after, after - before, 0);
+}

@@ -22,4 +22,11 @@ int64_t recount_gap_after(int64_t base, int64_t gap_before, int64_t gap_after);
 /* Has drift (VmRSS less the regions) moved past the bound from gap, at this total? */
 bool recount_drifted(int64_t total, int64_t drift, int64_t gap);
 
+/*
+ * Did VmRSS move past the same bound during a count of all pages (read
+ * before it: before, after it: after)? Then the pages faulted in the
+ * mappings read early are in no region: they are counted again.
+ */
+bool recount_moved(int64_t before, int64_t after);
+
 #endif

@@ -11,6 +11,7 @@
  * to the last one.
  */
 #include <errno.h>
+#include <stdint.h>
 
 #include "process.h"
 
@@ -25,6 +26,42 @@ static uint64_t span_end(struct region_table *t, const struct region *r, uint64_
 	return end;
 }
 
+/*
+ * Count the regions in [start, end), span by span, each whole; the first
+ * and last region not wholly in memory in *open_start and *open_end (0:
+ * none).
+ */
+static int count_range(struct proc *p, const struct page_count_ops *ops, void *ctx,
+		       uint64_t start, uint64_t end_limit, uint64_t now_ns,
+		       uint64_t *open_start, uint64_t *open_end)
+{
+	struct region *r = regions_next(&p->regions, start);
+
+	*open_start = *open_end = 0;
+	while (r && r->start < end_limit) {
+		uint64_t end = span_end(&p->regions, r, end_limit);
+		int ret = ops->span ? ops->span(ctx, r->start, end) : 0;
+
+		if (ret)
+			return ret;
+		for (; r && r->start < end; r = regions_next(&p->regions, r->end)) {
+			int64_t got = ops->resident(ctx, r->start, r->end);
+
+			if (got < 0)
+				return (int)got;
+			r->rss = got;
+			r->counted_ns = now_ns;
+			/* Every page in: only another request (touching it again) can change it. */
+			if ((uint64_t)got >= r->end - r->start)
+				continue;
+			if (!*open_end)
+				*open_start = r->start;
+			*open_end = r->end;
+		}
+	}
+	return 0;
+}
+
 int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void *ctx,
 			  uint64_t now_ns)
 {
@@ -34,30 +71,11 @@ int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void
 		return -E2BIG;
 	while (i < p->ntouched) {
 		struct touched_range *t = &p->touched[i];
-		uint64_t open_start = 0, open_end = 0;
-		struct region *r = regions_next(&p->regions, t->start);
+		uint64_t open_start, open_end;
+		int ret = count_range(p, ops, ctx, t->start, t->end, now_ns, &open_start, &open_end);
 
-		while (r && r->start < t->end) {
-			uint64_t end = span_end(&p->regions, r, t->end);
-			int ret = ops->span ? ops->span(ctx, r->start, end) : 0;
-
-			if (ret)
-				return ret;
-			for (; r && r->start < end; r = regions_next(&p->regions, r->end)) {
-				int64_t got = ops->resident(ctx, r->start, r->end);
-
-				if (got < 0)
-					return (int)got;
-				r->rss = got;
-				r->counted_ns = now_ns;
-				/* Every page in: only another request (touching it again) can change it. */
-				if ((uint64_t)got >= r->end - r->start)
-					continue;
-				if (!open_end)
-					open_start = r->start;
-				open_end = r->end;
-			}
-		}
+		if (ret)
+			return ret;
 		if (!open_end) {
 			p->touched[i] = p->touched[--p->ntouched];
 			continue;
@@ -69,4 +87,11 @@ int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void
 		i++;
 	}
 	return 0;
+}
+
+int proc_count_all_by(struct proc *p, const struct page_count_ops *ops, void *ctx, uint64_t now_ns)
+{
+	uint64_t open_start, open_end;
+
+	return count_range(p, ops, ctx, 0, UINT64_MAX, now_ns, &open_start, &open_end);
 }

@@ -72,6 +72,8 @@ int tracker_on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*h))
 		return 0;
 	t->events++;
+	if (h->ts_ns > t->newest_record_ns)
+		t->newest_record_ns = h->ts_ns;
 	s = route(t, h);
 	if (!s && h->type == EV_EXEC && t->hooks && t->hooks->untraced_exec) {
 		t->hooks->untraced_exec(t->hooks->ctx, t, h->tgid);

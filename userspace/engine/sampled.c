@@ -54,8 +54,22 @@ void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 		int64_t before = p->sample_total;
 
 		s->recounts++;
-		if (reads_mappings(t, s, p) && reads_vmrss(t, s, p) != -ESRCH)
-			counted_all(p, before);
+		if (!reads_mappings(t, s, p) || reads_vmrss(t, s, p) == -ESRCH)
+			goto done;
+		/*
+		 * It moved during the read (MPI's start-up on a busy node): the
+		 * pages it faulted in mappings already read are in no region, and
+		 * would be `unattributed` for a sample. Every region's pages again,
+		 * by the page tables (a fraction of a read of smaps, so far less
+		 * moves meanwhile); the gap from the readings around that count.
+		 */
+		if (recount_moved(before, p->sample_total)) {
+			before = p->sample_total;
+			ret = proc_count_all(p);
+			if (ret == -ESRCH || ret == -ENOENT || reads_vmrss(t, s, p) == -ESRCH)
+				goto done;
+		}
+		counted_all(p, before);
 	}
 done:
 	s->recount_ns += (uint64_t)((tracker_mono_s() - t0) * 1e9);

@@ -7,6 +7,8 @@
 #ifndef MEMATTR_SAMPLE_H
 #define MEMATTR_SAMPLE_H
 
+#include <stdint.h>
+
 struct tracker;
 
 /* One sample of every session's processes. */
@@ -14,5 +16,13 @@ void sample_sessions(struct tracker *t);
 
 /* Runs of faults still in the kernel: into the ring buffer, before a drain for samples. */
 void sample_flush_runs(struct tracker *t);
+
+/*
+ * The ring buffer read until every record written before mark_ns (the
+ * round's newest VmRSS read, boot clock) is applied: while a drain stops
+ * on its budget with none newer read yet, another follows, within
+ * CATCH_UP_SHARE of an interval.
+ */
+void sample_catch_up(struct tracker *t, uint64_t mark_ns);
 
 #endif

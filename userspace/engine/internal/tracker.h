@@ -70,6 +70,7 @@ struct tracker {
 	size_t ninferred;
 
 	uint64_t events;		/* every record, routed or not */
+	uint64_t newest_record_ns;	/* the newest record's ts_ns so far (boot clock) */
 	uint64_t unknown_pid_events;
 	uint64_t ended_events;		/* records of processes or images no output showed, or
 					 * after a process's last row: they could change no figure */
