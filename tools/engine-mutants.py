@@ -23,6 +23,13 @@ ENGINE = sorted(glob.glob(os.path.join(ROOT, "userspace", "engine", "*.c")))
 # (what, the test that must fail, old text, new text[, the test program: test_engine])
 D = "test_discovery"
 M=[
+ ('sample_catch_up: return at once', 'test_catch_up_reads_records_older_than_the_reads',
+  '\tdouble until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;\n\n\twhile',
+  '\tdouble until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;\n\n\treturn;\n\twhile'),
+ ('sample_catch_up: until the ring is empty', 'test_catch_up_reads_records_older_than_the_reads',
+  ' && t->newest_record_ns < mark_ns && tracker_now(t) < until)', ' && tracker_now(t) < until + 0 * mark_ns)'),
+ ('on_event: the newest record\'s time not kept', 'test_catch_up_reads_records_older_than_the_reads',
+  '\tif (h->ts_ns > t->newest_record_ns)\n\t\tt->newest_record_ns = h->ts_ns;\n', ''),
  ('route: ignore h->job', 'test_fork_routed_by_job_slot',
   '\tif (h->job)\n\t\tfor (s = t->sessions; s; s = s->next)\n\t\t\tif (s->id == h->job)\n\t\t\t\treturn s;\n', ''),
  ('route: no pid lookup', 'test_fork_routed_by_parent_without_slot',

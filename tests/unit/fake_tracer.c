@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The fake BPF side of the engine's unit tests (fake_tracer.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake_tracer.h"
@@ -9,7 +10,22 @@ struct fake_tracer fake_tracer;
 
 void fake_tracer_reset(void)
 {
+	for (unsigned int i = 0; i < fake_tracer.nring; i++)
+		free(fake_tracer.ring[i]);
 	memset(&fake_tracer, 0, sizeof(fake_tracer));
+}
+
+void fake_tracer_queue(const void *rec, size_t size)
+{
+	unsigned char *c = malloc(size);
+
+	if (!c || fake_tracer.nring >= FAKE_TRACER_RING) {
+		free(c);
+		return;
+	}
+	memcpy(c, rec, size);
+	fake_tracer.ring[fake_tracer.nring] = c;
+	fake_tracer.ring_size[fake_tracer.nring++] = size;
 }
 
 static int slot_of(pid_t pid)
@@ -118,14 +134,24 @@ bool tracer_watch_fired(struct bpf_tracer *t)
 
 int tracer_drain(struct bpf_tracer *t, int budget_ms)
 {
+	unsigned int n = 0;
+
 	(void)t, (void)budget_ms;
-	return 0;
+	while (fake_tracer.ring_read < fake_tracer.nring &&
+	       (!fake_tracer.per_drain || n < fake_tracer.per_drain)) {
+		unsigned int i = fake_tracer.ring_read++;
+
+		fake_tracer.fn(fake_tracer.ctx, fake_tracer.ring[i], fake_tracer.ring_size[i]);
+		n++;
+	}
+	fake_tracer.ring_cut = fake_tracer.ring_read < fake_tracer.nring;
+	return (int)n;
 }
 
 bool tracer_backlog(const struct bpf_tracer *t)
 {
 	(void)t;
-	return false;
+	return fake_tracer.ring_cut;
 }
 
 uint64_t tracer_job_drops(struct bpf_tracer *t, uint32_t job)

@@ -15,6 +15,7 @@
 
 #define FAKE_TRACER_PIDS	64
 #define FAKE_TRACER_JOBS	8
+#define FAKE_TRACER_RING	512
 
 struct fake_tracer {
 	event_fn fn;
@@ -37,6 +38,15 @@ struct fake_tracer {
 	unsigned int nsites;
 	unsigned int site_walks;	/* tracer_heap_sites calls */
 	uint64_t job_drops[FAKE_TRACER_JOBS];	/* what tracer_job_drops reports, by job slot */
+	/*
+	 * The ring buffer as tracer_drain reads it: queued records (copies),
+	 * at most per_drain of them a drain (0: all), the drain then cut
+	 * (tracer_backlog) if any is left.
+	 */
+	unsigned char *ring[FAKE_TRACER_RING];
+	size_t ring_size[FAKE_TRACER_RING];
+	unsigned int nring, ring_read, per_drain;
+	bool ring_cut;
 };
 
 extern struct fake_tracer fake_tracer;
@@ -44,5 +54,7 @@ extern struct fake_tracer fake_tracer;
 void fake_tracer_reset(void);
 /* The flags the engine gave pid in the kernel's traced set; -1: not there. */
 int64_t fake_tracer_flags(pid_t pid);
+/* A record into the fake ring (copied), read by the next tracer_drain calls. */
+void fake_tracer_queue(const void *rec, size_t size);
 
 #endif

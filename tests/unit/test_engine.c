@@ -75,6 +75,13 @@
  *       -> test_job_drops_and_sample_gaps fails
  *   job_view.c tracker_note_sample(): every gap late (drop the 2-interval test)
  *       -> test_job_drops_and_sample_gaps fails
+ *   sample.c sample_catch_up(): return at once (main before issue 34's start-up
+ *   fix: one drain, cut by its budget, then the rows)
+ *       -> test_catch_up_reads_records_older_than_the_reads fails
+ *   sample.c sample_catch_up(): read until the ring is empty (drop the mark test)
+ *       -> test_catch_up_reads_records_older_than_the_reads fails
+ *   events.c tracker_on_event(): the newest record's time not kept
+ *       -> test_catch_up_reads_records_older_than_the_reads fails
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -95,6 +102,7 @@
 #include "mode_counts.h"
 #include "job_view.h"
 #include "procfs.h"
+#include "sample.h"
 #include "spec.h"
 #include "tracker.h"
 
@@ -146,6 +154,7 @@ static int teardown(void **state)
 	tracker_free(e->t);
 	spec_free(&e->specs);
 	free(e);
+	fake_tracer_reset();	/* the fake ring's copies */
 	return 0;
 }
 
@@ -897,6 +906,49 @@ static void test_job_drops_and_sample_gaps(void **state)
 	assert_int_equal(j.c.samples_late, 0);
 }
 
+/*
+ * Exact mode at MPI's start-up (HPCCG, Open MPI, 2 ranks on 2 cores, two
+ * tools): the drain before the rows was cut by its budget after 64 records
+ * (10 ms: requests are costly to place then), with records older than the
+ * round's VmRSS reads still in the ring; their pages were `unattributed`
+ * in that sample (0.87 MiB of rank 0's 6.15 MiB) and in their owners at
+ * the next. Every record written before the newest read must be read
+ * before the rows; the ones after it wait for their turn (a storm after
+ * the reads must not hold the rows).
+ */
+static void test_catch_up_reads_records_older_than_the_reads(void **state)
+{
+	struct env *e = *state;
+	struct tracker_counters c0, c1;
+	struct ev_rss r;
+	uint64_t mark;
+
+	memset(&r, 0, sizeof(r));
+	r.addr = 0x10000;
+	r.delta = 4096;
+	r.member = 1;
+	r.ctx = CTX_FAULT;
+	for (int i = 0; i < 150; i++) {
+		header(&r.h, EV_RSS, 0, PID_OTHER);
+		fake_tracer_queue(&r, sizeof(r));
+	}
+	mark = next_ts;		/* the round's newest VmRSS read */
+	for (int i = 0; i < 200; i++) {
+		header(&r.h, EV_RSS, 0, PID_OTHER);
+		fake_tracer_queue(&r, sizeof(r));
+	}
+	fake_tracer.per_drain = 64;
+	tracker_counters(e->t, &c0);
+	/* What sample_sessions does before the rows. */
+	tracer_drain(&e->t->bpf, 1);
+	tracker_end_drain(e->t);
+	sample_catch_up(e->t, mark);
+	tracker_counters(e->t, &c1);
+	/* 150 before the mark, read 64 at a time: three drains, then it stops. */
+	assert_int_equal(c1.events - c0.events, 192);
+	assert_true(tracer_backlog(&e->t->bpf));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -923,6 +975,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_ends_with_its_last_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_of_shell_named_at_exec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_drops_and_sample_gaps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_catch_up_reads_records_older_than_the_reads, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,9 @@
  * - lo = gap_before, hi = gap_after unordered:
  *   test_shrinking_during_count.
  * - recount_drifted without the absolute value: test_drift_both_ways.
+ * - recount_moved returning false (main before issue 34's start-up fix:
+ *   a count during which the process moved is never counted again):
+ *   test_moving_count_counted_again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,6 +97,21 @@ static void test_drift_both_ways(void **state)
 	assert_true(recount_drifted(2 * MiB, 70 * KiB, 0));
 }
 
+/*
+ * A count of all pages during which VmRSS moved past the drift bound is
+ * counted again page by page (engine/sampled.c). HPCCG's rank at MPI's
+ * start-up: 412 KiB faulted meanwhile, VmRSS 8859648 after; a count
+ * during which a 36 MiB rank moved 300 KiB (under 1%) is not.
+ */
+static void test_moving_count_counted_again(void **state)
+{
+	(void)state;
+	assert_true(recount_moved(8859648 - 412 * KiB, 8859648));
+	assert_false(recount_moved(36 * MiB, 36 * MiB + 300 * KiB));
+	assert_true(recount_moved(36 * MiB, 36 * MiB - 400 * KiB));
+	assert_false(recount_moved(2 * MiB, 2 * MiB + 60 * KiB));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +120,7 @@ int main(void)
 		cmocka_unit_test(test_shrinking_during_count),
 		cmocka_unit_test(test_moving_count_moves_gap_to_readings),
 		cmocka_unit_test(test_drift_both_ways),
+		cmocka_unit_test(test_moving_count_counted_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
