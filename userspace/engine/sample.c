@@ -18,7 +18,10 @@
 #define LONG_READ_SHARE		0.25
 /* Sampled attribution: the ring buffer is read between processes once counting held the loop this long. */
 #define COUNT_HOLD_S		0.005
-/* At most this share of an interval more to apply the records older than a round's reads (one job's storm must not hold the others' next round long). */
+/*
+ * At most this share of an interval more to apply the records older than a
+ * round's reads: one job's storm before them must not hold the others' rounds.
+ */
 #define CATCH_UP_SHARE		0.5
 
 /* A forked child is named once it has exec'd or lived long enough not to. */
