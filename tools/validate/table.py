@@ -314,13 +314,15 @@ def read_timeline(path):
 STEADY = 0.005      # the kernel's total moved less than this between the compared samples
 
 
-def compare_sampled(exact, sampled):
+def compare_sampled(exact, sampled, pairs=None):
     """The sampled tool's samples against the exact tool's of the same run.
     The two tools start apart: the offset between their clocks is the one
     that best matches their `total` (the kernel's figure in both). Only
     samples where `total` is steady around the instant compare components
     (elsewhere, which of two samples 10 ms apart saw a page decides).
-    Returns (steady samples, all samples, {component: largest error / total})."""
+    Returns (steady samples, all samples, {component: largest error / total});
+    each compared pair is appended to pairs (a list) as (exact time_s,
+    sampled time_s, exact components, sampled components)."""
     if len(exact) < 3 or not sampled:
         return 0, len(sampled), {}
     et = [t for t, _ in exact]
@@ -341,6 +343,8 @@ def compare_sampled(exact, sampled):
         if not tot or max(near) - min(near) > STEADY * tot or abs(v["total"] - tot) > STEADY * tot:
             continue
         steady += 1
+        if pairs is not None:
+            pairs.append((exact[i][0], t, exact[i][1], v))
         for c in set(v) | set(exact[i][1]):
             if c != "total":
                 worst[c] = max(worst[c], abs(v.get(c, 0) - exact[i][1].get(c, 0)) / tot)
@@ -477,13 +481,29 @@ def sampled_vs_exact(runs_dir):
             continue
         steady = total = 0
         worst = defaultdict(float)
+        at = None       # (share, rank, sampled time_s) of the largest error
+        rows = []
         for rank in range(int(meta.get("np", "0") or 0)):
+            pairs = []
             s, a, w = compare_sampled(read_timeline(os.path.join(d, "tool", f"rank-{rank}.csv")),
-                                      read_timeline(os.path.join(d, "tool_sampled", f"rank-{rank}.csv")))
+                                      read_timeline(os.path.join(d, "tool_sampled", f"rank-{rank}.csv")), pairs)
             steady += s
             total += a
             for c, v in w.items():
                 worst[c] = max(worst[c], v)
+            for te, ts, ve, vs in pairs:
+                for c in sorted(set(ve) | set(vs)):
+                    rows.append([rank, "", te, ts, c, ve.get(c, 0), vs.get(c, 0), ve["total"]])
+                    if c != "total" and ve["total"]:
+                        e = abs(vs.get(c, 0) - ve.get(c, 0)) / ve["total"]
+                        if at is None or e > at[0]:
+                            at = (e, rank, ts)
+        # The pairs as a held run's (hold empty): where the largest errors are, sample by sample.
+        with open(os.path.join(d, "sampled_vs_exact.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["rank", "hold", "exact_time_s", "sampled_time_s", "component", "exact_rss_bytes",
+                        "sampled_rss_bytes", "total_rss_bytes"])
+            w.writerows(rows)
         shown = sorted(worst.items(), key=lambda kv: -kv[1])
         if not total:
             verdict = "not compared: the sampled tool wrote no rank timeline"
@@ -491,8 +511,9 @@ def sampled_vs_exact(runs_dir):
             verdict = "not compared: `total` never steady at a sample"
         else:
             verdict = "yes" if all(v <= 0.02 for v in worst.values()) else "**no**"
+        where = f" (largest: rank {at[1]}, sampled time_s {at[2]:.2f})" if at and at[0] > 0 else ""
         out.append(head + f"| {steady} / {total} | "
-                   + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown) + f" | {verdict} |")
+                   + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown) + where + f" | {verdict} |")
         n += 1
     return out if n else []
 
