@@ -28,6 +28,8 @@ M=[
   '\tdouble until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;\n\n\treturn;\n\twhile'),
  ('sample_catch_up: until the ring is empty', 'test_catch_up_reads_records_older_than_the_reads',
   ' && t->newest_record_ns < mark_ns && tracker_now(t) < until)', ' && tracker_now(t) < until + 0 * mark_ns)'),
+ ('sample_catch_up: never behind', 'test_catch_up_reads_records_older_than_the_reads',
+  '\treturn tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns;\n', '\treturn false;\n'),
  ('on_event: the newest record\'s time not kept', 'test_catch_up_reads_records_older_than_the_reads',
   '\tif (h->ts_ns > t->newest_record_ns)\n\t\tt->newest_record_ns = h->ts_ns;\n', ''),
  ('route: ignore h->job', 'test_fork_routed_by_job_slot',

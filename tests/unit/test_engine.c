@@ -82,6 +82,8 @@
  *       -> test_catch_up_reads_records_older_than_the_reads fails
  *   events.c tracker_on_event(): the newest record's time not kept
  *       -> test_catch_up_reads_records_older_than_the_reads fails
+ *   sample.c sample_catch_up(): never behind (return false)
+ *       -> test_catch_up_reads_records_older_than_the_reads fails
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -942,11 +944,20 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 	/* What sample_sessions does before the rows. */
 	tracer_drain(&e->t->bpf, 1);
 	tracker_end_drain(e->t);
-	sample_catch_up(e->t, mark);
+	assert_false(sample_catch_up(e->t, mark));
 	tracker_counters(e->t, &c1);
 	/* 150 before the mark, read 64 at a time: three drains, then it stops. */
 	assert_int_equal(c1.events - c0.events, 192);
 	assert_true(tracer_backlog(&e->t->bpf));
+	/* Past its bound (none here) with older records left, the round says it is behind. */
+	for (int i = 0; i < 10; i++) {
+		header(&r.h, EV_RSS, 0, PID_OTHER);
+		fake_tracer_queue(&r, sizeof(r));
+	}
+	mark = next_ts;
+	e->opt.interval_ms = 0;
+	assert_true(sample_catch_up(e->t, mark));
+	e->opt.interval_ms = 100;
 }
 
 int main(void)

@@ -78,6 +78,7 @@ void tracker_job_view(struct tracker *t, const struct session *s, struct sink_jo
 	j->c.job_dropped = s->drops;
 	j->c.sample_gap_max_s = s->max_sample_gap;
 	j->c.samples_late = s->late_samples;
+	j->c.samples_behind = s->behind_samples;
 	j->c.stack_read_failures = t->kstats[STAT_STACK_READ_FAIL];
 	j->c.rss_without_cause = t->kstats[STAT_NO_CTX_RSS];
 	j->c.heap_untracked = t->kstats[STAT_HEAP_FULL];

@@ -179,7 +179,7 @@ static void mark_session(struct tracker *t, struct session *s, double now)
 }
 
 /* The second step, once the ring buffer is drained: the components, the rows. */
-static void account_session(struct tracker *t, struct session *s, double now)
+static void account_session(struct tracker *t, struct session *s, double now, bool behind)
 {
 	struct sink_job j;
 
@@ -190,6 +190,8 @@ static void account_session(struct tracker *t, struct session *s, double now)
 	/* Before the view: the rows of this sample carry its own gap. */
 	if (sampled)
 		tracker_note_sample(t, s, now);
+	if (sampled && behind)
+		s->behind_samples++;
 	tracker_job_view(t, s, &j);
 	j.now = now - s->t0;	/* the job's clock (session.h) */
 	/* Records lost: the totals followed from them are anchored again, at this sample's reads. */
@@ -231,15 +233,16 @@ static uint64_t newest_mark(const struct tracker *t)
  * libraries, outrun the round's budget for a sample or three). The
  * ring is read in the order the records were written, so once one newer
  * than the round's newest read is applied, none older is left. Past the
- * bound the sample goes out as it is (late records are never lost: the
- * next sample has them).
+ * bound the sample goes out as it is, and says so (run_info.csv's
+ * samples_behind; the records are not lost: the next sample has them).
  */
-void sample_catch_up(struct tracker *t, uint64_t mark_ns)
+bool sample_catch_up(struct tracker *t, uint64_t mark_ns)
 {
 	double until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;
 
 	while (tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns && tracker_now(t) < until)
 		held_records_drain(t);
+	return tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns;
 }
 
 /*
@@ -254,6 +257,7 @@ void sample_sessions(struct tracker *t)
 {
 	double now = tracker_now(t);
 	struct session *s;
+	bool behind;
 
 	/*
 	 * A job admitted during this round (records read while a process's
@@ -265,9 +269,9 @@ void sample_sessions(struct tracker *t)
 			mark_session(t, s, now);
 	sample_flush_runs(t);
 	held_records_drain(t);
-	sample_catch_up(t, newest_mark(t));
+	behind = sample_catch_up(t, newest_mark(t));
 	for (s = t->sessions; s; s = s->next)
-		account_session(t, s, now);
+		account_session(t, s, now, behind);
 	mode_counts_peaks(t);
 	/* The long reads, once every job's samples are out (their VmRSS: the next round). */
 	for (s = t->sessions; s; s = s->next)

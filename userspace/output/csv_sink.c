@@ -328,6 +328,7 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "job_dropped_events,%llu\n", (unsigned long long)c->job_dropped);
 	fprintf(f, "sample_gap_max_s,%.3f\n", c->sample_gap_max_s);
 	fprintf(f, "samples_late,%llu\n", (unsigned long long)c->samples_late);
+	fprintf(f, "samples_behind,%llu\n", (unsigned long long)c->samples_behind);
 	fprintf(f, "stack_read_failures,%llu\n", (unsigned long long)c->stack_read_failures);
 	fprintf(f, "rss_changes_without_cause,%llu\n", (unsigned long long)c->rss_without_cause);
 	fprintf(f, "memory_requests,%llu\n", (unsigned long long)c->requests);

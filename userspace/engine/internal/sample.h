@@ -7,6 +7,7 @@
 #ifndef MEMATTR_SAMPLE_H
 #define MEMATTR_SAMPLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct tracker;
@@ -21,8 +22,9 @@ void sample_flush_runs(struct tracker *t);
  * The ring buffer read until every record written before mark_ns (the
  * round's newest VmRSS read, boot clock) is applied: while a drain stops
  * on its budget with none newer read yet, another follows, within
- * CATCH_UP_SHARE of an interval.
+ * CATCH_UP_SHARE of an interval. Returns true when it stopped on that
+ * bound with such records left (the round's rows go out behind them).
  */
-void sample_catch_up(struct tracker *t, uint64_t mark_ns);
+bool sample_catch_up(struct tracker *t, uint64_t mark_ns);
 
 #endif

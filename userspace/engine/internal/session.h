@@ -57,6 +57,7 @@ struct session {
 	double last_sample;		/* tracker time of its last sample, < 0: none yet */
 	double max_sample_gap;		/* the longest between two of its samples */
 	uint64_t late_samples;		/* samples more than twice the interval after the one before */
+	uint64_t behind_samples;	/* samples accounted with records older than their reads unread */
 
 	double last_summary, last_scan;
 	/*
