@@ -20,6 +20,10 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 
 	if (p)
 		return 0;
+	/* The node-wide programs first: its maps, read below, hold what it asked for before. */
+	ret = tracker_probes_need(t, s);
+	if (ret)
+		return ret;
 	p = session_add_proc(s, pid, tracker_now(t));
 	if (!p)
 		return -ENOMEM;
