@@ -190,6 +190,15 @@ void tracker_on_exec(struct tracker *t, struct session *s, const struct ev_task 
 
 	if (!p)
 		return;
+	/*
+	 * An exec from before the process was added: the node service admits
+	 * a process at one exec record and may meet a later one of the same
+	 * process in the same drain (runuser's child exec'd env, which exec'd
+	 * the job's program). The maps read and the inference at admission
+	 * were already of this image: resetting them would lose what it held.
+	 */
+	if (p->from_scan && tracker_event_time(t, &e->h) < p->born_time)
+		return;
 	retire_held(t, p);
 	proc_reset_mm(p);
 	/* The kernel dropped the old image's heap sites and call counts (ma_exec). */
