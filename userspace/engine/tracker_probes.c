@@ -56,11 +56,13 @@ void tracker_probes_tick(struct tracker *t, double now)
 	/* Processes come only through tracker_probes_need (or forks of theirs): never PROBE_ATTACH here. */
 	act = probe_hold_step(&t->hold, traced_procs(t), now);
 	if (act == PROBE_DETACH) {
+		double t0 = tracker_mono_s();
+
 		tracer_detach_global(&t->bpf);
 		probe_hold_done(&t->hold, act, true);
 		if (t->opt->verbose)
-			fprintf(stderr, "memattr-bpf: node-wide programs detached (no process traced for %.0f s)\n",
-				t->hold.hold_s);
+			fprintf(stderr, "memattr-bpf: node-wide programs detached in %.1f ms (no process traced for %.0f s)\n",
+				(tracker_mono_s() - t0) * 1e3, t->hold.hold_s);
 	}
 }
 
