@@ -8,7 +8,8 @@
 #   directory added, a retention that removes a job directory older than
 #   it while keeping the live ones);
 # - the file's "attribution = exact" (the default is sampled) puts a program
-#   at every page fault (the daemon holds a link to ma_rss_stat) and says so;
+#   at every page fault while a job is traced (the daemon holds a link to
+#   ma_rss_stat then, none while idle: test_daemon_on_demand) and says so;
 #   a restart with the same file stays exact; SIGHUP with
 #   "attribution = sampled" says it takes effect at the next start.
 #   Checked to fail: with DK_ATTRIBUTION's case in daemon_cfg_set ignoring
@@ -38,8 +39,12 @@ EOC
 exact_daemon() {
 	grep -q '^memattr-bpf: daemon: watching.*attribution exact$' "$DAEMON_ERR" ||
 		fail "$1: the daemon does not say attribution exact: $(grep watching "$DAEMON_ERR")"
+}
+
+# exact_links WHEN: while it traces a job, its program at every page fault is attached.
+exact_links() {
 	"$PY" "$IT_DIR/bpf_leftovers.py" --linked-by "$DAEMON_PID" ma_rss_stat >/dev/null ||
-		fail "$1: attribution = exact, yet the daemon holds no link to ma_rss_stat"
+		fail "$1: attribution = exact and a job traced, yet the daemon holds no link to ma_rss_stat"
 }
 
 start_daemon --config "$CONF"
@@ -50,6 +55,7 @@ until curl -fsS "$URL" | grep -q "job=\"$A\",uid=\"$(id -u "$TEST_USER")\",step=
 	elapsed_since "$t0" 15 && fail "job $A not exposed after 15 s: $(cat "$DAEMON_ERR")"
 	sleep 0.2
 done
+exact_links "first start"
 sleep 1
 log "job $A traced under the settings of $CONF; SIGKILL of the daemon"
 kill -KILL "$DAEMON_PID"
@@ -69,6 +75,7 @@ log "spool readable after SIGKILL: $rows whole sample rows in rank-1.csv.gz"
 # Restart: the running job is found again, in a directory of its own.
 start_daemon --config "$CONF"
 exact_daemon "restart"
+exact_links "restart"
 t0=$EPOCHREALTIME
 until curl -fsS "$URL" | grep -q "job=\"$A\",uid=\"$(id -u "$TEST_USER")\",step=\"\",rank=\"1\",component=\"total\""; do
 	elapsed_since "$t0" 15 && fail "the restarted daemon did not pick job $A up: $(cat "$DAEMON_ERR")"

@@ -55,6 +55,18 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 	return 0;
 }
 
+int tracer_attach_global(struct bpf_tracer *t, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	t->global_on = true;
+	return 0;
+}
+
+void tracer_detach_global(struct bpf_tracer *t)
+{
+	t->global_on = false;
+}
+
 void tracer_close(struct bpf_tracer *t)
 {
 	(void)t;

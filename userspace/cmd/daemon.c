@@ -467,6 +467,8 @@ static void fill_self(struct daemon *d, struct mx_self *x)
 	x->events = tc.events;
 	x->execs_examined = d->execs_examined;
 	x->dropped = tc.dropped;
+	x->node_programs = tc.global_probes;
+	x->node_program_attaches = tc.global_probe_attaches;
 	x->unwind_failures = d->ended_unwind_failures;
 	for (struct session *s = tracker_first_session(d->t); s; s = session_next(s)) {
 		struct sink_counters c;
@@ -631,6 +633,8 @@ static void reload(struct daemon *d)
 	d->cfg.max_user_spool = c.max_user_spool;
 	d->m.detail = d->cfg.metrics_detail = c.metrics_detail;
 	d->m.max_ranks = d->cfg.metrics_max_ranks = c.metrics_max_ranks;
+	d->cfg.detach_after_s = c.detach_after_s;
+	tracker_set_probe_hold(d->t, c.detach_after_s);
 	d->last_retain = -RETAIN_PERIOD_S;
 	fprintf(stderr, "memattr-bpf: SIGHUP: settings re-read%s\n",
 		c.interval_ms != d->cfg.interval_ms || c.pss_interval_ms != d->cfg.pss_interval_ms ?
@@ -688,6 +692,9 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	d->opt.interval_ms = d->cfg.interval_ms;
 	d->opt.pss_interval_ms = d->cfg.pss_interval_ms;
 	d->opt.sampled = d->cfg.sampled;
+	/* Nothing at every syscall of the node while no job is traced (--detach-after). */
+	d->opt.probes_on_demand = true;
+	d->opt.probe_hold_s = d->cfg.detach_after_s;
 	d->opt.ringbuf_mb = RINGBUF_MB;
 	d->opt.compress = true;
 	d->opt.quiet = true;

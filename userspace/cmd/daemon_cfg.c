@@ -19,7 +19,7 @@ static const char *const keys[DK_NR] = {
 	[DK_MAX_JOBS] = "max-jobs", [DK_MAX_PROCS] = "max-procs", [DK_SOCKET] = "socket",
 	[DK_MAX_USER_JOBS] = "max-jobs-per-user", [DK_MAX_USER_SPOOL] = "max-spool-dirs-per-user",
 	[DK_ATTRIBUTION] = "attribution", [DK_METRICS_DETAIL] = "metrics-detail",
-	[DK_METRICS_MAX_RANKS] = "metrics-max-ranks",
+	[DK_METRICS_MAX_RANKS] = "metrics-max-ranks", [DK_DETACH_AFTER] = "detach-after",
 };
 
 void daemon_usage(FILE *f)
@@ -47,6 +47,10 @@ void daemon_usage(FILE *f)
 	      "                      series too, for the largest --metrics-max-ranks ranks of a job\n"
 	      "  --metrics-max-ranks N  rank series per job with --metrics-detail rank (default 32);\n"
 	      "                      smaller ranks are summed under rank=\"other\"\n"
+	      "  --detach-after S    the node-wide programs (the memory syscalls' tracepoints, which\n"
+	      "                      slow every syscall of the node while attached) are attached while\n"
+	      "                      a process is traced and detached S seconds after the last one\n"
+	      "                      ends (default 10; \"never\": attached from start to end)\n"
 	      "  --verbose, --help\n", f);
 }
 
@@ -64,6 +68,7 @@ void daemon_cfg_defaults(struct daemon_cfg *c)
 	c->max_user_spool = 1000;
 	c->metrics_detail = MX_DETAIL_JOB;
 	c->metrics_max_ranks = METRICS_DEFAULT_MAX_RANKS;
+	c->detach_after_s = DAEMON_DEFAULT_DETACH_AFTER;
 	/* A service left on under every job: no program at every fault of the node (issue 34). */
 	c->sampled = true;
 }
@@ -183,6 +188,18 @@ int daemon_cfg_set(struct daemon_cfg *c, const char *key, const char *v, bool fr
 	case DK_METRICS_MAX_RANKS:
 		return set_uint(key, v, 1, 100000, &c->metrics_max_ranks,
 				"a count between 1 and 100000", err, errlen);
+	case DK_DETACH_AFTER: {
+		unsigned int s;
+
+		if (!strcmp(v, "never")) {
+			c->detach_after_s = -1;
+			return 0;
+		}
+		if (set_uint(key, v, 0, 86400, &s, "a number of seconds up to 86400, or never", err, errlen))
+			return -1;
+		c->detach_after_s = (int)s;
+		return 0;
+	}
 	case DK_MAX_PROCS:
 		return set_uint(key, v, 1, 1000000, &c->max_procs,
 				"a count between 1 and 1000000", err, errlen);

@@ -17,11 +17,17 @@
 #define DAEMON_DEFAULT_SPOOL	"/var/lib/memattr-bpf"
 #define DAEMON_DEFAULT_LISTEN	"127.0.0.1:9466"
 #define DAEMON_DEFAULT_SOCKET	"/run/memattr-bpf/memattr.sock"
+/*
+ * Seconds the node-wide programs stay attached after the last traced
+ * process ended: a batch script's job steps follow each other within
+ * seconds and pay one attach, and an idle node pays for at most this long.
+ */
+#define DAEMON_DEFAULT_DETACH_AFTER	10
 
 enum daemon_key {
 	DK_SPOOL, DK_LISTEN, DK_TEXTFILE, DK_INTERVAL, DK_PSS_INTERVAL, DK_RETAIN,
 	DK_MAX_JOBS, DK_MAX_PROCS, DK_SOCKET, DK_MAX_USER_JOBS, DK_MAX_USER_SPOOL, DK_ATTRIBUTION,
-	DK_METRICS_DETAIL, DK_METRICS_MAX_RANKS, DK_NR,
+	DK_METRICS_DETAIL, DK_METRICS_MAX_RANKS, DK_DETACH_AFTER, DK_NR,
 };
 
 struct daemon_cfg {
@@ -37,6 +43,7 @@ struct daemon_cfg {
 	bool sampled;			/* attribution: sampled (the default) or exact (options.h) */
 	enum mx_detail metrics_detail;	/* per-job series only, or per-rank ones too */
 	unsigned int metrics_max_ranks;	/* rank series per job (metrics.h) */
+	int detach_after_s;		/* node-wide programs kept after the last traced process; < 0: never detached */
 	bool verbose;
 	char config[4096];		/* --config, "": none */
 	bool set_by_cli[DK_NR];		/* the file does not override these */

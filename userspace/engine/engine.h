@@ -118,9 +118,15 @@ struct tracker_counters {
 	uint64_t dropped;		/* records the kernel could not queue (refreshed each sample) */
 	uint64_t traced_map_full;	/* processes the kernel's traced map had no room for */
 	uint64_t output_errors;		/* files of ended sessions not written whole */
+	/* The node-wide programs (options.h probes_on_demand): attached now, and how often they were. */
+	bool global_probes;
+	uint64_t global_probe_attaches;
 };
 
 void tracker_counters(const struct tracker *t, struct tracker_counters *c);
+
+/* With probes_on_demand: how long the node-wide programs stay after the last traced process (< 0: never detached). */
+void tracker_set_probe_hold(struct tracker *t, double hold_s);
 
 /* A BPF map's fill (its entries now, its size). 0, or -errno. */
 int tracker_map_fill(struct tracker *t, const char *map, uint64_t *entries, uint64_t *max);

@@ -20,6 +20,10 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 
 	if (p)
 		return 0;
+	/* The node-wide programs first: its maps, read below, hold what it asked for before. */
+	ret = tracker_probes_need(t, s);
+	if (ret)
+		return ret;
 	p = session_add_proc(s, pid, tracker_now(t));
 	if (!p)
 		return -ENOMEM;
@@ -185,6 +189,15 @@ void tracker_on_exec(struct tracker *t, struct session *s, const struct ev_task 
 	struct proc *p = session_find(s, e->h.tgid);
 
 	if (!p)
+		return;
+	/*
+	 * An exec from before the process was added: the node service admits
+	 * a process at one exec record and may meet a later one of the same
+	 * process in the same drain (runuser's child exec'd env, which exec'd
+	 * the job's program). The maps read and the inference at admission
+	 * were already of this image: resetting them would lose what it held.
+	 */
+	if (p->from_scan && tracker_event_time(t, &e->h) < p->born_time)
 		return;
 	retire_held(t, p);
 	proc_reset_mm(p);

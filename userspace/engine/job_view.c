@@ -91,5 +91,7 @@ void tracker_job_view(struct tracker *t, const struct session *s, struct sink_jo
 	j->c.probes_attached = t->probes.attached;
 	j->c.probe_failures = t->probes.failed;
 	j->c.oom_watched = t->bpf.oom_watched;
+	j->c.node_programs_on_demand = o->probes_on_demand;
+	j->c.node_programs_wait_ms = s->probe_attach_ms;
 	infer_attach_counters(t, s, &j->c.inferred);
 }

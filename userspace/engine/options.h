@@ -46,6 +46,13 @@ struct options {
 	bool no_fault_frame;		/* --no-fault-frame: ma_fault_user gives faults' addresses */
 	bool no_infer;			/* --no-infer: memory held before attach stays unattributed */
 	bool sampled;			/* --attribution sampled: pages counted at samples, no program at faults */
+	/*
+	 * The node service: the node-wide programs only while a process is
+	 * traced, and probe_hold_s after the last one ends (< 0: for ever;
+	 * core/probe_hold.h). The per-job command keeps them from start to end.
+	 */
+	bool probes_on_demand;
+	double probe_hold_s;
 	unsigned int infer_budget_mib;	/* --infer-budget: MiB read per process, 0: the default */
 	double problem_size;		/* --problem-size: the run's N for `model`, 0: not given */
 	bool verbose, quiet;

@@ -86,6 +86,11 @@ static int tracker_init(struct tracker *t, const struct options *opt,
 	modes.heap = opt->heap;
 	modes.fault_frame = !opt->no_fault_frame;
 	modes.rss_events = !opt->sampled;
+	modes.on_demand = opt->probes_on_demand;
+	probe_hold_init(&t->hold, opt->probe_hold_s);
+	/* The per-job command's are attached with the rest, for the whole run. */
+	if (!opt->probes_on_demand)
+		probe_hold_done(&t->hold, PROBE_ATTACH, true);
 	if (tracer_open(&t->bpf, opt->ringbuf_mb << 20, &modes, tracker_on_event, t,
 			opt->verbose, err, errlen)) {
 		if (t->probing)
@@ -140,6 +145,8 @@ void tracker_counters(const struct tracker *t, struct tracker_counters *c)
 		/* At fork in the kernel, or when user space adds a process found in /proc. */
 		.traced_map_full = t->kstats[STAT_TRACED_FULL] + t->map_full,
 		.output_errors = t->output_errors,
+		.global_probes = t->hold.attached,
+		.global_probe_attaches = t->hold.attaches,
 	};
 }
 
@@ -318,6 +325,7 @@ int tracker_run(struct tracker *t, volatile sig_atomic_t *stop)
 				if (!s->procs.n && (t->hooks || s != t->sessions || sn))
 					end_session(t, s);
 			}
+			tracker_probes_tick(t, now);
 			if (t->hooks) {
 				/* The node service goes on without jobs. */
 				if (t->hooks->tick)

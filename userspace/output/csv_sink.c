@@ -351,6 +351,8 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "events_unknown_pid,%llu\n", (unsigned long long)c->unknown_pid_events);
 	fprintf(f, "events_unplaced,%llu\n", (unsigned long long)c->unplaced_events);
 	fprintf(f, "events_of_ended_processes,%llu\n", (unsigned long long)c->ended_events);
+	if (c->node_programs_on_demand)
+		fprintf(f, "node_programs_wait_ms,%.1f\n", c->node_programs_wait_ms);
 	write_inferred(f, &c->inferred);
 	csv_write_oom_info(f, c->oom_watched, cs->ooms, cs->nooms);
 	if (c->probing)

@@ -96,6 +96,9 @@ struct mx_self {
 	uint64_t events, dropped, unwind_failures;
 	uint64_t jobs, processes;
 	uint64_t execs_examined;	/* untraced execs whose environment was read */
+	/* The node-wide programs (the memory syscalls' tracepoints ...): attached now, times attached. */
+	bool node_programs;
+	uint64_t node_program_attaches;
 	uint64_t refused[MX_REFUSED_NR];
 	struct { const char *name; uint64_t entries, max; } maps[MX_MAPS];
 	size_t nmaps;

@@ -170,6 +170,12 @@ static void self_metrics(FILE *f, bool om, const struct mx_self *s)
 	       "Memory requests whose requesting code was not found.", s->unwind_failures);
 	scalar(f, om, "memattr_execs_examined", MX_COUNTER, NULL,
 	       "Execs of untraced processes whose environment was read for a job ID.", s->execs_examined);
+	scalar(f, om, "memattr_node_programs_attached", MX_GAUGE, NULL,
+	       "1 while the node-wide programs (the memory syscalls' tracepoints, which every syscall of the node pays for) are attached.",
+	       s->node_programs);
+	scalar(f, om, "memattr_node_program_attaches", MX_COUNTER, NULL,
+	       "Times the node-wide programs were attached (a job started on an idle node).",
+	       s->node_program_attaches);
 	scalar(f, om, "memattr_jobs", MX_GAUGE, NULL, "Jobs traced now.", s->jobs);
 	scalar(f, om, "memattr_processes", MX_GAUGE, NULL, "Processes traced now.", s->processes);
 	family(f, om, "memattr_refused", MX_COUNTER, NULL,

@@ -192,6 +192,14 @@ struct sink_counters {
 	uint64_t probes_attached, probe_failures;
 	uint64_t output_errors;		/* files of the run that could not be written whole */
 	bool oom_watched;		/* the kernel reports OOM kills (oom:mark_victim attached) */
+	/*
+	 * The node service attaches its node-wide programs for its first job
+	 * (options.h probes_on_demand): how long the job's first process ran
+	 * on before they were (0: attached already; its requests of that time
+	 * are found in its maps, like those of a process traced late).
+	 */
+	bool node_programs_on_demand;
+	double node_programs_wait_ms;
 	struct sink_inferred inferred;	/* at attach (processes == 0: none) */
 };
 

@@ -241,6 +241,38 @@ static int attach_syscalls(struct bpf_tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* prog's link into *link, unless it is there already. */
+static int attach_link(struct bpf_program *prog, struct bpf_link **link, char *err, size_t errlen)
+{
+	if (*link)
+		return 0;
+	*link = bpf_program__attach(prog);
+	if (*link)
+		return 0;
+	snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(prog), strerror(errno));
+	return -1;
+}
+
+int tracer_attach_global(struct bpf_tracer *t, char *err, size_t errlen)
+{
+	struct memattr_bpf *sk = t->skel;
+
+	if (t->global_on)
+		return 0;
+	/* The syscalls' last: a request is then never seen without the faults that follow it. */
+	if ((t->global_rss && attach_link(sk->progs.ma_rss_stat, &sk->links.ma_rss_stat, err, errlen)) ||
+	    (t->global_fault_user &&
+	     attach_link(sk->progs.ma_fault_user, &sk->links.ma_fault_user, err, errlen)) ||
+	    (t->global_fault_kernel &&
+	     attach_link(sk->progs.ma_fault_kernel, &sk->links.ma_fault_kernel, err, errlen)) ||
+	    attach_syscalls(t, err, errlen)) {
+		tracer_detach_global(t);
+		return -1;
+	}
+	t->global_on = true;
+	return 0;
+}
+
 /*
  * OOM kills of traced processes. Optional: a kernel built without the
  * tracepoint (or a tracefs without it) traces everything else, and says
@@ -340,23 +372,26 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 		snprintf(err, errlen, "cannot open the BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	/* The node-wide programs are tracer_attach_global's; the skeleton attaches the rest. */
 	bpf_program__set_autoattach(t->skel->progs.ma_find_fault_frame, false);
 	bpf_program__set_autoattach(t->skel->progs.ma_fault_user, false);
+	bpf_program__set_autoattach(t->skel->progs.ma_fault_kernel, false);
+	bpf_program__set_autoattach(t->skel->progs.ma_rss_stat, false);
 	ret = memattr_bpf__attach(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
 		goto fail;
 	}
+	t->global_rss = faults;
+	t->global_fault_kernel = faults && feats.fault_tps;
+	/* Before the frame's search, when it stays: see find_fault_frame. */
+	if (!modes->on_demand && t->global_rss &&
+	    attach_link(t->skel->progs.ma_rss_stat, &t->skel->links.ma_rss_stat, err, errlen))
+		goto fail;
 	if (fault_frame)
 		find_fault_frame(t);
-	if (faults && !t->skel->bss->fault_frame_pos && feats.fault_tps) {
-		t->skel->links.ma_fault_user = bpf_program__attach(t->skel->progs.ma_fault_user);
-		if (!t->skel->links.ma_fault_user) {
-			snprintf(err, errlen, "cannot attach ma_fault_user: %s", strerror(errno));
-			goto fail;
-		}
-	}
-	if (attach_syscalls(t, err, errlen))
+	t->global_fault_user = faults && !t->skel->bss->fault_frame_pos && feats.fault_tps;
+	if (!modes->on_demand && tracer_attach_global(t, err, errlen))
 		goto fail;
 	attach_oom(t);
 	return 0;
@@ -391,6 +426,26 @@ static void destroy_links(struct bpf_tracer *t)
 		if (t->syscall_links[i])
 			links[n++] = &t->syscall_links[i];
 	parallel_for(n, destroy_link, links);
+}
+
+/* Each of them waits for a grace period: at once, from several threads (destroy_links). */
+void tracer_detach_global(struct bpf_tracer *t)
+{
+	struct bpf_link **links[2 * TRACER_SYSCALLS + 3];
+	size_t n = 0;
+
+	if (!t->skel)
+		return;
+	for (int i = 0; i < 2 * TRACER_SYSCALLS + 3; i++) {
+		struct bpf_link **l = i == 0 ? &t->skel->links.ma_rss_stat :
+				      i == 1 ? &t->skel->links.ma_fault_user :
+				      i == 2 ? &t->skel->links.ma_fault_kernel : &t->syscall_links[i - 3];
+
+		if (*l)
+			links[n++] = l;
+	}
+	parallel_for(n, destroy_link, links);
+	t->global_on = false;
 }
 
 void tracer_close(struct bpf_tracer *t)

@@ -30,6 +30,14 @@ struct bpf_tracer {
 	int epfd;
 	int watched_fd;		/* -1 once it fired */
 	bool oom_watched;	/* oom:mark_victim attached: OOM kills are recorded */
+	/*
+	 * The node-wide programs (tracer_attach_global): attached now, and
+	 * which of them this run has (rss_stat and the faults' in exact
+	 * attribution only; ma_fault_user only where the fault's frame was
+	 * not found).
+	 */
+	bool global_on;
+	bool global_rss, global_fault_user, global_fault_kernel;
 };
 
 /* What the programs are asked to follow (the run's options). */
@@ -37,6 +45,7 @@ struct tracer_modes {
 	bool mpi_calls, heap;	/* the opt-in modes' uprobes */
 	bool fault_frame;	/* a user fault's address from its frame, where found */
 	bool rss_events;	/* every RSS change of a traced process (exact attribution) */
+	bool on_demand;		/* node-wide programs left for tracer_attach_global */
 };
 
 /*
@@ -52,6 +61,21 @@ struct tracer_modes {
  */
 int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_modes *modes,
 		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);
+
+/*
+ * The node-wide programs: ma_sys_enter/ma_sys_exit on the memory syscalls'
+ * tracepoints and, with rss_events, ma_rss_stat and the page faults'.
+ * While a syscall tracepoint is registered, every syscall of every process
+ * on the node takes the kernel's traced path; rss_stat's and the faults'
+ * run at every fault of the node. tracer_open attaches them unless
+ * modes->on_demand; then the caller attaches them before it adds a
+ * process (and reads its maps: what the process asked for before is
+ * there) and detaches them when it traces none. The fork, exec, exit and
+ * OOM programs stay attached throughout: they follow the traced set.
+ * tracer_attach_global: 0, or -1 with err (nothing left attached).
+ */
+int tracer_attach_global(struct bpf_tracer *t, char *err, size_t errlen);
+void tracer_detach_global(struct bpf_tracer *t);
 
 /* Detach and free; safe on a tracer that failed to open. */
 void tracer_close(struct bpf_tracer *t);

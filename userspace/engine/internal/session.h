@@ -51,6 +51,11 @@ struct session {
 	uint64_t oom_kills;		/* its processes the OOM killer chose */
 	/* Records of its processes the ring buffer had no room for (job_drops, memattr.bpf.c). */
 	uint64_t drops_base;		/* its kernel slot's count when it began */
+	/*
+	 * Its first process waited this long for the node-wide programs
+	 * (tracker_probes_need), 0: they were attached already.
+	 */
+	double probe_attach_ms;
 	uint64_t drops;			/* since, refreshed with the kernel's counters */
 	uint64_t drops_followed;	/* drops when its processes' totals were last anchored (sample.c) */
 	/* Its samples' spacing: a job another one starves says so (run_info). */

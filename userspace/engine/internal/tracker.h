@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "node_name.h"
 #include "options.h"
+#include "probe_hold.h"
 #include "probes.h"
 #include "process.h"
 #include "session.h"
@@ -34,6 +35,7 @@ struct tracker {
 	struct mpi_catalog mpi_names;	/* the specs' MPI functions, numbered */
 	bool probing;			/* probes in place (false once tracing ends) */
 	bool flush_warned;		/* tracer_flush_runs failed once: said so */
+	struct probe_hold hold;		/* the node-wide programs (opt->probes_on_demand) */
 	const struct spec_set *specs;
 	bool *spec_mapped;		/* per spec rule: a traced process mapped it (--spec files) */
 	struct session *sessions;
@@ -93,5 +95,13 @@ struct tracker {
  */
 int tracker_on_event(void *ctx, void *data, size_t size);
 void tracker_end_drain(struct tracker *t);
+
+/*
+ * The node-wide programs (tracker_probes.c): attached before a process is
+ * added (0, or -EIO when the kernel refused: it is not traced), and
+ * detached at the loop's rounds once none is traced for the hold.
+ */
+int tracker_probes_need(struct tracker *t, struct session *s);
+void tracker_probes_tick(struct tracker *t, double now);
 
 #endif
