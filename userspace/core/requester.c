@@ -638,6 +638,13 @@ static void event_regs(const struct ev_syscall *e, struct unwind_regs *regs)
 		regs->valid |= 1u << CFI_RA;
 }
 
+/*
+ * Wall time (vDSO, no system call): the walk times in run_info.csv are
+ * wall times. With every CPU busy (ranks oversubscribed) they include
+ * the time the tool waited for a CPU mid-walk, and overstate its CPU
+ * time by several times; the thread's CPU clock would cost a system
+ * call per reading.
+ */
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
