@@ -232,6 +232,11 @@ $(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o 
 $(BUILD)/tests/test_merge: tests/unit/test_merge.c $(PURE_OBJS) $(BUILD)/merge.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/merge.o -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
+# The engine's symbol cache on the pure modules (its ELF tables: elfsym.o).
+$(BUILD)/tests/test_symbol_cache: tests/unit/test_symbol_cache.c $(PURE_OBJS) $(BUILD)/symbol_cache.o | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/symbol_cache.o -o $@ \
+		-lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
+
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka
 
