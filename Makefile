@@ -69,7 +69,7 @@ PURE_MODULES := components alloc_stack heap_peak spec procfs regions gone_region
 		model model_app model_fit model_read model_peaks model_print report_oom trend memcg \
 		exp_load exp_profile exp_build exp_demangle exp_folded exp_speedscope exp_pprof exp_writers exp_out \
 		exp_diff exp_diff_print exp_diff_html profile.pb-c export_cmd diff_cmd report report_cmd ring_budget \
-		recount_gap touched_count page_runs lost_records probe_hold
+		recount_gap touched_count page_runs lost_records probe_hold remote_read
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h userspace/$(d)/internal/*.h))
@@ -231,6 +231,11 @@ $(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o 
 # merge's command too: two nodes' datasets merged whole (merge.o is no pure module).
 $(BUILD)/tests/test_merge: tests/unit/test_merge.c $(PURE_OBJS) $(BUILD)/merge.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/merge.o -o $@ -lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
+
+# The engine's symbol cache on the pure modules (its ELF tables: elfsym.o).
+$(BUILD)/tests/test_symbol_cache: tests/unit/test_symbol_cache.c $(PURE_OBJS) $(BUILD)/symbol_cache.o | $(BUILD)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(PURE_OBJS) $(BUILD)/symbol_cache.o -o $@ \
+		-lcmocka -lelf -lm -lpthread -lz -lprotobuf-c
 
 $(BUILD)/tests/test_proc_table: tests/unit/test_proc_table.c $(BUILD)/proc_table.o | $(BUILD)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(BUILD)/proc_table.o -o $@ -lcmocka

@@ -9,6 +9,7 @@
 
 #include "hooks.h"
 #include "procfs.h"
+#include "remote_read.h"
 #include "requester.h"
 #include "spec.h"
 #include "unwind.h"
@@ -418,7 +419,7 @@ static void add_hook(struct code_reader *cr, struct code_module *m, uint64_t tar
  * intercept_mmap is a tail call (jmp _intercept_mmap) and never has a
  * frame, the function it jumps to does.
  */
-static void follow_patch(struct scan_ctx *s, uint64_t addr, bool *reread)
+static void follow_patch(struct scan_ctx *s, uint64_t addr, const uint8_t *first, bool *reread)
 {
 	struct code_reader *cr = s->cr;
 	uint8_t code[HOOK_CODE_BYTES];
@@ -427,7 +428,9 @@ static void follow_patch(struct scan_ctx *s, uint64_t addr, bool *reread)
 	bool added = false;
 
 	for (int hop = 0; hop < HOOK_HOPS; hop++) {
-		if (read_mem(cr, at, code, sizeof(code)))
+		if (!hop && first)
+			memcpy(code, first, sizeof(code));
+		else if (read_mem(cr, at, code, sizeof(code)))
 			return;
 		switch (hook_decode_jump(code, sizeof(code), at, &target)) {
 		case HOOK_JUMP_NONE:
@@ -465,7 +468,10 @@ static void follow_patch(struct scan_ctx *s, uint64_t addr, bool *reread)
 /*
  * Read libc's entry points in the process and note where patched ones
  * jump. Their addresses first: following a jump may reread maps, which
- * replaces the module list.
+ * replaces the module list. Their first bytes are read all at once: a
+ * scan follows every code mapping, and a system call per entry point
+ * was most of its cost; an entry the batch could not read is read alone,
+ * as before.
  */
 static void scan_hooks(struct scan_ctx *s)
 {
@@ -477,7 +483,9 @@ static void scan_hooks(struct scan_ctx *s)
 	const char *patched[SPEC_PATCHED_MAX];
 	size_t npatched = spec_patched_functions(s->cls->specs, patched, SPEC_PATCHED_MAX);
 	uint64_t addrs[4 * SPEC_PATCHED_MAX];
+	uint8_t first[4 * SPEC_PATCHED_MAX][HOOK_CODE_BYTES];
 	struct hook_entry old[HOOK_MAX];
+	int nfirst;
 	unsigned int nold = cr->nhooks;
 	size_t naddrs = 0;
 	bool reread = false;
@@ -507,8 +515,9 @@ static void scan_hooks(struct scan_ctx *s)
 	if (debug_on())
 		fprintf(stderr, "unwind: pid %d reads %zu of libc's entry points\n", (int)cr->pid,
 			naddrs);
+	nfirst = remote_read_many(cr->pid, addrs, naddrs, HOOK_CODE_BYTES, &first[0][0]);
 	for (size_t k = 0; k < naddrs; k++)
-		follow_patch(s, addrs[k], &reread);
+		follow_patch(s, addrs[k], (int)k < nfirst ? first[k] : NULL, &reread);
 	cr->hooks_stale = false;
 	if (cr->nhooks > cr->hooks_found)
 		cr->hooks_found = cr->nhooks;
@@ -629,6 +638,13 @@ static void event_regs(const struct ev_syscall *e, struct unwind_regs *regs)
 		regs->valid |= 1u << CFI_RA;
 }
 
+/*
+ * Wall time (vDSO, no system call): the walk times in run_info.csv are
+ * wall times. With every CPU busy (ranks oversubscribed) they include
+ * the time the tool waited for a CPU mid-walk, and overstate its CPU
+ * time by several times; the thread's CPU clock would cost a system
+ * call per reading.
+ */
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
