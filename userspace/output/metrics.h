@@ -96,6 +96,8 @@ struct mx_self {
 	uint64_t events, dropped, unwind_failures;
 	uint64_t jobs, processes;
 	uint64_t execs_examined;	/* untraced execs whose environment was read */
+	uint64_t execs_skipped;		/* untraced execs the kernel showed no job evidence in */
+	uint64_t execs_undecided;	/* ... and those it could not judge (reported) */
 	uint64_t refused[MX_REFUSED_NR];
 	struct { const char *name; uint64_t entries, max; } maps[MX_MAPS];
 	size_t nmaps;

@@ -170,6 +170,12 @@ static void self_metrics(FILE *f, bool om, const struct mx_self *s)
 	       "Memory requests whose requesting code was not found.", s->unwind_failures);
 	scalar(f, om, "memattr_execs_examined", MX_COUNTER, NULL,
 	       "Execs of untraced processes whose environment was read for a job ID.", s->execs_examined);
+	scalar(f, om, "memattr_execs_skipped", MX_COUNTER, NULL,
+	       "Execs of untraced processes with no job variable and no Slurm job cgroup, not read.",
+	       s->execs_skipped);
+	scalar(f, om, "memattr_execs_undecided", MX_COUNTER, NULL,
+	       "Execs of untraced processes the kernel could not judge (environment too long, a failed read), read.",
+	       s->execs_undecided);
 	scalar(f, om, "memattr_jobs", MX_GAUGE, NULL, "Jobs traced now.", s->jobs);
 	scalar(f, om, "memattr_processes", MX_GAUGE, NULL, "Processes traced now.", s->processes);
 	family(f, om, "memattr_refused", MX_COUNTER, NULL,
