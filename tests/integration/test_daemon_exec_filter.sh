@@ -52,7 +52,10 @@ cg_cleanup() {
 }
 trap 'rc=$?; cg_cleanup; (exit $rc); it_cleanup' EXIT
 
-metric() { curl -fsS "$URL" | awk -v m="$1" '$1 == m { print $2; exit }'; }
+metric() {	# NAME: its value now (the whole page read first: awk stops early)
+	curl -fsS "$URL" >"$TMPD/metrics.txt" || fail "no metrics at $URL"
+	awk -v m="$1" '$1 == m { print $2; exit }' "$TMPD/metrics.txt"
+}
 # A process of the user with exactly the environment given ("env -i").
 as_u_env() { runuser -u "$U" -- env -i "$@"; }
 xs() { head -c "$1" /dev/zero | tr '\0' x; }
