@@ -44,11 +44,11 @@ cg_cleanup() {
 	local cg p
 	for cg in "$CG1" "$CG2"; do
 		[ -e "$cg/cgroup.procs" ] || continue
-		for p in $(cat "$cg/cgroup.procs"); do kill -KILL "$p" 2>/dev/null; done
+		for p in $(cat "$cg/cgroup.procs"); do kill -KILL "$p" 2>/dev/null || true; done
 	done
 	sleep 0.2
-	rmdir "$CG1" "${CG1%/*}" "${CG1%/*/*}" "${CG1%/*/*/*}" 2>/dev/null
-	rmdir "$CG2" "${CG2%/*}" "${CG2%/*/*}" 2>/dev/null
+	rmdir "$CG1" "${CG1%/*}" "${CG1%/*/*}" "${CG1%/*/*/*}" 2>/dev/null || true
+	rmdir "$CG2" "${CG2%/*}" "${CG2%/*/*}" 2>/dev/null || true
 }
 trap 'rc=$?; cg_cleanup; (exit $rc); it_cleanup' EXIT
 
