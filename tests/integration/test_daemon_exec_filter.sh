@@ -50,7 +50,7 @@ cg_cleanup() {
 	rmdir "$CG1" "${CG1%/*}" "${CG1%/*/*}" "${CG1%/*/*/*}" 2>/dev/null || true
 	rmdir "$CG2" "${CG2%/*}" "${CG2%/*/*}" 2>/dev/null || true
 }
-trap 'rc=$?; cg_cleanup; (exit $rc); it_cleanup' EXIT
+trap 'rc=$?; set +e; cg_cleanup; (exit $rc); it_cleanup' EXIT
 
 metric() {	# NAME: its value now (the whole page read first: awk stops early)
 	curl -fsS "$URL" >"$TMPD/metrics.txt" || fail "no metrics at $URL"
