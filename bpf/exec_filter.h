@@ -26,7 +26,14 @@ enum exec_verdict {
 
 #define EXEC_ENV_CHUNK		4096	/* the environment is read this much at a time ... */
 #define EXEC_ENV_MAX		(256 << 10)	/* ... up to this; longer: undecided */
-#define EXEC_ENV_PAD		32	/* a chunk is read with the 16 bytes after it, plus slack */
+/*
+ * Every index into the buffer is masked to EXEC_ENV_MASK before use, and
+ * the buffer is that big plus a word pair: the verifier then bounds each
+ * access by the mask alone, as old kernels (6.1) do, whatever it can
+ * deduce from the comparisons (newer ones deduce more).
+ */
+#define EXEC_ENV_MASK		(2 * EXEC_ENV_CHUNK - 1)
+#define EXEC_ENV_PAD		32	/* past the mask: the 16 bytes of the last entry compared, plus slack */
 #define EXEC_CG_STEPS		512	/* cgroups looked at, every hierarchy's ancestors together */
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -55,7 +62,7 @@ static const struct exec_key exec_keys[] = { MEMATTR_JOB_KEYS(EXEC_KEY) };
 #define EXEC_NKEYS	(sizeof(exec_keys) / sizeof(exec_keys[0]))
 
 struct exec_env_buf {
-	__u8 b[EXEC_ENV_CHUNK + EXEC_ENV_PAD];
+	__u8 b[EXEC_ENV_MASK + 1 + EXEC_ENV_PAD];
 };
 
 struct {
@@ -72,12 +79,11 @@ struct env_scan {
 };
 
 /* Does the entry at b[pos] name a job ("NAME=" and a value)? */
-static __always_inline bool env_entry_is_job(const struct exec_env_buf *eb, __u32 pos)
+static __always_inline bool env_entry_is_job(const struct exec_env_buf *eb, __u64 pos)
 {
 	__u64 w0, w1, m0, m1;
 
-	if (pos > EXEC_ENV_CHUNK + 8)
-		return false;
+	pos &= EXEC_ENV_MASK;	/* at most EXEC_ENV_CHUNK already: for the verifier */
 	w0 = *(const __u64 *)&eb->b[pos];
 	w1 = *(const __u64 *)&eb->b[pos + 8];
 #pragma unroll
@@ -101,9 +107,11 @@ static __always_inline bool env_entry_is_job(const struct exec_env_buf *eb, __u3
  */
 static long env_word(__u32 i, struct env_scan *s)
 {
-	__u32 key = 0, off = i * 8, in = off & (EXEC_ENV_CHUNK - 1), n;
-	struct exec_env_buf *eb = bpf_map_lookup_elem(&exec_env, &key);
-	__u64 w, z, low;
+	__u64 off = (__u64)i * 8, in = off & (EXEC_ENV_CHUNK - 1), n, w, z, low;
+	struct exec_env_buf *eb;
+	__u32 key = 0;
+
+	eb = bpf_map_lookup_elem(&exec_env, &key);
 
 	if (!eb || off >= s->len) {
 		s->verdict = EXEC_UNDECIDED;
@@ -113,6 +121,7 @@ static long env_word(__u32 i, struct env_scan *s)
 		n = s->len - off;
 		if (n > EXEC_ENV_CHUNK + 16)
 			n = EXEC_ENV_CHUNK + 16;
+		n &= EXEC_ENV_MASK;	/* no change: a bound the verifier cannot lose */
 		if (bpf_probe_read_user(eb->b, n, (const void *)(s->start + off))) {
 			s->verdict = EXEC_UNDECIDED;
 			return 1;
@@ -127,7 +136,7 @@ static long env_word(__u32 i, struct env_scan *s)
 	/* 0x80 in each byte of w that is 0, exactly (no borrow between bytes). */
 	z = ~(((w & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | w | 0x7f7f7f7f7f7f7f7fULL);
 	for (int t = 0; t < 8 && z; t++) {
-		__u32 j = 0;
+		__u64 j = 0;
 
 		low = z & -z;
 		z &= z - 1;
