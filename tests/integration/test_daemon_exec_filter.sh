@@ -22,10 +22,11 @@
 #    (every exec reported): part 1 fails (examined +306 for 100 commands);
 #  - `if (n > EXEC_ENV_CHUNK + 16) n = EXEC_ENV_CHUNK + 16;` -> the same with
 #    EXEC_ENV_CHUNK in env_word (a chunk read without the 16 bytes after
-#    it): part 2 fails at the LSB_JOBID across two chunks.
-# Meant to fail it, not run yet: exec_cgroup_verdict returning EXEC_NO_JOB
-# at once (part 2, the cgroups); `return EXEC_UNDECIDED` -> `return
-# EXEC_NO_JOB` for an environment past EXEC_ENV_MAX (part 3).
+#    it): part 2 fails at the LSB_JOBID across two chunks;
+#  - exec_cgroup_verdict returning EXEC_NO_JOB at once: part 2 fails at the
+#    Slurm v1 cgroup;
+#  - `return EXEC_UNDECIDED` -> `return EXEC_NO_JOB` for an environment past
+#    EXEC_ENV_MAX: part 3 fails (not counted undecided).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
