@@ -105,7 +105,7 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 	tools/arm64/vmlinux-h.sh $(ARCH) > $@.tmp && mv $@.tmp $@
 endif
 
-$(BUILD)/memattr.bpf.o: bpf/memattr.bpf.c bpf/memattr.h bpf/arch.h $(BUILD)/vmlinux.h
+$(BUILD)/memattr.bpf.o: bpf/memattr.bpf.c bpf/memattr.h bpf/arch.h bpf/exec_filter.h $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 

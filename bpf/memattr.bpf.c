@@ -1720,6 +1720,9 @@ int ma_flush_runs(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/* exec_may_be_job: which untraced execs the node service is told of. */
+#include "exec_filter.h"
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -1729,8 +1732,11 @@ int BPF_PROG(ma_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	tp = bpf_map_lookup_elem(&traced, &tgid);
 	if (!tp) {
-		/* The node service joins it to its job before it forks the ranks. */
-		if (watch_exec)
+		/*
+		 * The node service joins it to its job before it forks the
+		 * ranks; an exec that cannot be a job's is not its business.
+		 */
+		if (watch_exec && exec_may_be_job(p))
 			emit_task(EV_EXEC, tgid, p, 0, true);
 		return 0;
 	}

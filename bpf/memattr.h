@@ -19,6 +19,15 @@
 #define MEMATTR_MAX_HIJACKED	4	/* uretprobe-hijacked return addresses sent along */
 
 /*
+ * The environment variables a process names its job by, in the order user
+ * space believes them (sys/procfs.c, job_keys[]). The kernel's exec filter
+ * (bpf/exec_filter.h) reports an untraced exec only when its environment
+ * holds one of them or its cgroup names a Slurm job: one list for both
+ * sides, so the filter never drops an exec user space would have taken.
+ */
+#define MEMATTR_JOB_KEYS(X)	X(SLURM_JOB_ID) X(PBS_JOBID) X(LSB_JOBID) X(FLUX_JOB_ID) X(PMIX_NAMESPACE)
+
+/*
  * The numbers of the memory syscalls followed (both sides use them), per
  * architecture: the BPF side is built with __TARGET_ARCH_<arch>, user
  * space sees its compiler's. shmat's record puts the segment's length in
@@ -312,6 +321,8 @@ enum stat_idx {
 	STAT_NO_CTX_RSS,
 	STAT_TRACED_FULL,
 	STAT_HEAP_FULL,		/* live blocks not tracked: heap_blocks map full */
+	STAT_EXEC_SKIPPED,	/* untraced execs with no job evidence: not reported */
+	STAT_EXEC_UNDECIDED,	/* untraced execs the filter could not judge: reported */
 	STAT_NR,
 };
 

@@ -25,6 +25,7 @@ METRICS = {
     "memattr_job_rank_peak_resident_bytes",
     "memattr_events_total", "memattr_events_dropped_total",
     "memattr_unwind_failures_total", "memattr_execs_examined_total",
+    "memattr_execs_skipped_total", "memattr_execs_undecided_total",
     "memattr_jobs", "memattr_processes", "memattr_refused_total",
     "memattr_bpf_map_entries", "memattr_bpf_map_max_entries",
     "memattr_daemon_resident_bytes", "memattr_daemon_cpu_seconds_total",

@@ -3,8 +3,10 @@
  * memattr-bpf daemon: every job on the node, for as long as it runs.
  *
  * One engine (tracker.c) with one BPF object; the kernel side reports the
- * exec of every process (watch_exec), and a process whose environment
- * carries a job ID starts that job's session or joins it. From there the
+ * exec of every process that may be a job's (watch_exec: a job variable in
+ * its environment or a Slurm job in its cgroup, bpf/exec_filter.h), and a
+ * process whose environment or cgroup names a job starts that job's
+ * session or joins it. From there the
  * job grows by fork as with the per-job command (launchers followed, not
  * accounted), and its session ends with its last process. Each session
  * writes SPOOL/<job>/ (<ID>.u<uid> where only the environment names the
@@ -466,6 +468,7 @@ static void fill_self(struct daemon *d, struct mx_self *x)
 	tracker_counters(d->t, &tc);
 	x->events = tc.events;
 	x->execs_examined = d->execs_examined;
+	tracker_exec_filter_counts(d->t, &x->execs_skipped, &x->execs_undecided);
 	x->dropped = tc.dropped;
 	x->node_programs = tc.global_probes;
 	x->node_program_attaches = tc.global_probe_attaches;

@@ -59,8 +59,19 @@ struct tracker *tracker_new(const struct options *opt, const struct spec_set *sp
  */
 void tracker_set_hooks(struct tracker *t, const struct tracker_hooks *hooks);
 
-/* The kernel reports the exec of every process (hooks->untraced_exec), or stops. */
+/*
+ * The kernel reports the exec of every process that may belong to a job
+ * (hooks->untraced_exec): one whose environment holds a job variable or
+ * whose cgroup names a Slurm job (bpf/exec_filter.h). Or it stops.
+ */
 void tracker_watch_exec(struct tracker *t, bool on);
+
+/*
+ * Untraced execs the kernel did not report (no job evidence), and those it
+ * could not judge and reported (an environment past its bound, a failed
+ * read), as of the last refresh of the kernel's counters (each sample).
+ */
+void tracker_exec_filter_counts(const struct tracker *t, uint64_t *skipped, uint64_t *undecided);
 
 /* A new session for job (NULL: processes given by pid), with no process yet. */
 struct session *tracker_new_session(struct tracker *t, const char *job, enum job_match match);

@@ -28,6 +28,12 @@ static void records_lost(struct session *s)
 	}
 }
 
+void tracker_exec_filter_counts(const struct tracker *t, uint64_t *skipped, uint64_t *undecided)
+{
+	*skipped = t->kstats[STAT_EXEC_SKIPPED];
+	*undecided = t->kstats[STAT_EXEC_UNDECIDED];
+}
+
 void tracker_refresh_kstats(struct tracker *t)
 {
 	tracer_stats(&t->bpf, t->kstats);

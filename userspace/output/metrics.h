@@ -99,6 +99,8 @@ struct mx_self {
 	/* The node-wide programs (the memory syscalls' tracepoints ...): attached now, times attached. */
 	bool node_programs;
 	uint64_t node_program_attaches;
+	uint64_t execs_skipped;		/* untraced execs the kernel showed no job evidence in */
+	uint64_t execs_undecided;	/* ... and those it could not judge (reported) */
 	uint64_t refused[MX_REFUSED_NR];
 	struct { const char *name; uint64_t entries, max; } maps[MX_MAPS];
 	size_t nmaps;

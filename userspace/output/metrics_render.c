@@ -176,6 +176,12 @@ static void self_metrics(FILE *f, bool om, const struct mx_self *s)
 	scalar(f, om, "memattr_node_program_attaches", MX_COUNTER, NULL,
 	       "Times the node-wide programs were attached (a job started on an idle node).",
 	       s->node_program_attaches);
+	scalar(f, om, "memattr_execs_skipped", MX_COUNTER, NULL,
+	       "Execs of untraced processes with no job variable and no Slurm job cgroup, not read.",
+	       s->execs_skipped);
+	scalar(f, om, "memattr_execs_undecided", MX_COUNTER, NULL,
+	       "Execs of untraced processes the kernel could not judge (environment too long, a failed read), read.",
+	       s->execs_undecided);
 	scalar(f, om, "memattr_jobs", MX_GAUGE, NULL, "Jobs traced now.", s->jobs);
 	scalar(f, om, "memattr_processes", MX_GAUGE, NULL, "Processes traced now.", s->processes);
 	family(f, om, "memattr_refused", MX_COUNTER, NULL,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "memattr.h"
 
 #define DELETED_SUFFIX	" (deleted)"
 #define SMALL_FILE_MAX	4096
@@ -244,9 +245,9 @@ int environ_rank(const struct environ_buf *env, const char *const *keys, size_t 
 	return -1;
 }
 
-static const char *const job_keys[] = {
-	"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "PMIX_NAMESPACE",
-};
+#define JOB_KEY_NAME(k)	#k,
+/* The kernel's exec filter reads the same list (MEMATTR_JOB_KEYS, bpf/memattr.h). */
+static const char *const job_keys[] = { MEMATTR_JOB_KEYS(JOB_KEY_NAME) };
 
 const char *environ_job_id(const struct environ_buf *env)
 {
