@@ -368,6 +368,17 @@ check_tool_holds_bpf() {
 		fail "the running tool (pid $TOOL_PID) holds no BPF program named ma_*"
 }
 
+# The syscall tracepoints (the memory calls'; while any is on, every syscall
+# of the node takes the slow path) that hold a BPF program of pid $1.
+syscall_tps() {
+	bpftool -j perf show | "$PY" -c '
+import json, sys
+pid = int(sys.argv[1])
+print(sum(1 for e in json.load(sys.stdin)
+          if e.get("pid") == pid and e.get("fd_type") == "tracepoint"
+          and e.get("tracepoint", "").startswith("sys_")))' "$1"
+}
+
 # Which path gives user page faults' addresses: ma_fault_user at every
 # fault's entry (--no-fault-frame, or no frame found), or the fault's own
 # frame read by ma_rss_stat, with no program at the entry.

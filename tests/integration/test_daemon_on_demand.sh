@@ -37,15 +37,6 @@ METRICS=http://127.0.0.1:$PORT/metrics
 start_daemon --spool "$SPOOL" --listen "127.0.0.1:$PORT" --detach-after "$HOLD"
 wait_http "$METRICS" 10
 
-# Syscall tracepoints the kernel has with a BPF program of pid $1 on them.
-syscall_tps() {
-	bpftool -j perf show | "$PY" -c '
-import json, sys
-pid = int(sys.argv[1])
-print(sum(1 for e in json.load(sys.stdin)
-          if e.get("pid") == pid and e.get("fd_type") == "tracepoint"
-          and e.get("tracepoint", "").startswith("sys_")))' "$1"
-}
 
 metric() {
 	curl -fsS --max-time 5 "$METRICS" >"$TMPD/metrics.txt" || fail "no answer from $METRICS"

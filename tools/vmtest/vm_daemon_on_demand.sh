@@ -9,15 +9,6 @@ source "$(dirname "$0")/../../tests/integration/lib.sh"
 
 it_setup
 ERR=$TMPD/daemon.err
-# Syscall tracepoints with a BPF program of pid $1 on them.
-syscall_tps() {
-	bpftool -j perf show | "$PY" -c '
-import json, sys
-pid = int(sys.argv[1])
-print(sum(1 for e in json.load(sys.stdin)
-          if e.get("pid") == pid and e.get("fd_type") == "tracepoint"
-          and e.get("tracepoint", "").startswith("sys_")))' "$1"
-}
 # until_line REGEX TIMEOUT
 until_line() {
 	local t0=$EPOCHREALTIME
