@@ -22,7 +22,12 @@ for _ in range(12):
     s = socket.socket(socket.AF_UNIX)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(path)
-    s.sendall(f"MEMATTR/1 JOB {job}\n".encode())
+    # Past its share the daemon may answer "ERR busy" and close before the
+    # request is written: the answer is still there to read.
+    try:
+        s.sendall(f"MEMATTR/1 JOB {job}\n".encode())
+    except (BrokenPipeError, ConnectionResetError):
+        pass
     slow.append(s)
 silent = []
 for _ in range(40):
