@@ -309,7 +309,7 @@ FUZZ_CC      ?= clang
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-std=gnu11 -Wall -Wextra -Werror $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -D_GNU_SOURCE
+		-std=gnu11 -Wall -Wextra -Werror $(patsubst %,-Iuserspace/%,$(SRC_DIRS)) -Ibpf -D_GNU_SOURCE
 FUZZERS      := spec report maps environ stat export
 fuzz_mods_spec    := spec safe_open
 fuzz_mods_report  := report_csv report_stats report_svg report_html report_style report_oom report_nodes safe_open hooks gz_read
