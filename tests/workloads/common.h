@@ -85,6 +85,33 @@ static inline void log_close(void)
 }
 
 /*
+ * The held workloads' absolute truth (check_truth.py --absolute):
+ * DIR/expect-rank-R.csv, one line per plateau and component, the program's
+ * (app) and libtruth.so's bytes. expect_open: 0, or -1 with errno.
+ */
+static FILE *held_expect_log;
+
+static inline int held_expect_open(const char *dir, int rank)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/expect-rank-%d.csv", dir, rank);
+	held_expect_log = fopen(path, "w");
+	if (!held_expect_log)
+		return -1;
+	fprintf(held_expect_log, "plateau,first_event,last_event,component,bytes\n");
+	return 0;
+}
+
+static inline void held_expect(const char *plateau, const char *first, const char *last, int64_t app,
+			  int64_t lib)
+{
+	fprintf(held_expect_log, "%s,%s,%s,app,%lld\n", plateau, first, last, (long long)app);
+	fprintf(held_expect_log, "%s,%s,%s,lib:libtruth.so,%lld\n", plateau, first, last, (long long)lib);
+	fflush(held_expect_log);
+}
+
+/*
  * Write one byte per page so every page becomes resident. The pattern depends
  * on the page index and a seed, so a later check can tell corruption.
  */

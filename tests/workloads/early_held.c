@@ -26,8 +26,6 @@
 #include "common.h"
 #include "libtruth.h"
 
-static FILE *expect_log;
-
 static void fatal(const char *what)
 {
 	fprintf(stderr, "early_held: %s: %s\n", what, strerror(errno));
@@ -54,21 +52,12 @@ static void *map_touched(size_t n, unsigned seed)
 	return p;
 }
 
-static void expect(const char *plateau, const char *first, const char *last, int64_t app,
-		   int64_t lib)
-{
-	fprintf(expect_log, "%s,%s,%s,app,%lld\n", plateau, first, last, (long long)app);
-	fprintf(expect_log, "%s,%s,%s,lib:libtruth.so,%lld\n", plateau, first, last, (long long)lib);
-	fflush(expect_log);
-}
-
 int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = NULL, *procid = getenv("SLURM_PROCID");
 	long unit_mib = 4, plateau_ms = 1500;
 	void *big, *map, *more, *more_map;
 	int rank = procid ? atoi(procid) : 0;
-	char path[4096];
 	int64_t app, lib;
 	size_t unit;
 
@@ -97,18 +86,15 @@ int main(int argc, char **argv)
 	lib = (int64_t)truth_lib_bytes();
 
 	log_open(log_dir, "early", rank);
-	snprintf(path, sizeof(path), "%s/expect-rank-%d.csv", log_dir, rank);
-	expect_log = fopen(path, "w");
-	if (!expect_log)
-		fatal(path);
-	fprintf(expect_log, "plateau,first_event,last_event,component,bytes\n");
+	if (held_expect_open(log_dir, rank))
+		fatal("expect-rank-R.csv");
 	log_event("ready", 0);
 	while (access(go_file, F_OK))
 		sleep_ms(10);
 	log_event("start", 0);
 	sleep_ms(plateau_ms);
 	log_event("release_begin", 0);
-	expect("held", "start", "release_begin", app, lib);
+	held_expect("held", "start", "release_begin", app, lib);
 	free(big);
 	munmap(map, 2 * unit);
 	truth_lib_release_blocks();
@@ -117,15 +103,15 @@ int main(int argc, char **argv)
 	log_event("release_done", 0);
 	sleep_ms(plateau_ms);
 	log_event("grow_begin", 0);
-	expect("released", "release_done", "grow_begin", app, lib);
+	held_expect("released", "release_done", "grow_begin", app, lib);
 	more = malloc_touched(3 * unit, 3);
 	more_map = map_touched(unit, 4);
 	app += (int64_t)(4 * unit);
 	log_event("grow_done", 0);
 	sleep_ms(plateau_ms);
 	log_event("end", 0);
-	expect("grown", "grow_done", "end", app, lib);
-	fclose(expect_log);
+	held_expect("grown", "grow_done", "end", app, lib);
+	fclose(held_expect_log);
 	log_close();
 	free(more);
 	munmap(more_map, unit);

@@ -42,7 +42,6 @@ struct mesh {
 };
 
 static size_t unit;
-static FILE *expect_log;
 static void *big, *am;
 /* volatile: written once, never read back, the stores would be optimised out. */
 static void **volatile smalls, **volatile thread_smalls;
@@ -90,14 +89,6 @@ static void *xmalloc_touched(size_t n, int c)
 	return p;
 }
 
-static void expect(const char *plateau, const char *first, const char *last, int64_t app,
-		   int64_t lib)
-{
-	fprintf(expect_log, "%s,%s,%s,app,%lld\n", plateau, first, last, (long long)app);
-	fprintf(expect_log, "%s,%s,%s,lib:libtruth.so,%lld\n", plateau, first, last, (long long)lib);
-	fflush(expect_log);
-}
-
 int main(int argc, char **argv)
 {
 	const char *log_dir = NULL, *go_file = getenv("MEMATTR_GO_FILE");
@@ -109,7 +100,6 @@ int main(int argc, char **argv)
 	 */
 	unsigned char *volatile local_block;
 	pthread_t th;
-	char path[4096];
 	int rank;
 
 	/* Blocks of 128 KiB and more are mmap'd, whatever was freed before. */
@@ -137,11 +127,8 @@ int main(int argc, char **argv)
 		die("usage: mpi_held --log-dir DIR [--go-file PATH] [--unit-mib U] [--plateau-ms MS]");
 	unit = (size_t)(rank + 1) * (size_t)unit_mib * MIB;
 	log_open(log_dir, "held", rank);
-	snprintf(path, sizeof(path), "%s/expect-rank-%d.csv", log_dir, rank);
-	expect_log = fopen(path, "w");
-	if (!expect_log)
-		die("mpi_held: cannot write %s: %s", path, strerror(errno));
-	fprintf(expect_log, "plateau,first_event,last_event,component,bytes\n");
+	if (held_expect_open(log_dir, rank))
+		die("mpi_held: cannot write %s/expect-rank-%d.csv: %s", log_dir, rank, strerror(errno));
 
 	/* The program's. */
 	big = xmalloc_touched(4 * unit, 1);
@@ -174,7 +161,7 @@ int main(int argc, char **argv)
 	log_event("start", 0);
 	sleep_ms(plateau_ms);
 	log_event("release_begin", 0);
-	expect("held", "start", "release_begin", app, lib);
+	held_expect("held", "start", "release_begin", app, lib);
 	free(big);
 	munmap(map, 2 * unit);
 	MPI_Free_mem(am);
@@ -184,8 +171,8 @@ int main(int argc, char **argv)
 	log_event("release_done", 0);
 	sleep_ms(plateau_ms);
 	log_event("end", 0);
-	expect("released", "release_done", "end", app, lib);
-	fclose(expect_log);
+	held_expect("released", "release_done", "end", app, lib);
+	fclose(held_expect_log);
 	/* Still held here, so the program's frame kept it to the end. */
 	if (check_pages(local_block, 2 * unit, 2) || mesh->x[0] == 0.0)
 		fprintf(stderr, "mpi_held: memory changed\n");
