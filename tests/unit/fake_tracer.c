@@ -180,7 +180,10 @@ int tracer_flush_runs(struct bpf_tracer *t)
 
 uint16_t tracer_step_epoch(struct bpf_tracer *t, pid_t tgid)
 {
-	(void)t, (void)tgid;
+	(void)t;
+	fake_tracer.steps++;
+	if (fake_tracer.on_step)
+		fake_tracer.on_step(fake_tracer.step_ctx, tgid, fake_tracer.steps);
 	return 0;
 }
 

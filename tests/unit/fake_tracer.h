@@ -47,6 +47,14 @@ struct fake_tracer {
 	size_t ring_size[FAKE_TRACER_RING];
 	unsigned int nring, ring_read, per_drain;
 	bool ring_cut;
+	/*
+	 * tracer_step_epoch calls (a read of a process's /proc figures
+	 * begins, or ends), and what a test does at each: the process
+	 * moving while the engine reads it.
+	 */
+	unsigned int steps;
+	void (*on_step)(void *ctx, pid_t tgid, unsigned int step);
+	void *step_ctx;
 };
 
 extern struct fake_tracer fake_tracer;
