@@ -179,10 +179,12 @@ export-check: memattr-bpf
 	tools/check-export.sh ./memattr-bpf
 
 # tools/validate/table.py compares the sampled and the exact tool only inside
-# the holds (run.sh --hold-every): a made-up run, no root.
+# the holds (run.sh --hold-every), and every sample against the exact tool's
+# two around it: made-up runs, no root.
 .PHONY: validate-check
 validate-check:
 	tools/validate/check_holds.py
+	tools/validate/check_phase.py
 
 .PHONY: layers-check
 layers-check: memattr-bpf

@@ -26,7 +26,11 @@ For every run (RESULTS_DIR/runs/<tag>/, and runs/repeat/<tag>/) and rank:
     know the owner of (docs/attribution.md: attaching late).
 With --modes sampled, the sampled tool against the exact one: by steady
 `total`, or, where the run has holds.csv (run.sh --hold-every), only inside
-the holds (compare_held; self-check: check_holds.py).
+the holds (compare_held; self-check: check_holds.py); and every sample,
+moving or not, against the exact tool's two samples around it whose
+`total` brackets its own (compare_phase; self-check: check_phase.py): the
+pairs alone left out the samples where the rank grows fast, and with them
+the sampled tool's largest errors.
 MiB are means over the ranks of a run; ratios and shares give the worst rank.
 Exit 0 when every run that says it succeeded could be read and its rank
 files were named as the contract says; 1 otherwise (marked in the table).
@@ -351,6 +355,61 @@ def compare_sampled(exact, sampled, pairs=None):
     return steady, len(sampled), worst
 
 
+PHASE_WINDOW = 0.3  # s either side of a sample: where the exact tool's samples around it are looked for
+
+
+def compare_phase(exact, sampled, e0, s0, at=None, window=PHASE_WINDOW):
+    """Every sample of the sampled tool, moving or not, against the exact
+    tool at the same point of the rank's life: the two consecutive exact
+    samples, within `window` s of it on the common clock (time_s plus each
+    tool's start_time_unix_s: e0, s0), whose totals bracket the sampled
+    sample's total (the kernel's figure in both tools: where the rank was in
+    its growth or shrinking), nearest in time first. A component is in error
+    by as much as it lies outside the range the exact tool's two samples
+    span: a lower bound (between two samples a component can take any value
+    in that range, e.g. libc loaded before MPI at start-up, so a value
+    interpolated by `total` would be wrong), and none where the exact tool
+    itself was behind (its `unattributed` widens the range). A sample no
+    such pair brackets (a rank's first sample, before the exact tool's; a
+    total the exact tool never saw around it) is not compared, and counted.
+    Unlike compare_sampled, a sample taken while the rank grows fast (MPI's
+    or the application's start-up) is compared: the steady-`total` rule
+    left those out, and with them the sampled tool's largest errors.
+    Returns (compared, all, {component: largest error / total}); at, a
+    list, gets (error, component, sampled time_s) of each compared sample's
+    largest error."""
+    ex = [(t + e0, v) for t, v in exact]
+    worst, n = defaultdict(float), 0
+    for t, v in sampled:
+        u, tot = t + s0, v["total"]
+        best = None
+        for k in range(len(ex) - 1):
+            (ua, a), (ub, b) = ex[k], ex[k + 1]
+            if ub < u - window or ua > u + window:
+                continue
+            if not min(a["total"], b["total"]) <= tot <= max(a["total"], b["total"]):
+                continue
+            d = abs((ua + ub) / 2 - u)
+            if best is None or d < best[0]:
+                best = (d, a, b)
+        if best is None or not tot:
+            continue
+        _, a, b = best
+        n += 1
+        top = (0.0, "", t)
+        for c in set(v) | set(a) | set(b):
+            if c == "total":
+                continue
+            lo, hi = sorted((a.get(c, 0), b.get(c, 0)))
+            e = max(0, v.get(c, 0) - hi, lo - v.get(c, 0)) / tot
+            worst[c] = max(worst[c], e)
+            if e > top[0]:
+                top = (e, c, t)
+        if at is not None:
+            at.append(top)
+    return n, len(sampled), worst
+
+
 HOLD_LEAD = 0.1     # s after a hold's start: the exact tool's ring may still hold records of before the stop
 HOLD_TAIL = 0.05    # s before its end: a sample round's reads come after its time stamp
 TOTAL_SAME = 0.001  # both tools read the same VmRSS of a stopped rank: a larger gap means a misplaced window
@@ -442,19 +501,50 @@ def held_run(d, meta, holds):
     return txt, worst
 
 
+def phase_run(d, meta):
+    """Every sample of every rank by compare_phase: (compared, all, {component: largest error},
+    (error, component, rank, sampled time_s) of the largest, or None)."""
+    e0, s0 = start_unix(os.path.join(d, "tool")), start_unix(os.path.join(d, "tool_sampled"))
+    if e0 is None or s0 is None:
+        return 0, 0, {}, None
+    n = total = 0
+    worst, top = defaultdict(float), None
+    for rank in range(int(meta.get("np", "0") or 0)):
+        at = []
+        c, a, w = compare_phase(read_timeline(os.path.join(d, "tool", f"rank-{rank}.csv")),
+                                read_timeline(os.path.join(d, "tool_sampled", f"rank-{rank}.csv")), e0, s0, at)
+        n += c
+        total += a
+        for k, v in w.items():
+            worst[k] = max(worst[k], v)
+        for e, comp, t in at:
+            if top is None or e > top[0]:
+                top = (e, comp, rank, t)
+    return n, total, worst, top
+
+
+def errors_text(worst):
+    return ", ".join(f"{c} {100 * v:.2f}%" for c, v in sorted(worst.items(), key=lambda kv: -kv[1]))
+
+
 def sampled_vs_exact(runs_dir):
     """Issue 34's yardstick: `--attribution sampled` against exact, the same runs."""
     out = ["", "Sampled attribution against exact, the same runs (`--modes sampled`: launched under the "
            "tool, exact, the job held at a gate until a second tool, `--attribution sampled`, traces it). "
-           "Per component, the largest difference in any compared sample as a share of `total`, worst rank; "
-           f"compared: the samples where `total` moved less than {100 * STEADY:.1f}% around the instant, "
+           "Per component, the largest difference in any compared sample as a share of `total`, worst rank. "
+           f"*Paired*: the samples where `total` moved less than {100 * STEADY:.1f}% around the instant, "
            "or, for a run with holds (run.sh --hold-every: every rank stopped now and then, the windows in "
            f"holds.csv), each sample taken from {HOLD_LEAD:g} s after a hold's start to {HOLD_TAIL:g} s before "
            "its end, against the exact tool's nearest sample of the same hold (pairs in the run's "
-           "sampled_vs_exact.csv). "
-           "Goal (issue 34): within 2% of `total`.", "",
-           "| app | MPI | ranks | samples compared / all | largest error, per component (share of `total`) "
-           "| goal met? |", "|---|---|---:|---:|---|---|"]
+           "sampled_vs_exact.csv). *Every sample*: each sample of the sampled tool, moving or not, against "
+           "the exact tool's two consecutive samples around it (within "
+           f"{PHASE_WINDOW:g} s on the common clock) whose `total` brackets its own: how far each component "
+           "lies outside the range the two span (a lower bound of its error); not compared: samples no "
+           "such pair brackets. "
+           "Goal (issue 34): within 2% of `total` in both.", "",
+           "| app | MPI | ranks | paired: compared / all | largest error, paired (share of `total`) "
+           "| every sample: compared / all | largest error, every sample | goal met? |",
+           "|---|---|---:|---:|---|---:|---|---|"]
     n = 0
     for name in sorted(os.listdir(runs_dir)):
         d = os.path.join(runs_dir, name)
@@ -463,20 +553,23 @@ def sampled_vs_exact(runs_dir):
             continue
         head = f"| {meta.get('app')} | {meta.get('mpi')} | {meta.get('np')} "
         if meta.get("status") != "ok":
-            out.append(head + f"| - | **FAILED**: {meta.get('why')} | - |")
+            out.append(head + f"| - | **FAILED**: {meta.get('why')} | - | - | - |")
             n += 1
             continue
+        pn, pall, pworst, ptop = phase_run(d, meta)
+        phase = f"| {pn} / {pall} | " + errors_text(pworst)
+        if ptop and ptop[0] > 0:
+            phase += f" (largest: {ptop[1]}, rank {ptop[2]}, sampled time_s {ptop[3]:.2f})"
+        phase_ok = pn > 0 and all(v <= 0.02 for v in pworst.values())
         holds = read_holds(os.path.join(d, "holds.csv"))
         if holds is not None:
             txt, worst = held_run(d, meta, holds)
             if worst is None:
-                out.append(head + f"| {txt} | - |")
+                out.append(head + f"| {txt} {phase} | - |")
             else:
-                shown = sorted(worst.items(), key=lambda kv: -kv[1])
-                verdict = ("not compared: no sample inside a hold" if not shown else
-                           "yes" if all(v <= 0.02 for v in worst.values()) else "**no**")
-                out.append(head + f"| {txt} | " + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown)
-                           + f" | {verdict} |")
+                verdict = ("not compared: no sample inside a hold" if not worst else
+                           "yes" if all(v <= 0.02 for v in worst.values()) and phase_ok else "**no**")
+                out.append(head + f"| {txt} | " + errors_text(worst) + f" {phase} | {verdict} |")
             n += 1
             continue
         steady = total = 0
@@ -504,16 +597,14 @@ def sampled_vs_exact(runs_dir):
             w.writerow(["rank", "hold", "exact_time_s", "sampled_time_s", "component", "exact_rss_bytes",
                         "sampled_rss_bytes", "total_rss_bytes"])
             w.writerows(rows)
-        shown = sorted(worst.items(), key=lambda kv: -kv[1])
         if not total:
             verdict = "not compared: the sampled tool wrote no rank timeline"
         elif not steady:
             verdict = "not compared: `total` never steady at a sample"
         else:
-            verdict = "yes" if all(v <= 0.02 for v in worst.values()) else "**no**"
+            verdict = "yes" if all(v <= 0.02 for v in worst.values()) and phase_ok else "**no**"
         where = f" (largest: rank {at[1]}, sampled time_s {at[2]:.2f})" if at and at[0] > 0 else ""
-        out.append(head + f"| {steady} / {total} | "
-                   + ", ".join(f"{c} {100 * v:.2f}%" for c, v in shown) + where + f" | {verdict} |")
+        out.append(head + f"| {steady} / {total} | " + errors_text(worst) + where + f" {phase} | {verdict} |")
         n += 1
     return out if n else []
 
