@@ -1167,31 +1167,6 @@ static void charge_syscall(struct proc *p, const struct classifier *cls,
 		charge_mpi_fn(p, cls, r, e->mpi_fn, delta, when);
 }
 
-/* [start, end) may hold pages no count has seen: kept for the next one (proc_count_touched). */
-static void touch(struct proc *p, uint64_t start, uint64_t end)
-{
-	struct touched_range *r;
-
-	if (start >= end || p->touched_full)
-		return;
-	/* Overlapping or adjacent ranges become one (all of them: a wide advice spans several). */
-	for (unsigned int i = 0; i < p->ntouched;) {
-		r = &p->touched[i];
-		if (start <= r->end && end >= r->start) {
-			start = start < r->start ? start : r->start;
-			end = end > r->end ? end : r->end;
-			*r = p->touched[--p->ntouched];
-		} else {
-			i++;
-		}
-	}
-	if (p->ntouched == PROC_TOUCHED_MAX) {
-		p->touched_full = true;
-		return;
-	}
-	p->touched[p->ntouched++] = (struct touched_range){ start, end };
-}
-
 /* [start, end) is gone: kept ranges inside it need no count (and leave room for others). */
 static void untouch(struct proc *p, uint64_t start, uint64_t end)
 {
@@ -1215,22 +1190,22 @@ static void touch_call(struct proc *p, const struct ev_syscall *e, uint64_t old_
 	switch (e->nr) {
 	case NR_MMAP:
 	case NR_SHMAT:
-		touch(p, ret, ret + page_up(e->args[1]));
+		proc_touch(p, ret, ret + page_up(e->args[1]));
 		break;
 	case NR_MREMAP:
-		touch(p, ret, ret + page_up(e->args[2]));
+		proc_touch(p, ret, ret + page_up(e->args[2]));
 		break;
 	case NR_BRK:
 		/* A trim: the heap left below the new end, whose share of the pages was a guess. */
 		if (p->brk_cur < old_brk && p->brk_cur >= PAGE_SIZE_)
-			touch(p, p->brk_cur - PAGE_SIZE_, old_brk);
+			proc_touch(p, p->brk_cur - PAGE_SIZE_, old_brk);
 		else
-			touch(p, old_brk, p->brk_cur);
+			proc_touch(p, old_brk, p->brk_cur);
 		break;
 	case NR_MADVISE:
 	case NR_MLOCK:
 	case NR_MLOCK2:
-		touch(p, a0, a0 + page_up(e->args[1]));
+		proc_touch(p, a0, a0 + page_up(e->args[1]));
 		break;
 	case NR_MUNMAP:
 	case NR_SHMDT:

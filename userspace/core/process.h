@@ -355,6 +355,9 @@ int proc_sample(struct proc *p, const struct classifier *cls, double now);
  */
 int proc_count_touched(struct proc *p);
 
+/* [start, end) may hold pages no count has seen: kept for the next count of the touched ranges. */
+void proc_touch(struct proc *p, uint64_t start, uint64_t end);
+
 /*
  * How a count reads pages (unit tests give their own): resident(), the
  * bytes of [start, end) in memory; span(), optional, that the ranges asked
@@ -371,10 +374,13 @@ int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void
 			  uint64_t now_ns);
 
 /*
- * Every region of p counted page by page, span by span (the kept ranges
- * stay as they are): after a count of all pages during which the process
- * moved, the pages it faulted in mappings already read. 0 or -errno.
- * proc_count_all (proc_read.c) reads the process's pagemap.
+ * Every region of p counted page by page, span by span: after a count of
+ * all pages during which the process moved, the pages it faulted in
+ * mappings already read. The kept ranges are then the regions that grew
+ * since their last count (as many as are kept): the process was filling
+ * them, and may have outrun this count too (proc_count_touched counts
+ * them again). 0 or -errno. proc_count_all (proc_read.c) reads the
+ * process's pagemap.
  */
 int proc_count_all_by(struct proc *p, const struct page_count_ops *ops, void *ctx, uint64_t now_ns);
 int proc_count_all(struct proc *p);

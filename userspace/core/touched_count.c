@@ -15,6 +15,31 @@
 
 #include "process.h"
 
+/* Overlapping or adjacent ranges merge; past PROC_TOUCHED_MAX, "all of them" (touched_full). */
+void proc_touch(struct proc *p, uint64_t start, uint64_t end)
+{
+	struct touched_range *r;
+
+	if (start >= end || p->touched_full)
+		return;
+	/* Overlapping or adjacent ranges become one (all of them: a wide advice spans several). */
+	for (unsigned int i = 0; i < p->ntouched;) {
+		r = &p->touched[i];
+		if (start <= r->end && end >= r->start) {
+			start = start < r->start ? start : r->start;
+			end = end > r->end ? end : r->end;
+			*r = p->touched[--p->ntouched];
+		} else {
+			i++;
+		}
+	}
+	if (p->ntouched == PROC_TOUCHED_MAX) {
+		p->touched_full = true;
+		return;
+	}
+	p->touched[p->ntouched++] = (struct touched_range){ start, end };
+}
+
 /* The end of the span of regions side by side from r, within [.., limit). */
 static uint64_t span_end(struct region_table *t, const struct region *r, uint64_t limit)
 {
@@ -29,10 +54,12 @@ static uint64_t span_end(struct region_table *t, const struct region *r, uint64_
 /*
  * Count the regions in [start, end), span by span, each whole; the first
  * and last region not wholly in memory in *open_start and *open_end (0:
- * none).
+ * none). keep_grown: a region that grew since its last count is kept as
+ * a touched range (while there is room: overflowing would ask for a count
+ * of all pages at the next sample).
  */
 static int count_range(struct proc *p, const struct page_count_ops *ops, void *ctx,
-		       uint64_t start, uint64_t end_limit, uint64_t now_ns,
+		       uint64_t start, uint64_t end_limit, uint64_t now_ns, bool keep_grown,
 		       uint64_t *open_start, uint64_t *open_end)
 {
 	struct region *r = regions_next(&p->regions, start);
@@ -49,6 +76,8 @@ static int count_range(struct proc *p, const struct page_count_ops *ops, void *c
 
 			if (got < 0)
 				return (int)got;
+			if (keep_grown && got > r->rss && p->ntouched < PROC_TOUCHED_MAX)
+				proc_touch(p, r->start, r->end);
 			r->rss = got;
 			r->counted_ns = now_ns;
 			/* Every page in: only another request (touching it again) can change it. */
@@ -72,7 +101,7 @@ int proc_count_touched_by(struct proc *p, const struct page_count_ops *ops, void
 	while (i < p->ntouched) {
 		struct touched_range *t = &p->touched[i];
 		uint64_t open_start, open_end;
-		int ret = count_range(p, ops, ctx, t->start, t->end, now_ns, &open_start, &open_end);
+		int ret = count_range(p, ops, ctx, t->start, t->end, now_ns, false, &open_start, &open_end);
 
 		if (ret)
 			return ret;
@@ -93,5 +122,8 @@ int proc_count_all_by(struct proc *p, const struct page_count_ops *ops, void *ct
 {
 	uint64_t open_start, open_end;
 
-	return count_range(p, ops, ctx, 0, UINT64_MAX, now_ns, &open_start, &open_end);
+	/* This count covers every range kept: what is kept after it, it finds growing. */
+	p->ntouched = 0;
+	p->touched_full = false;
+	return count_range(p, ops, ctx, 0, UINT64_MAX, now_ns, true, &open_start, &open_end);
 }

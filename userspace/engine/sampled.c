@@ -25,8 +25,47 @@ static void counted_all(struct proc *p, int64_t before)
 	int64_t regions = regions_rss_total(&p->regions);
 
 	p->recount_gap = recount_gap_after(p->recount_gap, before - regions, drift(p));
-	p->ntouched = 0;
-	p->touched_full = false;
+}
+
+/* p's touched ranges counted, then its VmRSS read. False: p is gone. */
+static bool count_touched(struct tracker *t, struct session *s, struct proc *p)
+{
+	int ret = proc_count_touched(p);
+
+	if (ret == -ESRCH || ret == -ENOENT)
+		return false;	/* gone: the next sample retires it */
+	if (ret) {
+		p->touched_full = true;		/* not countable by range: count it all */
+		return true;
+	}
+	s->recounts_touched++;
+	return reads_vmrss(t, s, p) != -ESRCH;
+}
+
+/*
+ * A count the process outran: VmRSS read after it (p->sample_total) that
+ * far from the one read before it (before) that it moved past the drift
+ * bound meanwhile (HPCCG building its matrix, 400 MiB/s; CloverLeaf its
+ * fields). The pages it faulted in regions already counted are in the
+ * later VmRSS and in no region: `unattributed` in that sample (4.3 MiB of
+ * 66 MiB, 6.4%; 3.8 of 35 MiB, 10.8%, against 0.1 MiB in exact mode). The
+ * regions still filling (the touched ranges: those not yet wholly in
+ * memory) are counted again, a fraction of the first count's time, at
+ * most COUNT_PASSES times in all: the last pass's two readings lie within
+ * the bound, or the sample goes out as it is.
+ */
+#define COUNT_PASSES	3
+
+static bool count_outran(struct tracker *t, struct session *s, struct proc *p, int64_t before)
+{
+	for (int pass = 1; pass < COUNT_PASSES; pass++) {
+		if (!p->ntouched || p->touched_full || !recount_moved(before, p->sample_total))
+			break;
+		before = p->sample_total;
+		if (!count_touched(t, s, p))
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -62,25 +101,20 @@ static struct proc *requests_before_count(struct tracker *t, struct session *s, 
 void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 {
 	double t0 = tracker_mono_s();
+	int64_t before = p->sample_total;
 	int ret;
 
-	if (p->ntouched && !p->touched_full) {
-		ret = proc_count_touched(p);
-		if (ret == -ESRCH || ret == -ENOENT)
-			goto done;	/* gone: the next sample retires it */
-		if (ret)
-			p->touched_full = true;		/* not countable by range: count it all */
-		else if (reads_vmrss(t, s, p) == -ESRCH)
-			goto done;
-		else
-			s->recounts_touched++;
-	}
+	if (p->ntouched && !p->touched_full &&
+	    (!count_touched(t, s, p) || !count_outran(t, s, p, before)))
+		goto done;
 	if (p->touched_full || recount_drifted(p->sample_total, drift(p), p->recount_gap)) {
-		int64_t before = p->sample_total;
-
+		before = p->sample_total;
 		s->recounts++;
 		if (!reads_mappings(t, s, p) || reads_vmrss(t, s, p) == -ESRCH)
 			goto done;
+		/* The read counted every range kept. */
+		p->ntouched = 0;
+		p->touched_full = false;
 		/*
 		 * It moved during the read (MPI's start-up on a busy node): the
 		 * pages it faulted in mappings already read are in no region, and
@@ -96,8 +130,11 @@ void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 			ret = proc_count_all(p);
 			if (ret == -ESRCH || ret == -ENOENT || reads_vmrss(t, s, p) == -ESRCH)
 				goto done;
+			counted_all(p, before);
+			count_outran(t, s, p, before);
+		} else {
+			counted_all(p, before);
 		}
-		counted_all(p, before);
 	}
 done:
 	s->recount_ns += (uint64_t)((tracker_mono_s() - t0) * 1e9);
