@@ -184,7 +184,6 @@ export-check: memattr-bpf
 .PHONY: validate-check
 validate-check:
 	tools/validate/check_holds.py
-	tools/validate/check_phase.py
 
 .PHONY: layers-check
 layers-check: memattr-bpf

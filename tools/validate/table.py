@@ -28,7 +28,7 @@ With --modes sampled, the sampled tool against the exact one: by steady
 `total`, or, where the run has holds.csv (run.sh --hold-every), only inside
 the holds (compare_held; self-check: check_holds.py); and every sample,
 moving or not, against the exact tool's two samples around it whose
-`total` brackets its own (compare_phase; self-check: check_phase.py): the
+`total` brackets its own (compare_phase; self-check: check_holds.py): the
 pairs alone left out the samples where the rank grows fast, and with them
 the sampled tool's largest errors.
 MiB are means over the ranks of a run; ratios and shares give the worst rank.
