@@ -94,6 +94,8 @@
  *       -> test_sampled_count_again_when_outrun fails
  *   sampled.c sampled_count(): no count_outran() after an outrun count of every region
  *       -> test_sampled_count_again_when_outrun fails
+ *   sampled.c count_outran(): no requests_before_count() (records applied) before a count again
+ *       -> test_sampled_count_again_when_outrun fails
  *   (core) touched_count.c proc_count_all_by(): keep_grown false (checked by hand)
  *       -> test_sampled_count_again_when_outrun fails
  */
@@ -1111,7 +1113,8 @@ struct filling_rank {
 	const char *root;
 	pid_t pid;
 	unsigned int at_step;		/* the step the rank's next growth comes at, 0: none */
-	unsigned long long base_kib, array_kib, grow_kib;
+	uint32_t job;
+	unsigned long long base_kib, array_kib, grow_kib, temp_kib;
 	unsigned int grown, times;
 };
 
@@ -1130,7 +1133,31 @@ static void rank_fills(void *ctx, pid_t tgid, unsigned int step)
 	m->grown++;
 	write_smaps(m->root, m->pid, 2048, 13312, m->array_kib);
 	write_pages(m->root, m->pid, ARRAY_START, m->array_kib, true);
-	write_statm(m->root, m->pid, m->base_kib + m->array_kib);
+	write_statm(m->root, m->pid, m->base_kib + m->array_kib + m->temp_kib);
+}
+
+#define TEMP_START	0x6000000ULL	/* an iteration's temporaries, 2 MiB */
+
+/* At the VmRSS read after the count: the temporaries mapped (the record queued) and filled. */
+static void temporaries_mapped(void *ctx, pid_t tgid, unsigned int step)
+{
+	struct filling_rank *m = ctx;
+	struct ev_syscall r;
+
+	if (tgid != m->pid || step != 1)
+		return;
+	m->temp_kib = 2048;
+	write_pages(m->root, m->pid, TEMP_START, m->temp_kib, true);
+	write_statm(m->root, m->pid, m->base_kib + m->array_kib + m->temp_kib);
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_SYSCALL, m->job, m->pid);
+	r.h.ts_ns = boot_clock_ns();
+	r.nr = NR_MMAP;
+	r.args[1] = 2048 * KIB;
+	r.args[2] = 3;			/* PROT_READ | PROT_WRITE */
+	r.args[3] = 0x22;		/* MAP_PRIVATE | MAP_ANONYMOUS */
+	r.ret = (int64_t)TEMP_START;
+	fake_tracer_queue(&r, EV_SYSCALL_NOSTACK_SIZE);
 }
 
 /*
@@ -1141,13 +1168,16 @@ static void rank_fills(void *ctx, pid_t tgid, unsigned int step)
  * of its touched ranges had passed them, before the VmRSS read after the
  * count. A count the rank outran is counted again (the regions still
  * filling), until VmRSS stays within the drift bound across a count, at
- * most three counts: here the second count finds the 3.9 MiB.
+ * most three counts: here the second count finds the 3.9 MiB. The
+ * records written meanwhile are applied first (LULESH's temporaries, made
+ * and filled during a count, were no touched range before).
  */
 static void test_sampled_count_again_when_outrun(void **state)
 {
 	struct env *e = *state;
 	char root[] = "/tmp/test_engine_proc.XXXXXX", cmd[64];
-	struct filling_rank m = { .root = root, .pid = PID_RANK, .base_kib = 2048 + 13312 };
+	struct filling_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s),
+				  .base_kib = 2048 + 13312 };
 	uint64_t touched;
 	struct ev_syscall r;
 	struct proc *p;
@@ -1160,7 +1190,7 @@ static void test_sampled_count_again_when_outrun(void **state)
 	p = spawn(e, PID_RANK, "a.out");
 	p->exec_seen = true;
 
-	write_pages(root, PID_RANK, ARRAY_START + 32768 * KIB, 4, false);	/* pagemap past the array */
+	write_pages(root, PID_RANK, TEMP_START + 2048 * KIB, 4, false);	/* pagemap past the last mapping */
 	write_smaps(root, PID_RANK, 2048, 13312, NO_ARRAY);
 	write_pages(root, PID_RANK, APP_START, 2048, true);
 	write_pages(root, PID_RANK, HEAP_START, 13312, true);
@@ -1204,6 +1234,22 @@ static void test_sampled_count_again_when_outrun(void **state)
 	assert_int_equal(e->s->recounts, 0);	/* no count of all pages */
 
 	/*
+	 * LULESH's temporaries: mapped and filled (2 MiB) while the count ran,
+	 * their request's record still in the ring buffer. The count again
+	 * applies it first: they are a touched range, counted.
+	 */
+	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
+	fake_tracer.steps = 0;
+	fake_tracer.on_step = temporaries_mapped;
+	fake_tracer.step_ctx = &m;
+	sampled_count(e->t, e->s, p);
+	fake_tracer.on_step = NULL;
+	assert_non_null(regions_find(&p->regions, TEMP_START));
+	assert_int_equal(regions_find(&p->regions, TEMP_START)->rss, 2048 * KIB);
+	assert_int_equal(regions_rss_total(&p->regions), p->sample_total);
+	assert_int_equal(e->s->recounts, 0);
+
+	/*
 	 * A rank faster than every count (1 MiB more at each VmRSS read): three
 	 * counts of its touched ranges, no more; past the drift bound then, a
 	 * count of all pages (as before the passes), itself outrun: its page
@@ -1216,6 +1262,7 @@ static void test_sampled_count_again_when_outrun(void **state)
 	m.grown = 0;
 	m.grow_kib = 1024;
 	m.times = 99;
+	fake_tracer.on_step = rank_fills;
 	sampled_count(e->t, e->s, p);
 	fake_tracer.on_step = NULL;
 	assert_int_equal(e->s->recounts_touched - touched, 3 + 2);
