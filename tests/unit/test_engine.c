@@ -999,6 +999,23 @@ static void write_pages(const char *root, pid_t pid, uint64_t start, unsigned lo
 	assert_int_equal(close(fd), 0);
 }
 
+/* A request's record into the fake ring: mmap of kib at start, now (after any read so far). */
+static void queue_mmap(uint32_t job, pid_t pid, uint64_t start, unsigned long long kib, int prot,
+		       int flags)
+{
+	struct ev_syscall r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_SYSCALL, job, pid);
+	r.h.ts_ns = r.changed_ns = boot_clock_ns();
+	r.nr = NR_MMAP;
+	r.args[1] = kib * KIB;
+	r.args[2] = (uint64_t)prot;
+	r.args[3] = (uint64_t)flags;
+	r.ret = (int64_t)start;
+	fake_tracer_queue(&r, EV_SYSCALL_NOSTACK_SIZE);
+}
+
 /*
  * While its smaps is read, the rank (MPI_Init) maps libpmix above the
  * part already read and faults 424 KiB of it, and 16 KiB of heap (8 of
@@ -1014,26 +1031,22 @@ static void rank_moves_during_count(void *ctx, pid_t tgid, unsigned int step)
 
 	if (tgid != m->pid || (step != m->smaps_end && step != m->smaps_end + 2))
 		return;
-	memset(&r, 0, sizeof(r));
-	header(&r.h, EV_SYSCALL, m->job, m->pid);
-	r.h.ts_ns = r.changed_ns = boot_clock_ns();
 	if (step == m->smaps_end) {
 		write_statm(m->root, m->pid, 6984 + 440);
 		write_pages(m->root, m->pid, HEAP_START, 4952, true);
 		write_pages(m->root, m->pid, LIB_START, 424, true);
-		r.nr = NR_MMAP;
-		r.args[1] = 1024 * KIB;
-		r.args[2] = 5;		/* PROT_READ | PROT_EXEC */
-		r.args[3] = 2;		/* MAP_PRIVATE: a file's */
-		r.ret = (int64_t)LIB_START;
-	} else {
-		write_statm(m->root, m->pid, 6984 + 440 - 64);
-		write_pages(m->root, m->pid, APP_START + 1984 * KIB, 64, false);
-		r.nr = NR_MUNMAP;
-		r.args[0] = APP_START + 1984 * KIB;
-		r.args[1] = 64 * KIB;
-		r.delta[0] = -64 * (int64_t)KIB;	/* its file pages */
+		queue_mmap(m->job, m->pid, LIB_START, 1024, 5, 2);	/* r-x, MAP_PRIVATE: a file's */
+		return;
 	}
+	write_statm(m->root, m->pid, 6984 + 440 - 64);
+	write_pages(m->root, m->pid, APP_START + 1984 * KIB, 64, false);
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_SYSCALL, m->job, m->pid);
+	r.h.ts_ns = r.changed_ns = boot_clock_ns();
+	r.nr = NR_MUNMAP;
+	r.args[0] = APP_START + 1984 * KIB;
+	r.args[1] = 64 * KIB;
+	r.delta[0] = -64 * (int64_t)KIB;	/* its file pages */
 	fake_tracer_queue(&r, EV_SYSCALL_NOSTACK_SIZE);
 }
 
@@ -1142,22 +1155,13 @@ static void rank_fills(void *ctx, pid_t tgid, unsigned int step)
 static void temporaries_mapped(void *ctx, pid_t tgid, unsigned int step)
 {
 	struct filling_rank *m = ctx;
-	struct ev_syscall r;
 
 	if (tgid != m->pid || step != 1)
 		return;
 	m->temp_kib = 2048;
 	write_pages(m->root, m->pid, TEMP_START, m->temp_kib, true);
 	write_statm(m->root, m->pid, m->base_kib + m->array_kib + m->temp_kib);
-	memset(&r, 0, sizeof(r));
-	header(&r.h, EV_SYSCALL, m->job, m->pid);
-	r.h.ts_ns = boot_clock_ns();
-	r.nr = NR_MMAP;
-	r.args[1] = 2048 * KIB;
-	r.args[2] = 3;			/* PROT_READ | PROT_WRITE */
-	r.args[3] = 0x22;		/* MAP_PRIVATE | MAP_ANONYMOUS */
-	r.ret = (int64_t)TEMP_START;
-	fake_tracer_queue(&r, EV_SYSCALL_NOSTACK_SIZE);
+	queue_mmap(m->job, m->pid, TEMP_START, m->temp_kib, 3, 0x22);	/* rw-, private anonymous */
 }
 
 /*
@@ -1179,7 +1183,6 @@ static void test_sampled_count_again_when_outrun(void **state)
 	struct filling_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s),
 				  .base_kib = 2048 + 13312 };
 	uint64_t touched;
-	struct ev_syscall r;
 	struct proc *p;
 
 	assert_non_null(mkdtemp(root));
@@ -1198,15 +1201,7 @@ static void test_sampled_count_again_when_outrun(void **state)
 	assert_true(reads_mappings(e->t, e->s, p));
 	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
 	/* Its array: mapped since (the request's record), 8 MiB of it counted at the last sample. */
-	memset(&r, 0, sizeof(r));
-	header(&r.h, EV_SYSCALL, slot(e->s), PID_RANK);
-	r.h.ts_ns = boot_clock_ns();
-	r.nr = NR_MMAP;
-	r.args[1] = 32768 * KIB;
-	r.args[2] = 3;			/* PROT_READ | PROT_WRITE */
-	r.args[3] = 0x22;		/* MAP_PRIVATE | MAP_ANONYMOUS */
-	r.ret = (int64_t)ARRAY_START;
-	fake_tracer_queue(&r, EV_SYSCALL_NOSTACK_SIZE);
+	queue_mmap(slot(e->s), PID_RANK, ARRAY_START, 32768, 3, 0x22);
 	held_records_drain(e->t);
 	assert_int_equal(p->ntouched, 1);
 	m.array_kib = 8192;
