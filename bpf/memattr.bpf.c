@@ -1266,6 +1266,43 @@ int ma_sys_exit(struct syscall_exit_rec *ctx)
 }
 
 /*
+ * The same two bodies at the memory syscalls' own functions, as fentry and
+ * fexit programs where the kernel allows them (BTF trampolines; the loader
+ * probes it once at start: bpf_loader.c, syscall_hooks). Then no syscall
+ * tracepoint is registered, and no syscall of any process takes the
+ * kernel's traced path: a process not traced pays only a trampoline and
+ * ctx_get's one test on its own memory calls. A tracing program is bound to
+ * its function when it is loaded, so each call has its own pair, passing its
+ * number (memattr.h's NR_*, which syscall_enter reads the arguments by).
+ * The loader loads either these or ma_sys_enter/ma_sys_exit, never both.
+ */
+#define MEMORY_CALL(name, nr)						\
+SEC("fentry/" SYSCALL_FN(name))						\
+int BPF_PROG(ma_fe_##name)						\
+{									\
+	return syscall_enter(nr);					\
+}									\
+									\
+SEC("fexit/" SYSCALL_FN(name))						\
+int BPF_PROG(ma_fx_##name, const struct pt_regs *regs, long ret)	\
+{									\
+	return syscall_exit(ret);					\
+}
+
+/* In the order of bpf_loader.c's memory_syscalls[]. */
+MEMORY_CALL(mmap, NR_MMAP)
+MEMORY_CALL(mprotect, NR_MPROTECT)
+MEMORY_CALL(munmap, NR_MUNMAP)
+MEMORY_CALL(brk, NR_BRK)
+MEMORY_CALL(mremap, NR_MREMAP)
+MEMORY_CALL(madvise, NR_MADVISE)
+MEMORY_CALL(mlock, NR_MLOCK)
+MEMORY_CALL(mlockall, NR_MLOCKALL)
+MEMORY_CALL(mlock2, NR_MLOCK2)
+MEMORY_CALL(shmat, NR_SHMAT)
+MEMORY_CALL(shmdt, NR_SHMDT)
+
+/*
  * The fault's own address without a program at its entry. Every page fault
  * from user space enters the kernel at the top of its task's stack and
  * reaches the RSS counters through the same frames (exc_page_fault ...

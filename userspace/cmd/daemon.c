@@ -41,6 +41,7 @@
 #include "proc_at.h"
 #include "proc_owner.h"
 #include "procfs.h"
+#include "bpf_loader.h"
 #include "engine.h"
 #include "spool.h"
 
@@ -773,10 +774,10 @@ int daemon_main(int argc, char **argv)
 	d.last_scan = tracker_now(d.t);
 	d.last_retain = -RETAIN_PERIOD_S;
 	publish(&d);
-	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s, attribution %s\n",
+	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s, attribution %s, memory calls through %s\n",
 		d.cfg.spool, strcmp(d.cfg.listen, "none") ? "http://" : "", d.cfg.listen,
 		strcmp(d.cfg.listen, "none") ? "/metrics" : "", d.cfg.socket,
-		d.cfg.sampled ? "sampled (--exact for exact)" : "exact");
+		d.cfg.sampled ? "sampled (--exact for exact)" : "exact", tracer_syscall_hooks());
 
 	ret = tracker_run(d.t, &stop_requested);
 	tracker_finish(d.t);

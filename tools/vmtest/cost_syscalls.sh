@@ -1,0 +1,84 @@
+#!/bin/bash
+# Inside a VM of the kernel matrix (not one of its checks: run it with
+# MATRIX_SCRIPT=tools/vmtest/cost_syscalls.sh tools/kernel-matrix.sh 6.12):
+# what a process the node service does not trace pays on its syscalls while
+# the service traces a job, by the way the memory calls are reached.
+# Variants, interleaved ROUNDS times: none (no daemon), fentry (the
+# daemon's default where the kernel allows it) and tracepoints
+# (MEMATTR_SYSCALL_HOOKS=tracepoints); in each, the test user's sleep with
+# a job ID is traced and an untraced getppid loop (tools/bench sysloop)
+# runs SECS seconds. Prints "COST <variant> <round> <ns per call>" and a
+# median per variant. Under TCG (no KVM) the figures are only relative.
+source "$(dirname "$0")/../../tests/integration/lib.sh"
+
+ROUNDS=${COST_ROUNDS:-3}
+SECS=${COST_SECS:-5}
+SYSLOOP=$REPO/build/bench/sysloop
+[ -x "$SYSLOOP" ] || fail "no $SYSLOOP (make -C tools/bench/workloads OUT=\$PWD/build/bench on the host)"
+it_setup
+ERR=$TMPD/daemon.err
+until_line() {	# REGEX TIMEOUT
+	local t0=$EPOCHREALTIME
+	until grep -q "$1" "$ERR"; do
+		pid_running "$DAEMON_PID" || fail "the daemon exited: $(tail -5 "$ERR")"
+		elapsed_since "$t0" "$2" && fail "no line '$1' after $2 s: $(tail -5 "$ERR")"
+		sleep 0.2
+	done
+}
+
+# run_variant VARIANT ROUND
+run_variant() {
+	local v=$1 r=$2 job ns n
+	DAEMON_PID=""
+	if [ "$v" != none ]; then
+		: >"$ERR"
+		MEMATTR_SYSCALL_HOOKS=$([ "$v" = tracepoints ] && echo tracepoints || echo auto) \
+			"$MEMATTR_BIN" daemon --spool "$TMPD/spool" --listen none --socket none \
+			--detach-after never 2>"$ERR" &
+		DAEMON_PID=$!
+		track_pid "$DAEMON_PID"
+		until_line '^memattr-bpf: daemon: watching' 300
+		job=$((500000 + RANDOM))
+		as_user SLURM_JOB_ID="$job" sleep 600 &
+		J=$!
+		track_pid "$J"
+		until_line "job $job of " 120
+		n="$(syscall_tps "$DAEMON_PID") $(fentry_links "$DAEMON_PID")"
+		case $v in
+		fentry) [ "$n" = "0 22" ] || fail "fentry variant: $n syscall tracepoints and fentry links" ;;
+		tracepoints) [ "$n" = "22 0" ] || fail "tracepoints variant: $n syscall tracepoints and fentry links" ;;
+		esac
+	fi
+	ns=$(as_user "$SYSLOOP" --seconds "$SECS" | awk '$1 == "RESULT" { print $3 }')
+	[ -n "$ns" ] || fail "sysloop gave no result"
+	echo "COST $v $r $ns"
+	echo "$v $ns" >>"$TMPD/costs"
+	if [ -n "$DAEMON_PID" ]; then
+		kill "$J" 2>/dev/null
+		kill -TERM "$DAEMON_PID"
+		wait_exit "$DAEMON_PID" 120 || fail "the daemon did not stop"
+		wait "$J" 2>/dev/null
+		check_no_bpf_leftovers
+	fi
+}
+
+echo "cost: Linux $(uname -r), $(nproc) CPUs, $ROUNDS rounds of $SECS s"
+for r in $(seq "$ROUNDS"); do
+	for v in none fentry tracepoints; do
+		run_variant "$v" "$r"
+	done
+done
+"$PY" - "$TMPD/costs" <<'EOF'
+import statistics, sys
+by = {}
+for line in open(sys.argv[1]):
+    v, ns = line.split()
+    by.setdefault(v, []).append(float(ns))
+base = statistics.median(by["none"])
+for v in ("none", "fentry", "tracepoints"):
+    xs = by[v]
+    m = statistics.median(xs)
+    print(f"COST-MEDIAN {v}: {m:.1f} ns per getppid (range {min(xs):.1f}-{max(xs):.1f}), "
+          f"{m / base:.3f}x of none")
+EOF
+pass
