@@ -840,11 +840,14 @@ static __always_inline bool fault_into_run(struct thread_ctx *c, __u32 tgid, __u
 }
 
 /*
- * The memory syscalls, each through its own syscalls:sys_enter_<name> and
- * sys_exit_<name> tracepoint: the kernel tests the syscall's bit before it
- * runs any program, so every other syscall of every process on the node
- * pays only the syscall-tracepoint slow path (its cost: BENCHMARKS.md),
- * not a program run at its entry and exit (raw sys_enter/sys_exit).
+ * The memory syscalls, where fentry is refused (this host), each through
+ * its own syscalls:sys_enter_<name> and sys_exit_<name> tracepoint: the
+ * kernel tests the syscall's bit before it runs any program, so every
+ * other syscall of every process on the node pays only the
+ * syscall-tracepoint slow path (its cost: BENCHMARKS.md), not a program
+ * run at its entry and exit (raw sys_enter/sys_exit). Where fentry loads
+ * and attaches, the same bodies run from each call's own function instead
+ * (MEMORY_CALL, below), and no syscall pays that slow path.
  *
  * One program serves every entry, and one every exit (user space attaches
  * them to each call's tracepoints): the verifier's time is most of the

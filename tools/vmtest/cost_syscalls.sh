@@ -7,8 +7,8 @@
 # daemon's default where the kernel allows it) and tracepoints
 # (MEMATTR_SYSCALL_HOOKS=tracepoints); in each, the test user's sleep with
 # a job ID is traced and an untraced getppid loop (tools/bench sysloop)
-# runs SECS seconds. Prints "COST <variant> <round> <ns per call>" and a
-# median per variant. Under TCG (no KVM) the figures are only relative.
+# runs SECS seconds. Prints "COST <variant> <round> <ns per call>", the
+# daemon's start time ("START ..."), and a median per variant. Under TCG (no KVM) the figures are only relative.
 source "$(dirname "$0")/../../tests/integration/lib.sh"
 
 ROUNDS=${COST_ROUNDS:-3}
@@ -16,6 +16,8 @@ SECS=${COST_SECS:-5}
 SYSLOOP=$REPO/build/bench/sysloop
 [ -x "$SYSLOOP" ] || fail "no $SYSLOOP (make -C tools/bench/workloads OUT=\$PWD/build/bench on the host)"
 it_setup
+cp "$SYSLOOP" "$TMPD/bin/" && chmod 755 "$TMPD/bin/sysloop"
+SYSLOOP=$TMPD/bin/sysloop
 ERR=$TMPD/daemon.err
 until_line() {	# REGEX TIMEOUT
 	local t0=$EPOCHREALTIME
@@ -37,7 +39,10 @@ run_variant() {
 			--detach-after never 2>"$ERR" &
 		DAEMON_PID=$!
 		track_pid "$DAEMON_PID"
+		local t0=$EPOCHREALTIME
 		until_line '^memattr-bpf: daemon: watching' 300
+		# The start is mostly the verifier's: one pair of programs, or 22 fentry/fexit ones.
+		echo "START $v $r $(seconds_since "$t0") s"
 		job=$((500000 + RANDOM))
 		as_user SLURM_JOB_ID="$job" sleep 600 &
 		J=$!
