@@ -10,6 +10,7 @@
 # runs SECS seconds. Prints "COST <variant> <round> <ns per call>", the
 # daemon's start time ("START ..."), and a median per variant. Under TCG (no KVM) the figures are only relative.
 source "$(dirname "$0")/../../tests/integration/lib.sh"
+source "$IT_DIR/daemon_lib.sh"
 
 ROUNDS=${COST_ROUNDS:-3}
 SECS=${COST_SECS:-5}
@@ -18,14 +19,9 @@ SYSLOOP=$REPO/build/bench/sysloop
 it_setup
 cp "$SYSLOOP" "$TMPD/bin/" && chmod 755 "$TMPD/bin/sysloop"
 SYSLOOP=$TMPD/bin/sysloop
-ERR=$TMPD/daemon.err
-until_line() {	# REGEX TIMEOUT
-	local t0=$EPOCHREALTIME
-	until grep -q "$1" "$ERR"; do
-		pid_running "$DAEMON_PID" || fail "the daemon exited: $(tail -5 "$ERR")"
-		elapsed_since "$t0" "$2" && fail "no line '$1' after $2 s: $(tail -5 "$ERR")"
-		sleep 0.2
-	done
+DAEMON_ERR=$TMPD/daemon.err
+until_line() {	# REGEX TIMEOUT (the VM's start takes 10-40 s: the verifier)
+	wait_daemon_line "$1" "$2" || fail "no line '$1' after $2 s: $(tail -5 "$DAEMON_ERR")"
 }
 
 # run_variant VARIANT ROUND
@@ -33,10 +29,10 @@ run_variant() {
 	local v=$1 r=$2 job ns n
 	DAEMON_PID=""
 	if [ "$v" != none ]; then
-		: >"$ERR"
+		: >"$DAEMON_ERR"
 		MEMATTR_SYSCALL_HOOKS=$([ "$v" = tracepoints ] && echo tracepoints || echo auto) \
 			"$MEMATTR_BIN" daemon --spool "$TMPD/spool" --listen none --socket none \
-			--detach-after never 2>"$ERR" &
+			--detach-after never 2>"$DAEMON_ERR" &
 		DAEMON_PID=$!
 		track_pid "$DAEMON_PID"
 		local t0=$EPOCHREALTIME
