@@ -45,6 +45,18 @@ run_variant() {
 		track_pid "$J"
 		until_line "job $job of " 120
 		n="$(syscall_tps "$DAEMON_PID") $(fentry_links "$DAEMON_PID")"
+		# What the verifier walked for the memory calls' programs (the start's difference).
+		[ "$r" != 1 ] || bpftool -j prog show | "$PY" -c 'import json, os, re, sys
+names = {p["id"]: p.get("name", "") for p in json.load(sys.stdin)}
+n = k = 0
+d = f"/proc/{sys.argv[2]}/fdinfo"
+for fd in os.listdir(d):
+    info = dict(l.split(":", 1) for l in open(f"{d}/{fd}") if ":" in l)
+    if "verified_insns" in info and re.match(r"ma_(sys_e|f[ex]_)", names.get(int(info.get("prog_id", -1)), "")):
+        k += 1
+        n += int(info.get("verified_insns", 0))
+print(f"VERIFIED {sys.argv[1]}: {k} programs of the memory calls, {n} instructions verified")' "$v" "$DAEMON_PID"
+
 		case $v in
 		fentry) [ "$n" = "0 22" ] || fail "fentry variant: $n syscall tracepoints and fentry links" ;;
 		tracepoints) [ "$n" = "22 0" ] || fail "tracepoints variant: $n syscall tracepoints and fentry links" ;;
