@@ -41,9 +41,9 @@
 #include "proc_at.h"
 #include "proc_owner.h"
 #include "procfs.h"
-#include "bpf_loader.h"
 #include "engine.h"
 #include "spool.h"
+#include "syscall_hooks.h"
 
 #define ENVIRON_MAX		(1 << 20)
 #define RENDER_PERIOD_S		0.5	/* metrics snapshot and textfile: at most this stale */

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -19,12 +18,11 @@
 
 #include "bpf_loader.h"
 #include "close_many.h"
+#include "syscall_hooks.h"
 #include "memattr.skel.h"
 
 
 static bool libbpf_verbose;
-
-#define ENOTSUPP_	524	/* the kernel's own ENOTSUPP, which user space headers lack */
 
 #define TRACEFS_DIR	"/sys/kernel/tracing"
 #define TRACEFS_MAGIC_	0x74726163
@@ -217,143 +215,6 @@ static void probe_kernel(struct kernel_feats *f)
 	btf__free(btf);
 }
 
-/*
- * The calls of memattr.h's NR_*, by their tracepoints' names (and their
- * functions', after SYSCALL_FN_PREFIX); memattr.bpf.c's MEMORY_CALL list
- * is in the same order.
- */
-static const char *const memory_syscalls[TRACER_SYSCALLS] = {
-	"mmap", "mprotect", "munmap", "brk", "mremap", "madvise",
-	"mlock", "mlockall", "mlock2", "shmat", "shmdt",
-};
-
-#if defined(__x86_64__)
-#define SYSCALL_FN_PREFIX	"__x64_sys_"	/* as bpf/arch.h's SYSCALL_FN */
-#elif defined(__aarch64__)
-#define SYSCALL_FN_PREFIX	"__arm64_sys_"
-#else
-#error "memattr-bpf: x86-64 or arm64 only (bpf/arch.h)"
-#endif
-
-/*
- * How the memory syscalls' programs are reached, decided once per process
- * (the kernel does not change under it): fentry/fexit on each call's own
- * function where this kernel loads and attaches them, else the per-call
- * syscall tracepoints. Any syscall tracepoint registered makes every
- * syscall of every process on the node take the kernel's traced path;
- * fentry costs only the memory calls themselves. `why` says why fentry is
- * not used.
- */
-static struct {
-	bool probed, fentry;
-	char why[160];
-} hooks;
-
-/* A program that returns 0 at once, as an fentry or fexit of BTF function btf_id. */
-static int load_probe_prog(enum bpf_attach_type type, __u32 btf_id)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type, .attach_btf_id = btf_id);
-
-	return bpf_prog_load(BPF_PROG_TYPE_TRACING, "ma_fentry_probe", "GPL", insns, 2, &opts);
-}
-
-/*
- * Whether fentry and fexit load and attach here, tried on one memory call
- * (mlockall: rare; the other calls' functions are the same kind of
- * function) after each call's function is found in the kernel's BTF. Loads
- * are refused where tracing programs are (EPERM on the machines this is
- * built on); arm64 before Linux 6.4 loads them but cannot attach them to a
- * kernel function.
- */
-static bool probe_fentry(char *why, size_t len)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	int fds[4] = { -1, -1, -1, -1 };
-	__s32 id = -1, probe_id = -1;
-	bool ok = false;
-	char fn[48];
-
-	if (!btf) {
-		snprintf(why, len, "no kernel BTF");
-		return false;
-	}
-	for (int i = 0; i < TRACER_SYSCALLS; i++) {
-		snprintf(fn, sizeof(fn), SYSCALL_FN_PREFIX "%s", memory_syscalls[i]);
-		id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
-		if (id < 0) {
-			snprintf(why, len, "no %s in the kernel's BTF", fn);
-			goto out;
-		}
-		if (!strcmp(memory_syscalls[i], "mlockall"))
-			probe_id = id;
-	}
-	for (int i = 0; i < 2; i++) {
-		enum bpf_attach_type type = i ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY;
-
-		fds[i] = load_probe_prog(type, (__u32)probe_id);
-		if (fds[i] < 0) {
-			snprintf(why, len, "%s refused: %s", i ? "fexit" : "fentry", strerror(errno));
-			goto out;
-		}
-		fds[2 + i] = bpf_raw_tracepoint_open(NULL, fds[i]);
-		if (fds[2 + i] < 0) {
-			snprintf(why, len, "%s cannot attach: %s", i ? "fexit" : "fentry",
-				 errno == ENOTSUPP_ ? "not supported" : strerror(errno));
-			goto out;
-		}
-	}
-	ok = true;
-out:
-	for (int i = 3; i >= 0; i--)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	btf__free(btf);
-	return ok;
-}
-
-/*
- * MEMATTR_SYSCALL_HOOKS=tracepoints keeps the tracepoints where fentry
- * would do (a site's way out, and the cost comparison's); unset or "auto":
- * probed. NULL when it says neither.
- */
-static const char *hooks_setting(void)
-{
-	const char *v = getenv("MEMATTR_SYSCALL_HOOKS");
-
-	if (!v || !*v)
-		return "auto";
-	return !strcmp(v, "auto") || !strcmp(v, "tracepoints") ? v : NULL;
-}
-
-/* hooks, probed on the first call. */
-static bool syscall_fentry(void)
-{
-	const char *set = hooks_setting();
-
-	if (hooks.probed)
-		return hooks.fentry;
-	if (set && !strcmp(set, "tracepoints"))
-		snprintf(hooks.why, sizeof(hooks.why), "MEMATTR_SYSCALL_HOOKS=tracepoints");
-	else
-		hooks.fentry = probe_fentry(hooks.why, sizeof(hooks.why));
-	hooks.probed = true;
-	return hooks.fentry;
-}
-
-const char *tracer_syscall_hooks(void)
-{
-	static char desc[200];
-
-	if (syscall_fentry())
-		return "fentry/fexit on " SYSCALL_FN_PREFIX "*";
-	snprintf(desc, sizeof(desc), "syscall tracepoints (%s)", hooks.why);
-	return desc;
-}
-
 /* Memory call i's fentry (enter) or fexit program: ma_fe_mmap, ma_fx_mmap, ... */
 static struct bpf_program *fentry_prog(struct bpf_tracer *t, int i, bool enter)
 {
@@ -366,7 +227,7 @@ static struct bpf_program *fentry_prog(struct bpf_tracer *t, int i, bool enter)
 /* Which programs load: one hook's, never both (each fentry program is bound to its function). */
 static void choose_syscall_hooks(struct bpf_tracer *t)
 {
-	t->syscall_fentry = syscall_fentry();
+	t->syscall_fentry = syscall_hooks_fentry();
 	bpf_program__set_autoload(t->skel->progs.ma_sys_enter, !t->syscall_fentry);
 	bpf_program__set_autoload(t->skel->progs.ma_sys_exit, !t->syscall_fentry);
 	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++) {
@@ -501,11 +362,8 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 		bpf_program__set_autoload(uprobe_prog(t, i), on);
 	}
 	probe_kernel(&feats);
-	if (!hooks_setting()) {
-		snprintf(err, errlen, "MEMATTR_SYSCALL_HOOKS=%.60s: not auto or tracepoints",
-			 getenv("MEMATTR_SYSCALL_HOOKS"));
+	if (syscall_hooks_check(err, errlen))
 		goto fail;
-	}
 	/* A mode that needs what this kernel lacks is refused before anything is loaded. */
 	if ((mpi_calls || heap) && !feats.uprobe_multi) {
 		snprintf(err, errlen, "%s needs uprobe_multi links, which Linux 6.6 brought; this kernel (%s) lacks them",

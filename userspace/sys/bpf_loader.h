@@ -13,15 +13,16 @@
 
 #include "memattr.h"
 #include "ring_budget.h"
+#include "syscall_hooks.h"
 
 struct memattr_bpf;
 struct ring_buffer;
 
 /*
  * The memory syscalls followed (memattr.h's NR_*): an entry and an exit
- * program each (fentry/fexit, or tracepoints: tracer_syscall_hooks).
+ * program each (fentry/fexit, or tracepoints: syscall_hooks.h).
  */
-#define TRACER_SYSCALLS		11
+#define TRACER_SYSCALLS		MEMORY_SYSCALLS
 
 struct bpf_tracer {
 	struct memattr_bpf *skel;
@@ -67,17 +68,8 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 		event_fn fn, void *ctx, bool verbose, char *err, size_t errlen);
 
 /*
- * How the memory syscalls' programs reach them on this kernel, in words for
- * the user: "fentry/fexit on __x64_sys_*" (no syscall tracepoint is
- * registered) or "syscall tracepoints (<why fentry is not used>)". Probed
- * once per process, at the first call (tracer_open makes it), with a
- * program of two instructions attached to one memory call and detached.
- */
-const char *tracer_syscall_hooks(void);
-
-/*
  * The node-wide programs: ma_sys_enter/ma_sys_exit on the memory syscalls'
- * tracepoints (or their fentry/fexit pairs: tracer_syscall_hooks) and, with rss_events, ma_rss_stat and the page faults'.
+ * tracepoints (or their fentry/fexit pairs: syscall_hooks.h) and, with rss_events, ma_rss_stat and the page faults'.
  * While a syscall tracepoint is registered, every syscall of every process
  * on the node takes the kernel's traced path; rss_stat's and the faults'
  * run at every fault of the node. tracer_open attaches them unless
