@@ -41,7 +41,8 @@ run_variant() {
 		echo "START $v $r $(seconds_since "$t0") s"
 		job=$((500000 + RANDOM))
 		as_user SLURM_JOB_ID="$job" sleep 600 &
-		J=$!
+		track_pid $!
+		J=$(find_descendant $! sleep 10) || fail "the job's sleep did not start"
 		track_pid "$J"
 		until_line "job $job of " 120
 		n="$(syscall_tps "$DAEMON_PID") $(fentry_links "$DAEMON_PID")"
@@ -67,10 +68,9 @@ print(f"VERIFIED {sys.argv[1]}: {k} programs of the memory calls, {n} instructio
 	echo "COST $v $r $ns"
 	echo "$v $ns" >>"$TMPD/costs"
 	if [ -n "$DAEMON_PID" ]; then
-		kill "$J" 2>/dev/null
+		kill "$J" 2>/dev/null || true
 		kill -TERM "$DAEMON_PID"
 		wait_exit "$DAEMON_PID" 120 || fail "the daemon did not stop"
-		wait "$J" 2>/dev/null
 		check_no_bpf_leftovers
 	fi
 }
