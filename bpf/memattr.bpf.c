@@ -1067,9 +1067,12 @@ static __always_inline int syscall_enter(long nr)
 	/*
 	 * Read back from memory, where the verifier does not follow it: the
 	 * paths through syscall_nargs's switch, one per number, meet again
-	 * here instead of each walking the rest.
+	 * here instead of each walking the rest. Not in the fentry programs,
+	 * whose number is a constant: the compiler keeps only that call's
+	 * path, and the verifier walks only it.
 	 */
-	nr = READ_ONCE(c->nr);
+	if (!__builtin_constant_p(nr))
+		nr = READ_ONCE(c->nr);
 	if (nr == NR_BRK)
 		c->brk_before = BPF_CORE_READ(task, mm, brk);
 	if (takes_memory(nr, c->args, c->brk_before))
