@@ -15,6 +15,9 @@
 /* 4-level page tables. */
 #define USER_ADDR_END	(1ULL << 47)
 
+/* A system call's own function (its fentry/fexit target): __x64_sys_mmap. */
+#define SYSCALL_FN(name)	"__x64_sys_" #name
+
 /* The syscall's arguments as it was made (syscall_get_arguments). */
 static __always_inline void syscall_args(__u64 *args, const struct pt_regs *regs, int nargs)
 {
@@ -60,6 +63,9 @@ static __always_inline __u64 entry_return_address(struct pt_regs *ctx)
 
 /* 48-bit virtual addresses (Debian's arm64 kernels: ARM64_VA_BITS_48). */
 #define USER_ADDR_END	(1ULL << 48)
+
+/* A system call's own function (its fentry/fexit target): __arm64_sys_mmap. */
+#define SYSCALL_FN(name)	"__arm64_sys_" #name
 
 /* x0 is the return value by the exit: the first argument is kept in orig_x0. */
 static __always_inline void syscall_args(__u64 *args, const struct pt_regs *regs, int nargs)

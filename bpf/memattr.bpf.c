@@ -840,11 +840,14 @@ static __always_inline bool fault_into_run(struct thread_ctx *c, __u32 tgid, __u
 }
 
 /*
- * The memory syscalls, each through its own syscalls:sys_enter_<name> and
- * sys_exit_<name> tracepoint: the kernel tests the syscall's bit before it
- * runs any program, so every other syscall of every process on the node
- * pays only the syscall-tracepoint slow path (its cost: BENCHMARKS.md),
- * not a program run at its entry and exit (raw sys_enter/sys_exit).
+ * The memory syscalls, where fentry is refused (this host), each through
+ * its own syscalls:sys_enter_<name> and sys_exit_<name> tracepoint: the
+ * kernel tests the syscall's bit before it runs any program, so every
+ * other syscall of every process on the node pays only the
+ * syscall-tracepoint slow path (its cost: BENCHMARKS.md), not a program
+ * run at its entry and exit (raw sys_enter/sys_exit). Where fentry loads
+ * and attaches, the same bodies run from each call's own function instead
+ * (MEMORY_CALL, below), and no syscall pays that slow path.
  *
  * One program serves every entry, and one every exit (user space attaches
  * them to each call's tracepoints): the verifier's time is most of the
@@ -1064,9 +1067,12 @@ static __always_inline int syscall_enter(long nr)
 	/*
 	 * Read back from memory, where the verifier does not follow it: the
 	 * paths through syscall_nargs's switch, one per number, meet again
-	 * here instead of each walking the rest.
+	 * here instead of each walking the rest. Not in the fentry programs,
+	 * whose number is a constant: the compiler keeps only that call's
+	 * path, and the verifier walks only it.
 	 */
-	nr = READ_ONCE(c->nr);
+	if (!__builtin_constant_p(nr))
+		nr = READ_ONCE(c->nr);
 	if (nr == NR_BRK)
 		c->brk_before = BPF_CORE_READ(task, mm, brk);
 	if (takes_memory(nr, c->args, c->brk_before))
@@ -1264,6 +1270,43 @@ int ma_sys_exit(struct syscall_exit_rec *ctx)
 {
 	return syscall_exit(ctx->ret);
 }
+
+/*
+ * The same two bodies at the memory syscalls' own functions, as fentry and
+ * fexit programs where the kernel allows them (BTF trampolines; the loader
+ * probes it once at start: bpf_loader.c, syscall_hooks). Then no syscall
+ * tracepoint is registered, and no syscall of any process takes the
+ * kernel's traced path: a process not traced pays only a trampoline and
+ * ctx_get's one test on its own memory calls. A tracing program is bound to
+ * its function when it is loaded, so each call has its own pair, passing its
+ * number (memattr.h's NR_*, which syscall_enter reads the arguments by).
+ * The loader loads either these or ma_sys_enter/ma_sys_exit, never both.
+ */
+#define MEMORY_CALL(name, nr)						\
+SEC("fentry/" SYSCALL_FN(name))						\
+int BPF_PROG(ma_fe_##name)						\
+{									\
+	return syscall_enter(nr);					\
+}									\
+									\
+SEC("fexit/" SYSCALL_FN(name))						\
+int BPF_PROG(ma_fx_##name, const struct pt_regs *regs, long ret)	\
+{									\
+	return syscall_exit(ret);					\
+}
+
+/* In the order of bpf_loader.c's memory_syscalls[]. */
+MEMORY_CALL(mmap, NR_MMAP)
+MEMORY_CALL(mprotect, NR_MPROTECT)
+MEMORY_CALL(munmap, NR_MUNMAP)
+MEMORY_CALL(brk, NR_BRK)
+MEMORY_CALL(mremap, NR_MREMAP)
+MEMORY_CALL(madvise, NR_MADVISE)
+MEMORY_CALL(mlock, NR_MLOCK)
+MEMORY_CALL(mlockall, NR_MLOCKALL)
+MEMORY_CALL(mlock2, NR_MLOCK2)
+MEMORY_CALL(shmat, NR_SHMAT)
+MEMORY_CALL(shmdt, NR_SHMDT)
 
 /*
  * The fault's own address without a program at its entry. Every page fault

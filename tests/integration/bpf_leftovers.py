@@ -10,9 +10,13 @@ shared) and only reported. Uses bpftool's JSON output.
     bpf_leftovers.py --held-by PID  # exit 0 if PID holds some ma_* program
     bpf_leftovers.py --links-held-by PID [TYPE]  # exit 0 if PID holds a link to an
                                                  # ma_* program (of link_type TYPE)
-    bpf_leftovers.py --linked-by PID PROG        # exit 0 if PID holds a link to PROG"""
+    bpf_leftovers.py --linked-by PID PROG        # exit 0 if PID holds a link to PROG
+    bpf_leftovers.py --count-linked-by PID REGEX TYPE  # prints how many links of
+                                                 # link_type TYPE PID holds to programs
+                                                 # whose names match REGEX"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -69,10 +73,10 @@ def held_by(pid):
     return 0 if progs else 1
 
 
-def links_held_by(pid, want=None, prog_name=None):
-    """Links (to ma_* programs, or to prog_name only) that pid holds, counted
-    by the link_type its fdinfo shows (e.g. uprobe_multi for the opt-in
-    modes' probes)."""
+def links_held_by(pid, want=None, prog_name=None, pattern=None):
+    """Links (to ma_* programs, to prog_name only, or to programs whose names
+    match the regular expression pattern) that pid holds, counted by the link_type its fdinfo shows (e.g.
+    uprobe_multi for the opt-in modes' probes)."""
     names = {p["id"]: p.get("name", "") for p in bpftool("prog", "show")}
     counts = {}
     fddir = f"/proc/{pid}/fd"
@@ -88,11 +92,17 @@ def links_held_by(pid, want=None, prog_name=None):
         except OSError:
             continue
         name = names.get(int(info.get("prog_id", "-1")), "")
-        wanted = name == prog_name if prog_name else name.startswith("ma_")
+        if pattern:
+            wanted = re.match(pattern, name)
+        else:
+            wanted = name == prog_name if prog_name else name.startswith("ma_")
         if not wanted:
             continue
         kind = info.get("link_type", "?")
         counts[kind] = counts.get(kind, 0) + 1
+    if pattern:
+        print(counts.get(want, 0))
+        return 0
     print(f"links to {prog_name or 'ma_* programs'} held by pid {pid}: "
           + (" ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"))
     if want is not None:
@@ -103,6 +113,8 @@ def links_held_by(pid, want=None, prog_name=None):
 def main():
     if len(sys.argv) in (3, 4) and sys.argv[1] == "--links-held-by":
         return links_held_by(int(sys.argv[2]), sys.argv[3] if len(sys.argv) == 4 else None)
+    if len(sys.argv) == 5 and sys.argv[1] == "--count-linked-by":
+        return links_held_by(int(sys.argv[2]), sys.argv[4], pattern=sys.argv[3])
     if len(sys.argv) == 4 and sys.argv[1] == "--linked-by":
         return links_held_by(int(sys.argv[2]), prog_name=sys.argv[3])
     if len(sys.argv) == 3 and sys.argv[1] == "--held-by":

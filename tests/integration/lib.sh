@@ -379,6 +379,19 @@ print(sum(1 for e in json.load(sys.stdin)
           and e.get("tracepoint", "").startswith("sys_")))' "$1"
 }
 
+# The memory calls' fentry/fexit links PID holds (ma_fe_<call>, ma_fx_<call>:
+# tracing links; 22 while attached where the kernel allows fentry, 0 where
+# the syscall tracepoints are used: syscall_tps counts those).
+fentry_links() {
+	"$PY" "$IT_DIR/bpf_leftovers.py" --count-linked-by "$1" '^ma_f[ex]_' tracing
+}
+
+# The memory calls' links PID holds, whichever way they go: its syscall
+# tracepoints and its fentry/fexit links (22 while attached, either way).
+memory_call_links() {
+	echo $(($(syscall_tps "$1") + $(fentry_links "$1")))
+}
+
 # Which path gives user page faults' addresses: ma_fault_user at every
 # fault's entry (--no-fault-frame, or no frame found), or the fault's own
 # frame read by ma_rss_stat, with no program at the entry.

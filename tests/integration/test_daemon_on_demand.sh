@@ -2,7 +2,10 @@
 # The node service's node-wide programs only while it traces something
 # (issue 34): while any syscall tracepoint is registered, every syscall of
 # every process on the node takes the kernel's traced path, so an idle
-# daemon must hold none. `memattr-bpf daemon --detach-after 4`, then:
+# daemon must hold none. The memory calls' links are counted whichever
+# way they go (memory_call_links: syscall tracepoints here, fentry/fexit
+# links where the kernel allows them).
+# `memattr-bpf daemon --detach-after 4`, then:
 #  (a) idle: the kernel lists no syscall tracepoint (`bpftool perf`) held
 #      by the daemon and it holds no link to ma_sys_enter; its metrics say
 #      memattr_node_programs_attached 0, attached 0 times;
@@ -23,7 +26,8 @@
 # traced is 0); (c) with tracker_probes_tick's tracer_detach_global
 # removed (still 22 after the hold), and with probe_hold_step's
 # `now - h->idle_since < h->hold_s` test dropped (gone at once: the check
-# right after the end fails).
+# right after the end fails); (b) with attach_syscalls leaving the last
+# memory call's exit out ("21 memory-call links, not 22").
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
@@ -65,7 +69,7 @@ until_idle_detached() {
 	while :; do
 		[ "$(metric memattr_processes)" = 0 ] || busy=$EPOCHREALTIME
 		if elapsed_since "$busy" $((HOLD + 1)); then
-			[ "$(syscall_tps "$DAEMON_PID")" = 0 ] && return 0
+			[ "$(memory_call_links "$DAEMON_PID")" = 0 ] && return 0
 			elapsed_since "$busy" $((HOLD + 5)) && return 1
 		fi
 		elapsed_since "$t0" "$timeout" && return 2
@@ -82,8 +86,8 @@ if [ "$(metric memattr_processes)" != 0 ]; then
 	[ "$rc" = 0 ] || fail "no idle daemon without syscall tracepoints (status $rc): $(tail -3 "$DAEMON_ERR")"
 	base=$(metric memattr_node_program_attaches_total)
 else
-	n=$(syscall_tps "$DAEMON_PID")
-	[ "$n" = 0 ] || fail "the idle daemon has $n syscall tracepoints: $(bpftool perf show | grep "pid $DAEMON_PID ")"
+	n=$(memory_call_links "$DAEMON_PID")
+	[ "$n" = 0 ] || fail "the idle daemon has $n memory-call links: $(bpftool perf show | grep "pid $DAEMON_PID ")"
 	base=0
 fi
 ! "$PY" "$IT_DIR/bpf_leftovers.py" --linked-by "$DAEMON_PID" ma_sys_enter >"$TMPD/links.txt" ||
@@ -108,11 +112,11 @@ declare -gA RANK_PID=([0]=$MPIRUN_PID)
 wait_events early ready 1 30
 kill -CONT "$DAEMON_PID"
 wait_daemon_line "job $JOB of " 15 || fail "the daemon did not pick job $JOB up: $(cat "$DAEMON_ERR")"
-n=$(syscall_tps "$DAEMON_PID")
-[ "$n" -gt 0 ] || fail "job $JOB is traced, yet the daemon has no syscall tracepoint"
+n=$(memory_call_links "$DAEMON_PID")
+[ "$n" = 22 ] || fail "job $JOB is traced, yet the daemon has $n memory-call links, not 22"
 wait_metric memattr_node_programs_attached 1
 wait_metric memattr_node_program_attaches_total $((base + 1))
-log "(b) tracing job $JOB: $n syscall tracepoints"
+log "(b) tracing job $JOB: $n memory-call links ($(syscall_tps "$DAEMON_PID") syscall tracepoints)"
 start_sampler "$TMPD/sampler.csv"
 go
 wait_job_ok 60
@@ -121,13 +125,13 @@ t_end=$EPOCHREALTIME
 stop_sampler
 
 # (c) held for --detach-after, then gone.
-n=$(syscall_tps "$DAEMON_PID")
-[ "$n" -gt 0 ] || fail "the syscall tracepoints went at once after the job, not $HOLD s later"
-log "(c) $(seconds_since "$t_end") s after the job: still $n syscall tracepoints (held)"
+n=$(memory_call_links "$DAEMON_PID")
+[ "$n" -gt 0 ] || fail "the memory-call links went at once after the job, not $HOLD s later"
+log "(c) $(seconds_since "$t_end") s after the job: still $n memory-call links (held)"
 rc=0
 until_idle_detached 120 || rc=$?
 case $rc in
-1) fail "still $(syscall_tps "$DAEMON_PID") syscall tracepoints $((HOLD + 5)) s after the daemon last traced a process" ;;
+1) fail "still $(memory_call_links "$DAEMON_PID") memory-call links $((HOLD + 5)) s after the daemon last traced a process" ;;
 2) fail "others' jobs kept the daemon busy for 120 s: $(tail -3 "$DAEMON_ERR")" ;;
 esac
 log "(c) detached, $(seconds_since "$t_end") s after the job (hold $HOLD s)"

@@ -6,7 +6,10 @@
 # match what the workload says it holds, plateau by plateau, within 5%.
 # The host's test_truth_attribution.sh with 2 ranks and without its check
 # that the faults' frame was found (the VM's kernel may lay it out
-# otherwise: then ma_fault_user gives the addresses).
+# otherwise: then ma_fault_user gives the addresses), and with the memory
+# calls' programs on fentry/fexit where the host has tracepoints (checked
+# to fail on 6.12 with MEMATTR_SYSCALL_HOOKS=tracepoints alone: the tool
+# held 22 syscall tracepoints and no fentry link).
 source "$(dirname "$0")/../../tests/integration/lib.sh"
 source "$IT_DIR/lang_truth.sh"
 
@@ -46,6 +49,15 @@ start_sampler "$TMPD/sampler.csv"
 wait_sampler
 start_tool --job "$TRUTH_JOB" --output "$out"
 wait_tool_ready 30
+# The matrix's kernels allow fentry: the memory calls' requests the truth is
+# checked on came through the fentry/fexit programs, no syscall tracepoint
+# (VM_SYSCALL_HOOKS=tracepoints: the other way round).
+n="$(syscall_tps "$TOOL_PID") $(fentry_links "$TOOL_PID")"
+case ${VM_SYSCALL_HOOKS:-fentry} in
+fentry) [ "$n" = "0 22" ] || fail "the tool holds $n syscall tracepoints and fentry links, not 0 and 22" ;;
+*) [ "$n" = "22 0" ] || fail "the tool holds $n syscall tracepoints and fentry links, not 22 and 0" ;;
+esac
+log "the tool's syscall tracepoints and fentry/fexit links: $n"
 go
 wait_job_ok 120
 wait_tool_ok 15 "the job ended"

@@ -43,6 +43,7 @@
 #include "procfs.h"
 #include "engine.h"
 #include "spool.h"
+#include "syscall_hooks.h"
 
 #define ENVIRON_MAX		(1 << 20)
 #define RENDER_PERIOD_S		0.5	/* metrics snapshot and textfile: at most this stale */
@@ -773,10 +774,10 @@ int daemon_main(int argc, char **argv)
 	d.last_scan = tracker_now(d.t);
 	d.last_retain = -RETAIN_PERIOD_S;
 	publish(&d);
-	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s, attribution %s\n",
+	fprintf(stderr, "memattr-bpf: daemon: watching every job on this node; spool %s, metrics %s%s%s, user socket %s, attribution %s, memory calls through %s\n",
 		d.cfg.spool, strcmp(d.cfg.listen, "none") ? "http://" : "", d.cfg.listen,
 		strcmp(d.cfg.listen, "none") ? "/metrics" : "", d.cfg.socket,
-		d.cfg.sampled ? "sampled (--exact for exact)" : "exact");
+		d.cfg.sampled ? "sampled (--exact for exact)" : "exact", tracer_syscall_hooks());
 
 	ret = tracker_run(d.t, &stop_requested);
 	tracker_finish(d.t);

@@ -18,6 +18,7 @@
 
 #include "bpf_loader.h"
 #include "close_many.h"
+#include "syscall_hooks.h"
 #include "memattr.skel.h"
 
 
@@ -214,23 +215,53 @@ static void probe_kernel(struct kernel_feats *f)
 	btf__free(btf);
 }
 
-/* The calls of memattr.h's NR_*, by their tracepoints' names. */
-static const char *const memory_syscalls[TRACER_SYSCALLS] = {
-	"mmap", "mprotect", "munmap", "brk", "mremap", "madvise",
-	"mlock", "mlockall", "mlock2", "shmat", "shmdt",
-};
+/* Memory call i's fentry (enter) or fexit program: ma_fe_mmap, ma_fx_mmap, ... */
+static struct bpf_program *fentry_prog(struct bpf_tracer *t, int i, bool enter)
+{
+	char name[32];
 
-/* ma_sys_enter and ma_sys_exit, each on every memory syscall's tracepoint. */
+	snprintf(name, sizeof(name), "ma_f%s_%s", enter ? "e" : "x", memory_syscalls[i]);
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
+/* Which programs load: one hook's, never both (each fentry program is bound to its function). */
+static void choose_syscall_hooks(struct bpf_tracer *t)
+{
+	t->syscall_fentry = syscall_hooks_fentry();
+	bpf_program__set_autoload(t->skel->progs.ma_sys_enter, !t->syscall_fentry);
+	bpf_program__set_autoload(t->skel->progs.ma_sys_exit, !t->syscall_fentry);
+	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++) {
+		struct bpf_program *p = fentry_prog(t, i % TRACER_SYSCALLS, i < TRACER_SYSCALLS);
+
+		bpf_program__set_autoload(p, t->syscall_fentry);
+		/* tracer_attach_global attaches them, not the skeleton. */
+		bpf_program__set_autoattach(p, false);
+	}
+}
+
+/*
+ * ma_sys_enter and ma_sys_exit, each on every memory syscall's tracepoint;
+ * or each call's own fentry and fexit programs.
+ */
 static int attach_syscalls(struct bpf_tracer *t, char *err, size_t errlen)
 {
 	char tp[32];
 
 	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++) {
 		bool enter = i < TRACER_SYSCALLS;
+		const char *call = memory_syscalls[i % TRACER_SYSCALLS];
 		struct bpf_program *prog = enter ? t->skel->progs.ma_sys_enter : t->skel->progs.ma_sys_exit;
 
-		snprintf(tp, sizeof(tp), "sys_%s_%s", enter ? "enter" : "exit",
-			 memory_syscalls[i % TRACER_SYSCALLS]);
+		if (t->syscall_fentry) {
+			t->syscall_links[i] = bpf_program__attach_trace(fentry_prog(t, i % TRACER_SYSCALLS, enter));
+			if (!t->syscall_links[i]) {
+				snprintf(err, errlen, "cannot attach %s to %s%s: %s", enter ? "fentry" : "fexit",
+					 SYSCALL_FN_PREFIX, call, strerror(errno));
+				return -1;
+			}
+			continue;
+		}
+		snprintf(tp, sizeof(tp), "sys_%s_%s", enter ? "enter" : "exit", call);
 		t->syscall_links[i] = bpf_program__attach_tracepoint(prog, "syscalls", tp);
 		if (!t->syscall_links[i]) {
 			snprintf(err, errlen, "cannot attach to the tracepoint syscalls:%s: %s", tp,
@@ -331,12 +362,17 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 		bpf_program__set_autoload(uprobe_prog(t, i), on);
 	}
 	probe_kernel(&feats);
+	if (syscall_hooks_check(err, errlen))
+		goto fail;
 	/* A mode that needs what this kernel lacks is refused before anything is loaded. */
 	if ((mpi_calls || heap) && !feats.uprobe_multi) {
 		snprintf(err, errlen, "%s needs uprobe_multi links, which Linux 6.6 brought; this kernel (%s) lacks them",
 			 mpi_calls ? "--mpi-calls" : "--heap", kernel_release());
 		goto fail;
 	}
+	choose_syscall_hooks(t);
+	if (verbose)
+		fprintf(stderr, "memattr-bpf: memory calls through %s\n", tracer_syscall_hooks());
 	bpf_program__set_autoload(t->skel->progs.ma_exit, feats.exit_group_dead);
 	bpf_program__set_autoload(t->skel->progs.ma_exit_task, !feats.exit_group_dead);
 	t->skel->rodata->have_rdonly_cast = feats.rdonly_cast;

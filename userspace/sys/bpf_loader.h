@@ -13,15 +13,20 @@
 
 #include "memattr.h"
 #include "ring_budget.h"
+#include "syscall_hooks.h"
 
 struct memattr_bpf;
 struct ring_buffer;
 
-/* The memory syscalls followed (memattr.h's NR_*): an entry and an exit tracepoint each. */
-#define TRACER_SYSCALLS		11
+/*
+ * The memory syscalls followed (memattr.h's NR_*): an entry and an exit
+ * program each (fentry/fexit, or tracepoints: syscall_hooks.h).
+ */
+#define TRACER_SYSCALLS		MEMORY_SYSCALLS
 
 struct bpf_tracer {
 	struct memattr_bpf *skel;
+	bool syscall_fentry;	/* the memory calls' links are fentry/fexit, not tracepoints */
 	struct bpf_link *syscall_links[2 * TRACER_SYSCALLS];
 	struct ring_buffer *rb;
 	struct ring_budget budget;	/* between the ring and the engine's callback */
@@ -64,7 +69,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 
 /*
  * The node-wide programs: ma_sys_enter/ma_sys_exit on the memory syscalls'
- * tracepoints and, with rss_events, ma_rss_stat and the page faults'.
+ * tracepoints (or their fentry/fexit pairs: syscall_hooks.h) and, with rss_events, ma_rss_stat and the page faults'.
  * While a syscall tracepoint is registered, every syscall of every process
  * on the node takes the kernel's traced path; rss_stat's and the faults'
  * run at every fault of the node. tracer_open attaches them unless
