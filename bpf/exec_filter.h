@@ -34,7 +34,8 @@ enum exec_verdict {
  */
 #define EXEC_ENV_MASK		(2 * EXEC_ENV_CHUNK - 1)
 #define EXEC_ENV_PAD		32	/* past the mask: the 16 bytes of the last entry compared, plus slack */
-#define EXEC_CG_STEPS		512	/* cgroups looked at, every hierarchy's ancestors together */
+#define EXEC_CG_SUBSYS		16	/* v1 controllers looked at (Debian's kernels have 14) */
+#define EXEC_CG_DEPTH		32	/* a cgroup's ancestors looked at */
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the environment scan compares little-endian words"
@@ -73,6 +74,7 @@ struct {
 } exec_env SEC(".maps");
 
 struct env_scan {
+	struct exec_env_buf *eb;	/* looked up once, not at every word */
 	__u64 start;		/* the environment's user address */
 	__u32 len;
 	__u32 verdict;
@@ -99,19 +101,59 @@ static __always_inline bool env_entry_is_job(const struct exec_env_buf *eb, __u6
 	return false;
 }
 
-/*
- * bpf_loop callback, one 8-byte word of the environment: each '\0' in it
- * (found a word at a time) ends an entry, and the next one starts after
- * it. A chunk is read when its first word comes, with the 16 bytes after
- * it: an entry starting at the chunk's end is compared whole.
- */
-static long env_word(__u32 i, struct env_scan *s)
+/* 0x80 in each byte of w that is 0, exactly (no borrow between bytes). */
+static __always_inline __u64 zero_bytes(__u64 w)
 {
-	__u64 off = (__u64)i * 8, in = off & (EXEC_ENV_CHUNK - 1), n, w, z, low;
-	struct exec_env_buf *eb;
-	__u32 key = 0;
+	return ~(((w & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | w | 0x7f7f7f7f7f7f7f7fULL);
+}
 
-	eb = bpf_map_lookup_elem(&exec_env, &key);
+/*
+ * A word of the environment with '\0's in it (z: zero_bytes), at off in
+ * the environment and at in in the buffer: each ends an entry, and the
+ * next one starts after it. Does one of those name a job? A global
+ * function: the verifier checks it once, not at each of its callers.
+ */
+__noinline int exec_env_zeros_job(const struct exec_env_buf *eb, __u64 z, __u64 off, __u64 in, __u64 len)
+{
+	__u64 low;
+
+	if (!eb)
+		return 0;
+	for (int t = 0; t < 8 && z; t++) {
+		__u64 j = 0;
+
+		low = z & -z;
+		z &= z - 1;
+		if (low >> 32) {
+			j += 4;
+			low >>= 32;
+		}
+		if (low >> 16) {
+			j += 2;
+			low >>= 16;
+		}
+		if (low >> 8)
+			j += 1;
+		/* The entry after the environment's last '\0' is not one. */
+		if (off + j + 1 >= len)
+			return 0;
+		if (env_entry_is_job(eb, in + j + 1))
+			return 1;
+	}
+	return 0;
+}
+
+#define EXEC_ENV_BLOCK	64	/* bytes a bpf_loop step looks at: its own cost is paid once for 8 words */
+
+/*
+ * bpf_loop callback, one block of the environment. A chunk is read when
+ * its first block comes, with the 16 bytes after it: an entry starting at
+ * the chunk's end is compared whole.
+ */
+static long env_block(__u32 i, struct env_scan *s)
+{
+	__u64 off = (__u64)i * EXEC_ENV_BLOCK, in = off & (EXEC_ENV_CHUNK - 1), n, z;
+	struct exec_env_buf *eb = s->eb;
 
 	if (!eb || off >= s->len) {
 		s->verdict = EXEC_UNDECIDED;
@@ -131,29 +173,14 @@ static long env_word(__u32 i, struct env_scan *s)
 			return 1;
 		}
 	}
-	in &= EXEC_ENV_CHUNK - 8;
-	w = *(__u64 *)&eb->b[in];
-	/* 0x80 in each byte of w that is 0, exactly (no borrow between bytes). */
-	z = ~(((w & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | w | 0x7f7f7f7f7f7f7f7fULL);
-	for (int t = 0; t < 8 && z; t++) {
-		__u64 j = 0;
+#pragma unroll
+	for (int k = 0; k < EXEC_ENV_BLOCK / 8; k++) {
+		__u64 at = (in + k * 8) & (EXEC_ENV_CHUNK - 8);
 
-		low = z & -z;
-		z &= z - 1;
-		if (low >> 32) {
-			j += 4;
-			low >>= 32;
-		}
-		if (low >> 16) {
-			j += 2;
-			low >>= 16;
-		}
-		if (low >> 8)
-			j += 1;
-		/* The entry after the environment's last '\0' is not one. */
-		if (off + j + 1 >= s->len)
-			break;
-		if (env_entry_is_job(eb, in + j + 1)) {
+		if (off + k * 8 >= s->len)
+			return 1;
+		z = zero_bytes(*(__u64 *)&eb->b[at]);
+		if (z && exec_env_zeros_job(eb, z, off + k * 8, at, s->len)) {
 			s->verdict = EXEC_JOB;
 			return 1;
 		}
@@ -165,78 +192,88 @@ static long env_word(__u32 i, struct env_scan *s)
 static __always_inline __u32 exec_env_verdict(struct task_struct *p)
 {
 	struct env_scan s = { .verdict = EXEC_NO_JOB };
+	struct mm_struct *mm = p->mm;	/* typed loads: cheaper than a read helper each */
+	__u32 key = 0;
 	__u64 end;
 
-	if (BPF_CORE_READ_INTO(&s.start, p, mm, env_start) || BPF_CORE_READ_INTO(&end, p, mm, env_end) ||
-	    end < s.start)
+	if (!mm)
+		return EXEC_UNDECIDED;
+	s.start = mm->env_start;
+	end = mm->env_end;
+	if (end < s.start)
 		return EXEC_UNDECIDED;
 	if (end - s.start > EXEC_ENV_MAX)
 		return EXEC_UNDECIDED;
 	s.len = end - s.start;
+	s.eb = bpf_map_lookup_elem(&exec_env, &key);
 	if (s.len)
-		bpf_loop((s.len + 7) / 8, env_word, &s, 0);
+		bpf_loop((s.len + EXEC_ENV_BLOCK - 1) / EXEC_ENV_BLOCK, env_block, &s, 0);
 	return s.verdict;
 }
 
-struct cg_walk {
-	__u64 head;		/* the task's css_set's list of links, one per hierarchy */
-	__u64 pos;		/* the next link */
-	__u64 cgrp;		/* the cgroup being looked at; 0: take the next link's */
-	__u32 verdict;
-};
+/*
+ * Is cgrp, or a cgroup above it, named "job_<digit>..."? Slurm's job, or
+ * something that looks like it: reported. A root has no name to look at.
+ * The cgroups are walked as the kernel's own typed pointers (a load each),
+ * not by bpf_probe_read: on a node with cgroup v1's dozen hierarchies the
+ * reads were most of an exec's cost. Its own function, so the verifier
+ * checks its loop once, not at every place it is called.
+ */
+static __noinline __u32 cg_job_above(struct cgroup *cgrp)
+{
+	for (int d = 0; d < EXEC_CG_DEPTH; d++) {
+		struct cgroup_subsys_state *parent;
+		char c[8] = {};
+
+		if (!cgrp)
+			return EXEC_NO_JOB;
+		parent = cgrp->self.parent;
+		if (!parent)
+			return EXEC_NO_JOB;
+		if (bpf_probe_read_kernel_str(c, sizeof(c), cgrp->kn->name) < 0)
+			return EXEC_UNDECIDED;
+		if (c[0] == 'j' && c[1] == 'o' && c[2] == 'b' && c[3] == '_' && c[4] >= '0' && c[4] <= '9')
+			return EXEC_JOB;
+		cgrp = parent->cgroup;
+	}
+	return EXEC_UNDECIDED;
+}
 
 /*
- * bpf_loop callback: one cgroup of one hierarchy (v2's and each of v1's),
- * then its parent, up to the root; then the next hierarchy's. A name
- * "job_<digit>..." anywhere is Slurm's job (or looks like it: reported).
+ * The task's cgroup in v2's hierarchy and in each v1 controller's: the
+ * hierarchies Slurm puts a job in (procfs.c's rule leaves v1's named
+ * hierarchies, which have no controller, out too).
  */
-static long cg_step(__u32 i, struct cg_walk *w)
-{
-	struct cgroup_subsys_state *parent;
-	struct cgrp_cset_link *link;
-	struct list_head *lh;
-	struct cgroup *cgrp;
-	const char *name;
-	char c[8] = {};
-
-	(void)i;
-	if (!w->cgrp) {
-		if (w->pos == w->head) {
-			w->verdict = EXEC_NO_JOB;
-			return 1;
-		}
-		lh = (void *)w->pos;
-		link = (void *)(w->pos - bpf_core_field_offset(struct cgrp_cset_link, cgrp_link));
-		if (BPF_CORE_READ_INTO(&w->cgrp, link, cgrp) || !w->cgrp ||
-		    bpf_core_read(&w->pos, sizeof(w->pos), &lh->next))
-			return 1;	/* undecided */
-	}
-	cgrp = (void *)w->cgrp;
-	if (BPF_CORE_READ_INTO(&name, cgrp, kn, name) ||
-	    bpf_probe_read_kernel_str(c, sizeof(c), name) < 0 ||
-	    BPF_CORE_READ_INTO(&parent, cgrp, self.parent))
-		return 1;
-	if (c[0] == 'j' && c[1] == 'o' && c[2] == 'b' && c[3] == '_' && c[4] >= '0' && c[4] <= '9') {
-		w->verdict = EXEC_JOB;
-		return 1;
-	}
-	/* A cgroup's self is its css: the parent's css is in the parent cgroup. */
-	w->cgrp = parent ? (__u64)parent - bpf_core_field_offset(struct cgroup, self) : 0;
-	return 0;
-}
+struct css_set___subsys {
+	/* As many controllers as a kernel may have: CO-RE takes the running one's count. */
+	struct cgroup_subsys_state *subsys[EXEC_CG_SUBSYS];
+	struct cgroup *dfl_cgrp;
+} __attribute__((preserve_access_index));
 
 static __always_inline __u32 exec_cgroup_verdict(struct task_struct *p)
 {
-	struct cg_walk w = { .verdict = EXEC_UNDECIDED };
-	struct css_set *cset;
+	struct css_set___subsys *cset = (void *)p->cgroups;
+	__u32 n = bpf_core_field_size(cset->subsys) / sizeof(cset->subsys[0]);
+	__u32 v, undecided = 0;
 
-	if (BPF_CORE_READ_INTO(&cset, p, cgroups) || !cset)
-		return EXEC_UNDECIDED;
-	w.head = (__u64)__builtin_preserve_access_index(&cset->cgrp_links);
-	if (bpf_core_read(&w.pos, sizeof(w.pos), &cset->cgrp_links.next))
-		return EXEC_UNDECIDED;
-	bpf_loop(EXEC_CG_STEPS, cg_step, &w, 0);
-	return w.verdict;
+	v = cg_job_above(cset->dfl_cgrp);
+	if (v == EXEC_JOB)
+		return v;
+	undecided |= v == EXEC_UNDECIDED;
+	/* Each controller's own load: an index the verifier sees as a constant. */
+#define CG_SUBSYS(i)								\
+	if (i < n && cset->subsys[i]) {						\
+		v = cg_job_above(cset->subsys[i]->cgroup);			\
+		if (v == EXEC_JOB)						\
+			return v;						\
+		undecided |= v == EXEC_UNDECIDED;				\
+	}
+	CG_SUBSYS(0) CG_SUBSYS(1) CG_SUBSYS(2) CG_SUBSYS(3)
+	CG_SUBSYS(4) CG_SUBSYS(5) CG_SUBSYS(6) CG_SUBSYS(7)
+	CG_SUBSYS(8) CG_SUBSYS(9) CG_SUBSYS(10) CG_SUBSYS(11)
+	CG_SUBSYS(12) CG_SUBSYS(13) CG_SUBSYS(14) CG_SUBSYS(15)
+#undef CG_SUBSYS
+	return undecided || n > EXEC_CG_SUBSYS ? EXEC_UNDECIDED : EXEC_NO_JOB;
 }
 
 /* Report this untraced exec to user space? Counted when not, or when not sure. */

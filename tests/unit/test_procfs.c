@@ -1101,6 +1101,10 @@ static void test_slurm_cgroup_v1(void **state)
 	assert_int_equal(procfs_parse_slurm_cgroup("4:cpuset:/slurm/uid_0/job_7/step_batch\n", &sc), 0);
 	assert_int_equal(sc.job, 7);
 	assert_string_equal(sc.step, "batch");
+	/* A named hierarchy has no controller: not where Slurm puts a job. */
+	assert_int_equal(procfs_parse_slurm_cgroup("1:name=slurmish:/slurm/uid_0/job_7/step_0\n", &sc), -ENOENT);
+	assert_int_equal(procfs_parse_slurm_cgroup("1:cpu,name=x:/slurm/uid_0/job_7/step_0\n", &sc), 0);
+	assert_int_equal(sc.job, 7);
 }
 
 /* cgroup v2, as most sites run it: one line, below slurmstepd's scope. */

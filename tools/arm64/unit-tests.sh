@@ -9,6 +9,10 @@
 # reads of its own child want process_vm_readv, which qemu-user does not
 # implement (ENOSYS: the requester then reads each entry point alone, with
 # pread). They must fail there, and only they; every other test must pass.
+# One may also pass: test_proc_at's test_self compares the kernel's start
+# time of the process with the one qemu-user's emulated /proc/self/stat
+# gives, which qemu computes from its own clock at start: one or two ticks
+# off, but the same tick about one run in ten.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 qemu_fails() {
@@ -19,12 +23,21 @@ qemu_fails() {
 	test_remote_read) echo "test_reads_each_address test_stops_at_unreadable test_part_of_an_entry" ;;
 	esac
 }
+qemu_may_pass() {
+	case $1 in
+	test_proc_at) echo "test_self" ;;
+	esac
+}
 bad=0
 for t in build-arm64/tests/test_*; do
 	rc=0
 	out=$(cd tests/unit && qemu-aarch64 -L / "../../$t" 2>&1) || rc=$?
 	failed=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([a-z_0-9]*\)$/\1/p' | sort -u | tr '\n' ' ')
 	expect=$(qemu_fails "$(basename "$t")" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ')
+	# A test that may pass and did: expected no more.
+	for m in $(qemu_may_pass "$(basename "$t")"); do
+		[[ " $failed" == *" $m "* ]] || expect=${expect/$m /}
+	done
 	if [ "$failed" != "$expect" ] || { [ $rc != 0 ] && [ -z "$expect" ]; }; then
 		echo "$out"
 		echo "arm64 unit: $(basename "$t"): exit $rc, failed [${failed}], expected [${expect}]"

@@ -347,6 +347,13 @@ int procfs_parse_slurm_cgroup(const char *text, struct slurm_cgroup *out)
 
 		if (!c2 || (eol && c2 > eol))
 			continue;
+		/*
+		 * A v1 hierarchy with a name and no controller (name=systemd):
+		 * Slurm never puts a job there, and the exec filter
+		 * (bpf/exec_filter.h) reaches a task's cgroups by controller.
+		 */
+		if (!strncmp(c1 + 1, "name=", 5) && !memchr(c1 + 1, ',', c2 - c1 - 1))
+			continue;
 		memset(out, 0, sizeof(*out));
 		if (!parse_slurm_path(c2 + 1, out)) {
 			snprintf(out->controllers, sizeof(out->controllers), "%.*s",
