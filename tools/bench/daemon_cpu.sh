@@ -21,6 +21,9 @@
 #        [--no-bursts] [--build DIR (the applications' builds, kept between calls)]
 #        [--perf (also perf record -g the daemon during the job: RUN/perf.data;
 #                 its own cost then inflates cpu_ms_per_s)]
+#        [--warm (the same job once before, unmeasured, under the same daemon:
+#                 what a daemon left on pays per job, the libraries' CFI and
+#                 symbols it loads once per file already loaded)]
 #        [--beside "CMD" (run CMD, PID replaced by the daemon's, during the
 #                 job; stopped with SIGINT; its output in RUN/beside.out)]
 #
@@ -33,7 +36,7 @@ source "$REPO/tools/lib/pidtrack.sh"
 source "$REPO/tools/lib/detach.sh"
 
 die() { echo "daemon_cpu: $*" >&2; exit 2; }
-SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" RES="" RUNS=3 BURSTS=1 BUILD="" PERF=0 BESIDE=""
+SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" RES="" RUNS=3 BURSTS=1 BUILD="" PERF=0 BESIDE="" WARM=0
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TOOL_ARGS=()
 CONFIGS="lulesh:mpich:8 lulesh:openmpi:8 hpccg:mpich:4 cloverleaf:openmpi:2"
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--build) BUILD=${2:?}; shift 2 ;;
 	--perf) PERF=1; shift ;;
 	--beside) BESIDE=${2:?}; shift 2 ;;
+	--warm) WARM=1; shift ;;
 	-h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	*) die "unknown argument '$1'" ;;
 	esac
@@ -197,6 +201,18 @@ one_run() {	# APP MPI NP RUN EXE
 		pid_running "$dpid" || { log "$d: the daemon did not start"; return 1; }
 		sleep 0.05
 	done
+	if [ "$WARM" -eq 1 ]; then
+		local w=$d/warm
+		mkdir -p "$w"
+		chown "$TEST_USER" "$w"
+		read -r -a wcmd <<<"$(launcher "$m" "$np") $exe $(app_args "$app" "$np" "$w")"
+		runuser -u "$TEST_USER" -- env -i --chdir="$w" "${USER_VARS[@]}" \
+			"PBS_JOBID=daemon-cpu-warm-$app-$m-$run" "${wcmd[@]}" >"$d/warm.out" 2>&1
+		for _ in $(seq 100); do
+			grep -qs '^finished,1' "$d"/spool/daemon-cpu-warm-*/run_info.csv && break
+			sleep 0.05
+		done
+	fi
 	if [ "$BURSTS" -eq 1 ]; then
 		# The main thread's on-CPU spans, switch in to switch out.
 		bpftrace -e "tracepoint:sched:sched_switch {
@@ -236,7 +252,7 @@ one_run() {	# APP MPI NP RUN EXE
 	t1=$EPOCHREALTIME
 	# The job's end: its session's last writes (finished,1 in run_info.csv).
 	for _ in $(seq 100); do
-		grep -qs '^finished,1' "$d"/spool/*/run_info.csv && break
+		grep -qs '^finished,1' "$d"/spool/daemon-cpu-"$app"-*/run_info.csv && break
 		sleep 0.05
 	done
 	c1=$(cpu_ns "$dpid")
@@ -258,7 +274,7 @@ one_run() {	# APP MPI NP RUN EXE
 			"$d/bursts.txt")
 	fi
 	[ "$rc" -eq 0 ] || log "$d: exit status $rc (job or daemon)"
-	grep -qs '^finished,1' "$d"/spool/*/run_info.csv || log "$d: the job's session did not end within 5 s"
+	grep -qs '^finished,1' "$d"/spool/daemon-cpu-"$app"-*/run_info.csv || log "$d: the job's session did not end within 5 s"
 	awk -v app="$app" -v m="$m" -v np="$np" -v r="$run" -v w="$wall" -v c="$cpu" \
 		-v v="$((v1 - v0))" -v n="$((n1 - n0))" -v bm="$bmax" -v bp="$bp99" -v l="$load" \
 		'BEGIN { printf "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\n", app, m, np, r, w, c, c / w, v / w, n / w, bm, bp, l }' \
