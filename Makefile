@@ -221,8 +221,9 @@ $(BUILD)/tests/test_process: tests/unit/test_process.c $(PURE_OBJS) $(BUILD)/pro
 # The sinks of files: the CSV sink and the opt-in modes' (their rows on row_sink.c, row_file.c).
 SINK_TEST_OBJS := $(patsubst %,$(BUILD)/%.o,csv_sink csv_out gz_file row_file row_sink \
 		  mpi_calls_sink alloc_stacks_sink heap_sites_sink)
+# fsync wrapped: the test sees which writes were made durable.
 $(BUILD)/tests/test_csv_sink: tests/unit/test_csv_sink.c $(SINK_TEST_OBJS) | $(BUILD)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(SINK_TEST_OBJS) -o $@ -lcmocka -lm -lz
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests/unit $< $(SINK_TEST_OBJS) -o $@ -Wl,--wrap=fsync -lcmocka -lm -lz
 
 # The OOM post-mortem's pure parts, with the CSV sink's run_info rows and the engine's fold.
 $(BUILD)/tests/test_oom: tests/unit/test_oom.c $(PURE_OBJS) $(BUILD)/csv_sink.o $(BUILD)/row_file.o $(BUILD)/oom.o | $(BUILD)

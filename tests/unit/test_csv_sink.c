@@ -8,6 +8,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,44 @@
 #include "columns.h"
 #include "csv_out.h"
 #include "sink.h"
+
+/*
+ * fsync, wrapped (-Wl,--wrap=fsync): what was synced, by the path its
+ * descriptor names, so a test sees which writes were made durable.
+ */
+#define SYNCED_MAX	64
+static char synced[SYNCED_MAX][256];
+static unsigned int nsynced;
+
+int __real_fsync(int fd);
+int __wrap_fsync(int fd);
+int __wrap_fsync(int fd)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (nsynced < SYNCED_MAX) {
+		n = readlink(link, synced[nsynced], sizeof(synced[0]) - 1);
+		synced[nsynced][n > 0 ? n : 0] = '\0';
+		nsynced++;
+	}
+	return __real_fsync(fd);
+}
+
+/* Whether a path ending in tail was synced since the count was reset. */
+static bool was_synced(const char *tail)
+{
+	size_t lt = strlen(tail);
+
+	for (unsigned int i = 0; i < nsynced && i < SYNCED_MAX; i++) {
+		size_t l = strlen(synced[i]);
+
+		if (l >= lt && !strcmp(synced[i] + l - lt, tail))
+			return true;
+	}
+	return false;
+}
 
 struct fixture {
 	char dir[64];
@@ -253,6 +292,76 @@ static bool temp_left(const struct fixture *f)
 }
 
 /*
+ * The rewrites while the job runs are renamed into place, not synced (a
+ * node crash loses at most the time since the last rewrite, as for the
+ * timelines); the last one, once the job is over, is synced: each file
+ * and the directory that holds its new name.
+ */
+static void test_durable_at_end(void **state)
+{
+	struct fixture *f = *state;
+	const struct sink_ops *ops = f->s->ops;
+	struct sink *k = mpi_calls_sink_new(&f->od);
+	void *slot = NULL;
+	struct sink_job j = job(0.5);
+	struct sink_proc a = proc(0, 100, 0.5, &slot);
+	const struct sink_proc *live[] = { &a };
+	char *text;
+
+	assert_non_null(k);
+	ops->proc_sample(f->s, &j, &a);
+	nsynced = 0;
+	ops->job_summary(f->s, &j, live, 1);
+	k->ops->job_summary(k, &j, live, 1);
+	assert_int_equal(nsynced, 0);
+	text = slurp(f, "run_info.csv");
+	assert_non_null(strstr(text, "\nfinished,0\n"));
+	free(text);
+
+	j.finished = true;
+	ops->job_summary(f->s, &j, live, 1);
+	k->ops->job_summary(k, &j, live, 1);
+	/* Synced under the temporary name, before the rename. */
+	{
+		char tail[64];
+
+		snprintf(tail, sizeof(tail), "/.%s.tmp.%d", "summary.csv", (int)getpid());
+		assert_true(was_synced(tail));
+		snprintf(tail, sizeof(tail), "/.%s.tmp.%d", "run_info.csv", (int)getpid());
+		assert_true(was_synced(tail));
+		snprintf(tail, sizeof(tail), "/.%s.tmp.%d", FILE_MPI_CALLS, (int)getpid());
+		assert_true(was_synced(tail));
+	}
+	assert_true(was_synced(f->dir));
+	text = slurp(f, "run_info.csv");
+	assert_non_null(strstr(text, "\nfinished,1\n"));
+	free(text);
+	text = slurp(f, "summary.csv");
+	assert_non_null(strstr(text, "0,100,total,"));
+	free(text);
+	assert_int_equal(f->od.nfailed, 0);
+
+	/* A last write that fails (a full disk) is still reported, and the files stay whole. */
+	{
+		struct rlimit old, lim;
+
+		assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+		signal(SIGXFSZ, SIG_IGN);
+		lim = old;
+		lim.rlim_cur = 300;
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+		ops->job_summary(f->s, &j, live, 1);
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	}
+	assert_int_equal(f->od.nfailed, 2);	/* run_info.csv and summary.csv */
+	assert_false(temp_left(f));
+	text = slurp(f, "run_info.csv");
+	assert_non_null(strstr(text, "\nfinished,1\n"));
+	free(text);
+	k->ops->destroy(k);
+}
+
+/*
  * A disk that fills during the run, made with RLIMIT_FSIZE (writes past it
  * fail with EFBIG): the rank file is cut back to whole rows and written on
  * once there is room, the failure is counted once per file, run_info.csv
@@ -465,6 +574,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_info_inferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_durable_at_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mpi_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_stacks_unnamed_fails_whole, setup, teardown),

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -656,6 +657,117 @@ static void test_hook_then_fallback(void **state)
 	assert_int_equal(res.caller, 0x4310);
 }
 
+
+/* Whether the trace lists the stack word at byte offset off. */
+static bool dep_on_word(const struct unwind_trace *tr, uint32_t off)
+{
+	for (unsigned int i = 0; i < tr->n; i++)
+		if (tr->dep[i].reg < 0 && tr->dep[i].off == off)
+			return true;
+	return false;
+}
+
+static bool dep_on_reg(const struct unwind_trace *tr, int reg)
+{
+	for (unsigned int i = 0; i < tr->n; i++)
+		if (tr->dep[i].reg == reg)
+			return true;
+	return false;
+}
+
+static bool same_result(const struct unwind_result *a, const struct unwind_result *b)
+{
+	return a->caller == b->caller && a->owner == b->owner && a->entry == b->entry &&
+	       a->frames == b->frames && a->fallback == b->fallback &&
+	       a->forwarders_only == b->forwarders_only && a->nstack == b->nstack &&
+	       !memcmp(a->stack, b->stack, a->nstack * sizeof(a->stack[0]));
+}
+
+/*
+ * The trace of a walk (what a kept walk is matched by, requester.c):
+ * every return address it followed and the frame pointer it based a CFA
+ * on, not the callee-saved registers it restored and never used. The
+ * proof that it is enough: any word of the copy, or register at the call,
+ * not in it can change and the walk gives the same result; a word in it
+ * changes the result.
+ */
+static void test_trace_lists_what_was_used(void **state)
+{
+	struct fake_stack s = { .n = 0 };
+	struct unwind_ops o = ops;
+	struct unwind_trace tr, tr2;
+	struct unwind_result res, res2;
+	struct unwind_regs r, r2;
+
+	(void)state;
+	push_word(&s, 0x1150);		/* mmap (leaf): RA into malloc */
+	push_word(&s, 0x1111);		/* malloc: saved rbx */
+	push_word(&s, 0x2010);		/* malloc's RA into _Znwm */
+	push_word(&s, 0x2222);		/* _Znwm: saved rbx */
+	push_word(&s, 0x4010);		/* _Znwm's RA into the app function */
+	push_word(&s, 0x3333);		/* app function: saved rbx */
+	push_word(&s, 0x4110);		/* its RA into main (a frame pointer: CFA = rbp + 16) */
+	push_word(&s, 0x7777);		/* main's local */
+	push_word(&s, 0x9999);		/* main's caller's rbp, saved at rbp */
+	push_word(&s, 0x4210);		/* main's RA into _start (outermost) */
+	o.trace = &tr;
+	o.stack_depth = ALLOC_STACK_DEPTH;	/* the walk goes on to the end */
+	regs_at(&r, 0x1010);
+	r.r[CFI_RBP] = SP0 + 8 * 8;	/* main's frame: rbp points at the saved rbp */
+	r.r[CFI_RBX] = 0x5555;
+	assert_true(unwind_find_requester(&r, (const uint8_t *)s.w, s.n * 8, C_MPI, C_LIBC,
+					  &o, &scan, &res));
+	assert_int_equal(res.caller, 0x4010);
+	assert_int_equal(res.nstack, 3);
+	assert_false(tr.partial);
+	for (uint32_t off = 0; off < 10 * 8; off += 8)
+		assert_int_equal(dep_on_word(&tr, off), off == 0 || off == 16 || off == 32 ||
+					     off == 48 || off == 72);
+	assert_true(dep_on_reg(&tr, CFI_RBP));
+	assert_true(dep_on_reg(&tr, CFI_RSP));
+	assert_true(dep_on_reg(&tr, CFI_RA));
+	assert_false(dep_on_reg(&tr, CFI_RBX));
+
+	for (size_t i = 0; i < s.n; i++) {
+		struct fake_stack t = s;
+
+		t.w[i] ^= 0x40;
+		assert_true(unwind_find_requester(&r, (const uint8_t *)t.w, t.n * 8, C_MPI, C_LIBC,
+						  &(struct unwind_ops){ .cfi = cfi, .frame = frame,
+									.stack_depth = ALLOC_STACK_DEPTH,
+									.trace = &tr2 },
+						  &scan, &res2) || dep_on_word(&tr, (uint32_t)i * 8));
+		if (!dep_on_word(&tr, (uint32_t)i * 8))
+			assert_true(same_result(&res, &res2));
+		else
+			assert_false(same_result(&res, &res2) && tr2.n == tr.n &&
+				     !memcmp(tr2.dep, tr.dep, tr.n * sizeof(tr.dep[0])));
+	}
+	r2 = r;
+	r2.r[CFI_RBX] = 0x6666;		/* not used: the same walk */
+	unwind_find_requester(&r2, (const uint8_t *)s.w, s.n * 8, C_MPI, C_LIBC, &o, &scan, &res2);
+	assert_true(same_result(&res, &res2));
+}
+
+/* A walk the word scan finished read the whole copy: its trace says it is partial. */
+static void test_trace_partial_after_scan(void **state)
+{
+	struct fake_stack s = { .n = 0 };
+	struct unwind_ops o = ops;
+	struct unwind_trace tr;
+	struct unwind_result res;
+	struct unwind_regs r;
+
+	(void)state;
+	push_word(&s, 0x8888);		/* mmap's RA into no known code: the walk stops */
+	push_word(&s, 0x4010);		/* a word the scan takes */
+	o.trace = &tr;
+	regs_at(&r, 0x1010);
+	unwind_find_requester(&r, (const uint8_t *)s.w, s.n * 8, C_MPI, C_LIBC, &o, &scan, &res);
+	assert_true(res.fallback);
+	assert_true(tr.partial);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +789,8 @@ int main(void)
 		cmocka_unit_test(test_forward_library_discards),
 		cmocka_unit_test(test_hook_mpi_entry),
 		cmocka_unit_test(test_hook_then_fallback),
+		cmocka_unit_test(test_trace_lists_what_was_used),
+		cmocka_unit_test(test_trace_partial_after_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

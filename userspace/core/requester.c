@@ -14,6 +14,8 @@
 #include "spec.h"
 #include "unwind.h"
 
+static bool memo_check_on(void);
+
 static void free_modules(struct code_module *mods, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -33,14 +35,21 @@ void code_reader_init(struct code_reader *cr, pid_t pid)
 void code_reader_close(struct code_reader *cr)
 {
 	uint64_t walks = cr->walks, fallbacks = cr->fallbacks, ns = cr->walk_ns;
-	uint64_t reads = cr->maps_reads, hooks = cr->hooks_found;
+	uint64_t reads = cr->maps_reads, hooks = cr->hooks_found, reused = cr->walks_reused;
+	uint32_t gen = cr->gen + 1;
 
 	if (cr->fd >= 0)
 		close(cr->fd);
 	if (cr->maps_fd >= 0)
 		close(cr->maps_fd);
 	free_modules(cr->mods, cr->nmods);
+	if (cr->memo && memo_check_on())
+		fprintf(stderr, "memattr-bpf: pid %d: %llu walks, %llu answered by kept walks\n",
+			(int)cr->pid, (unsigned long long)walks, (unsigned long long)reused);
+	free(cr->memo);
 	code_reader_init(cr, cr->pid);
+	cr->gen = gen;
+	cr->walks_reused = reused;
 	cr->walks = walks;
 	cr->fallbacks = fallbacks;
 	cr->walk_ns = ns;
@@ -51,6 +60,7 @@ void code_reader_close(struct code_reader *cr)
 /* What the code at an address is may have changed: the caches keyed by address go. */
 static void forget_code(struct code_reader *cr)
 {
+	cr->gen++;
 	memset(cr->frame, 0, sizeof(cr->frame));
 	memset(cr->entry_fn, 0, sizeof(cr->entry_fn));
 }
@@ -86,6 +96,7 @@ struct scan_ctx {
 	struct region_table *t;
 	const struct classifier *cls;
 	bool reread;		/* maps were reread for this walk already */
+	bool unkept;		/* the walk met code known from the region table only: not kept */
 };
 
 /* n bytes of the process's memory at addr. 0 or -errno. */
@@ -524,6 +535,7 @@ static void scan_hooks(struct scan_ctx *s)
 	if (cr->nhooks == nold && !memcmp(old, cr->hooks, nold * sizeof(old[0])))
 		return;
 	memset(cr->frame, 0, sizeof(cr->frame));
+	cr->gen++;	/* a frame's forwarding changed: so may any walk */
 	for (unsigned int i = 0; debug_on() && i < cr->nhooks; i++)
 		fprintf(stderr, "unwind: pid %d hook %#llx in [%#llx, %#llx)\n", (int)cr->pid,
 			(unsigned long long)cr->hooks[i].entry,
@@ -560,6 +572,7 @@ static bool frame_of(void *ctx, uint64_t pc, struct unwind_frame *f)
 	} else {
 		/* Anonymous code (a JIT): what the region table says, never cached. */
 		r = regions_find(s->t, pc);
+		s->unkept = true;
 		if (!r || !(r->flags & REGION_EXEC))
 			return false;
 		f->owner = r->owner;
@@ -638,6 +651,96 @@ static void event_regs(const struct ev_syscall *e, struct unwind_regs *regs)
 		regs->valid |= 1u << CFI_RA;
 }
 
+
+/* A kept walk of this call: same key, and every value it used the same. NULL: none. */
+static const struct walk_memo *memo_find(const struct code_reader *cr,
+					 const struct unwind_regs *regs, const uint8_t *stack,
+					 size_t len, bool discarders)
+{
+	for (unsigned int i = 0; cr->memo && i < WALK_MEMO_SLOTS; i++) {
+		const struct walk_memo *m = &cr->memo[i];
+		unsigned int k;
+
+		if (!m->ip || m->ip != regs->r[CFI_RA] || m->sp != regs->r[CFI_RSP] ||
+		    m->valid != regs->valid || m->len != len || m->discarders != discarders ||
+		    m->gen != cr->gen)
+			continue;
+		for (k = 0; k < m->deps.n; k++) {
+			const struct unwind_dep *d = &m->deps.dep[k];
+			uint64_t v;
+
+			if (d->reg >= 0) {
+				if (regs->r[d->reg] != d->val)
+					break;
+				continue;
+			}
+			if (d->off > len || len - d->off < sizeof(v))
+				break;
+			memcpy(&v, stack + d->off, sizeof(v));
+			if (v != d->val)
+				break;
+		}
+		if (k == m->deps.n)
+			return m;
+	}
+	return NULL;
+}
+
+/*
+ * MEMATTR_CHECK_WALKS=1: every walk a kept one answered is walked again and
+ * the two compared; a difference is said on stderr (the cache's own test on
+ * real programs: tools and tests only, it costs the walk it saves).
+ */
+static bool memo_check_on(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("MEMATTR_CHECK_WALKS") != NULL;
+	return on;
+}
+
+static void memo_check(struct code_reader *cr, const struct unwind_regs *regs,
+		       const uint8_t *stack, size_t len, const struct classifier *cls,
+		       const struct unwind_ops *ops, const struct callscan_ops *scan, bool found,
+		       const struct unwind_result *res)
+{
+	struct unwind_ops o = *ops;
+	struct unwind_result again;
+	bool f;
+
+	o.trace = NULL;
+	f = unwind_find_requester(regs, stack, len, cls->mpi, cls->libc, &o, scan, &again);
+	if (f != found || again.caller != res->caller || again.owner != res->owner ||
+	    again.entry != res->entry || again.fallback != res->fallback ||
+	    again.nstack != res->nstack ||
+	    memcmp(again.stack, res->stack, res->nstack * sizeof(res->stack[0])))
+		fprintf(stderr, "memattr-bpf: pid %d: a kept walk differs from the walk "
+			"(caller %#llx/%#llx owner %d/%d)\n", (int)cr->pid,
+			(unsigned long long)res->caller, (unsigned long long)again.caller,
+			(int)res->owner, (int)again.owner);
+}
+
+/* Keep a walk that depended on what its trace lists, and only on that. */
+static void memo_keep(struct code_reader *cr, const struct unwind_regs *regs, size_t len,
+		      bool discarders, const struct unwind_trace *tr, bool found,
+		      const struct unwind_result *res)
+{
+	struct walk_memo *m;
+
+	if (tr->partial)
+		return;
+	if (!cr->memo && !(cr->memo = calloc(WALK_MEMO_SLOTS, sizeof(*cr->memo))))
+		return;
+	m = &cr->memo[cr->memo_next];
+	cr->memo_next = (cr->memo_next + 1) % WALK_MEMO_SLOTS;
+	*m = (struct walk_memo){
+		.ip = regs->r[CFI_RA], .sp = regs->r[CFI_RSP], .valid = regs->valid,
+		.gen = cr->gen, .len = len, .discarders = discarders, .found = found,
+		.deps = *tr, .res = *res,
+	};
+}
+
 /*
  * Wall time (vDSO, no system call): the walk times in run_info.csv are
  * wall times. With every CPU busy (ranks oversubscribed) they include
@@ -678,6 +781,8 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	size_t len = e->stack_len < sizeof(e->stack) ? e->stack_len : sizeof(e->stack);
 	uint8_t stack[MEMATTR_STACK_BYTES];
 	const uint8_t *walked;
+	const struct walk_memo *kept;
+	struct unwind_trace trace;
 	struct unwind_result res;
 	struct unwind_regs regs;
 	struct unwind_frame f0;
@@ -717,7 +822,23 @@ bool requester_find(struct code_reader *cr, struct region_table *regions,
 	/* Inside a probed malloc: its caller is known exactly, unless it is libc itself (strdup). */
 	walked = unhijacked_stack(e, stack, len);
 	event_regs(e, &regs);
-	found = unwind_find_requester(&regs, walked, len, cls->mpi, cls->libc, &ops, &scan, &res);
+	kept = regs.r[CFI_RA] ? memo_find(cr, &regs, walked, len, ops.discarders) : NULL;
+	if (kept) {
+		found = kept->found;
+		res = kept->res;
+		cr->walks_reused++;
+		if (memo_check_on())
+			memo_check(cr, &regs, walked, len, cls, &ops, &scan, found, &res);
+	} else {
+		uint32_t gen = cr->gen;
+
+		ops.trace = &trace;
+		found = unwind_find_requester(&regs, walked, len, cls->mpi, cls->libc, &ops, &scan,
+					      &res);
+		/* Not when the code changed under the walk (maps read again mid-walk). */
+		if (regs.r[CFI_RA] && !s.unkept && gen == cr->gen)
+			memo_keep(cr, &regs, len, ops.discarders, &trace, found, &res);
+	}
 	cr->walks++;
 	cr->fallbacks += res.fallback;
 	rq->fallback = res.fallback;

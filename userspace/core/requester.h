@@ -28,6 +28,7 @@
 #include "memattr.h"
 #include "procfs.h"
 #include "regions.h"
+#include "unwind.h"
 
 #define CODE_CACHE_SLOTS	64	/* per process: call sites repeat, keep it small */
 
@@ -73,6 +74,26 @@ struct frame_cache_slot {
  * file): kept per address, since the same few calls request memory over
  * and over.
  */
+/*
+ * Walks kept per process, by the values each depended on (unwind.h,
+ * struct unwind_trace): a loop that allocates the same way every time
+ * makes the same syscall from the same stack, and only the values a walk
+ * used need to match, not the whole copy. Found by a scan of every slot:
+ * several call sites may reach mmap with the same pc and stack pointer.
+ */
+#define WALK_MEMO_SLOTS		16
+
+struct walk_memo {
+	uint64_t ip, sp;		/* ip 0: empty */
+	uint32_t valid;			/* the registers valid at the call */
+	uint32_t gen;			/* code_reader.gen it was walked under */
+	size_t len;			/* the stack copy's length */
+	bool discarders;
+	bool found;
+	struct unwind_trace deps;
+	struct unwind_result res;
+};
+
 struct entry_fn_slot {
 	uint64_t entry;			/* 0: empty */
 	uint16_t fn;
@@ -89,6 +110,9 @@ struct code_reader {
 	int maps_fd;			/* /proc/PID/maps for single queries, -1 until first needed */
 	bool no_query;			/* the kernel answers none (before 6.11): maps are read whole */
 	struct frame_cache_slot frame[FRAME_CACHE_SLOTS];
+	struct walk_memo *memo;		/* WALK_MEMO_SLOTS, allocated at the first walk */
+	unsigned int memo_next;		/* the slot the next walk kept replaces */
+	uint32_t gen;			/* what the code is changed: walks kept before do not count */
 	struct entry_fn_slot entry_fn[ENTRY_FN_SLOTS];
 	struct hook_entry hooks[HOOK_MAX];
 	unsigned int nhooks;
@@ -105,6 +129,7 @@ struct code_reader {
 	 * scan, time; the most hook entries found at once.
 	 */
 	uint64_t walks, fallbacks, walk_ns, maps_reads, hooks_found;
+	uint64_t walks_reused;		/* of the walks, those a kept walk answered */
 };
 
 void code_reader_init(struct code_reader *cr, pid_t pid);

@@ -24,9 +24,44 @@ static int read_word(const uint8_t *stack, size_t len, uint64_t base, uint64_t a
 	return 0;
 }
 
-/* The caller's registers from the callee's, with the callee's CFI row. */
+/*
+ * Where a register's value came from, for the trace: a register at the
+ * call, a word of the copy, or neither (computed from values already
+ * noted, as the CFA is).
+ */
+enum { FROM_NONE, FROM_REG, FROM_STACK };
+
+struct origin {
+	uint8_t kind;
+	uint8_t reg;
+	uint32_t off;
+};
+
+/* The walk used value v, which came from o: note what it depends on. */
+static void used(struct unwind_trace *tr, const struct origin *o, uint64_t v)
+{
+	struct unwind_dep *d;
+
+	if (!tr || o->kind == FROM_NONE)
+		return;
+	if (o->kind == FROM_REG && (tr->regs_noted & BIT(o->reg)))
+		return;
+	if (tr->n == UNWIND_DEPS_MAX) {
+		tr->partial = true;
+		return;
+	}
+	d = &tr->dep[tr->n++];
+	d->reg = o->kind == FROM_REG ? o->reg : -1;
+	d->off = o->kind == FROM_STACK ? o->off : 0;
+	d->val = v;
+	if (o->kind == FROM_REG)
+		tr->regs_noted |= BIT(o->reg);
+}
+
+/* The caller's registers from the callee's, with the callee's CFI row (origins: oin, oout). */
 static int step(const struct cfi_row *row, const struct unwind_regs *in,
-		struct unwind_regs *out, const uint8_t *stack, size_t len, uint64_t base)
+		struct unwind_regs *out, const uint8_t *stack, size_t len, uint64_t base,
+		const struct origin *oin, struct origin *oout, struct unwind_trace *tr)
 {
 	uint64_t cfa;
 	int ret;
@@ -34,7 +69,9 @@ static int step(const struct cfi_row *row, const struct unwind_regs *in,
 	if (row->cfa_reg >= CFI_NREGS || !(in->valid & BIT(row->cfa_reg)))
 		return -EINVAL;
 	cfa = in->r[row->cfa_reg] + (uint64_t)row->cfa_off;
+	used(tr, &oin[row->cfa_reg], in->r[row->cfa_reg]);
 	memset(out, 0, sizeof(*out));
+	memset(oout, 0, CFI_NREGS * sizeof(*oout));
 	for (size_t i = 0; i < sizeof(restored); i++) {
 		const struct cfi_rule *rule = &row->rule[restored[i]];
 		uint8_t reg = restored[i];
@@ -49,6 +86,7 @@ static int step(const struct cfi_row *row, const struct unwind_regs *in,
 				break;
 			out->r[reg] = in->r[reg];
 			out->valid |= in->valid & BIT(reg);
+			oout[reg] = oin[reg];
 			break;
 		case CFI_UNDEF:
 			break;
@@ -57,6 +95,8 @@ static int step(const struct cfi_row *row, const struct unwind_regs *in,
 			if (ret)
 				return ret;
 			out->valid |= BIT(reg);
+			oout[reg] = (struct origin){ FROM_STACK, 0,
+						     (uint32_t)(cfa + (uint64_t)rule->off - base) };
 			break;
 		case CFI_VAL_OFFSET:
 			out->r[reg] = cfa + (uint64_t)rule->off;
@@ -67,6 +107,7 @@ static int step(const struct cfi_row *row, const struct unwind_regs *in,
 				return -EINVAL;
 			out->r[reg] = in->r[rule->reg];
 			out->valid |= in->valid & BIT(rule->reg);
+			oout[reg] = oin[rule->reg];
 			break;
 		default:
 			return -EINVAL;
@@ -188,6 +229,8 @@ static bool walk(const struct unwind_regs *regs, const uint8_t *stack, size_t le
 	struct unwind_frame fr[UNWIND_MAX_FRAMES];
 	uint64_t pcs[UNWIND_MAX_FRAMES];
 	struct unwind_regs cur = *regs, next;
+	struct origin ocur[CFI_NREGS] = { 0 }, onext[CFI_NREGS];
+	struct unwind_trace *tr = ops->trace;
 	uint64_t base = regs->r[CFI_RSP];
 	/* The innermost pc is where the syscall returns to, inside its function: no -1. */
 	uint64_t pc = cur.r[CFI_RA], lookup = pc;
@@ -200,8 +243,18 @@ static bool walk(const struct unwind_regs *regs, const uint8_t *stack, size_t le
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (!(regs->valid & BIT(CFI_RSP)) || !(regs->valid & BIT(CFI_RA)))
+	if (tr)
+		memset(tr, 0, sizeof(*tr));
+	if (!(regs->valid & BIT(CFI_RSP)) || !(regs->valid & BIT(CFI_RA))) {
+		if (tr)
+			tr->partial = true;	/* the word scan reads the whole copy */
 		return scan_rest(stack, len, base, base, false, entry_of, forward_id, scan, res);
+	}
+	for (uint8_t r = 0; r < CFI_NREGS; r++)
+		if (regs->valid & BIT(r))
+			ocur[r] = (struct origin){ FROM_REG, r, 0 };
+	used(tr, &ocur[CFI_RSP], regs->r[CFI_RSP]);
+	used(tr, &ocur[CFI_RA], regs->r[CFI_RA]);
 	while (n < UNWIND_MAX_FRAMES) {
 		struct unwind_frame f;
 		struct cfi_row row;
@@ -239,7 +292,7 @@ static bool walk(const struct unwind_regs *regs, const uint8_t *stack, size_t le
 			res->stop = UNWIND_STOP_NO_CFI;
 			break;
 		}
-		ret = step(&row, &cur, &next, stack, len, base);
+		ret = step(&row, &cur, &next, stack, len, base, ocur, onext, tr);
 		if (ret == -ERANGE) {
 			/*
 			 * The caller's frame lies beyond the copy (a deep stack: the
@@ -255,6 +308,8 @@ static bool walk(const struct unwind_regs *regs, const uint8_t *stack, size_t le
 			res->stop = UNWIND_STOP_STEP;
 			break;
 		}
+		if (next.valid & BIT(CFI_RA))
+			used(tr, &onext[CFI_RA], next.r[CFI_RA]);
 		/* No return address: the outermost frame (_start, a thread's start). */
 		if (!(next.valid & BIT(CFI_RA)) || !next.r[CFI_RA]) {
 			if (done)
@@ -267,6 +322,7 @@ static bool walk(const struct unwind_regs *regs, const uint8_t *stack, size_t le
 			break;
 		}
 		cur = next;
+		memcpy(ocur, onext, sizeof(ocur));
 		pc = cur.r[CFI_RA];
 		lookup = pc - 1;
 	}
@@ -286,6 +342,8 @@ static bool walk(const struct unwind_regs *regs, const uint8_t *stack, size_t le
 	}
 	if (pick >= 0 && !open)
 		return keep_stack(pcs, n, pick, want, res);
+	if (tr)
+		tr->partial = true;	/* the word scan reads the rest of the copy */
 	return scan_rest(stack, len, base, cur.r[CFI_RSP], pick >= 0, entry_of, forward_id, scan,
 			 res);
 }

@@ -43,6 +43,33 @@ struct unwind_frame {
 				 * interposer's hook, a `forward library` (implies forwards) */
 };
 
+/*
+ * What a walk's result depended on, for a cache of walks (requester.c):
+ * the values the walk used (a register as it was at the call, or a word
+ * of the stack copy, by its offset from the stack pointer) as a CFA's
+ * base or as a pc. A value only restored and then never used (a
+ * callee-saved register holding the caller's loop counter) is not among
+ * them. With the same call-time registers of the key (pc, stack
+ * pointer, which are valid, the copy's length), the same frame and CFI
+ * answers, and these values the same, the walk takes the same steps to
+ * the same result.
+ */
+#define UNWIND_DEPS_MAX		48
+
+struct unwind_dep {
+	int16_t reg;		/* a register at the call (DWARF number), -1: a stack word */
+	uint32_t off;		/* the stack word's offset from the stack pointer */
+	uint64_t val;
+};
+
+struct unwind_trace {
+	struct unwind_dep dep[UNWIND_DEPS_MAX];
+	unsigned int n;
+	uint32_t regs_noted;	/* registers among dep already */
+	bool partial;		/* it used more than dep can say (the word scan reads the
+				 * whole copy; more than UNWIND_DEPS_MAX values): not reusable */
+};
+
 struct unwind_ops {
 	/*
 	 * The CFI row for pc (a caller's pc is its return address - 1, so a
@@ -66,6 +93,8 @@ struct unwind_ops {
 	 * the walk stops there.
 	 */
 	unsigned int stack_depth;
+	/* When not NULL, what the walk depended on (emptied first). */
+	struct unwind_trace *trace;
 };
 
 /* Why the walk handed over to the scan. */

@@ -317,13 +317,22 @@ void outdir_abort(struct output_dir *od, FILE *f, const char *tmpname)
 	errno = saved;
 }
 
-int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const char *name)
+int outdir_commit_as(struct output_dir *od, FILE *f, const char *tmpname, const char *name,
+		     bool durable)
 {
 	int bad, saved;
 
 	if (!f)
 		return -1;
-	bad = fflush(f) || ferror(f) || fsync(fileno(f));
+	/*
+	 * The rename alone makes the replacement atomic for readers and
+	 * across a crash of the tool: name is the old file or the new one,
+	 * whole. The fsyncs only add survival of a crash of the node, which
+	 * a file rewritten every few seconds does not need at every rewrite
+	 * (its next one follows, and the timelines beside it are not synced
+	 * either); the last one, at the job's end, is synced.
+	 */
+	bad = fflush(f) || ferror(f) || (durable && fsync(fileno(f)));
 	saved = errno;
 	if (fclose(f) && !bad) {
 		bad = 1;
@@ -344,8 +353,14 @@ int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const cha
 		return -1;
 	}
 	/* The rename itself is durable once the directory is synced. */
-	fsync(od->dirfd);
+	if (durable)
+		fsync(od->dirfd);
 	return 0;
+}
+
+int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const char *name)
+{
+	return outdir_commit_as(od, f, tmpname, name, true);
 }
 
 void csv_file_name(int rank, pid_t pid, char *out, size_t outlen)

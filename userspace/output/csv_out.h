@@ -60,6 +60,13 @@ FILE *outdir_create_beside(struct output_dir *od, const char *name, char *used, 
  */
 FILE *outdir_begin_replace(struct output_dir *od, const char *name, char *tmpname, size_t tmplen);
 int outdir_commit(struct output_dir *od, FILE *f, const char *tmpname, const char *name);
+/*
+ * The same; durable false skips the fsyncs of the file and the directory
+ * (a rewrite that another follows: still atomic, and every write error
+ * the file's own writes and close report is still returned).
+ */
+int outdir_commit_as(struct output_dir *od, FILE *f, const char *tmpname, const char *name,
+		     bool durable);
 /* Give up a replacement: the temporary file is closed and removed, name left as it was. */
 void outdir_abort(struct output_dir *od, FILE *f, const char *tmpname);
 

@@ -372,11 +372,13 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "\ncommand_line,");
 	csv_put_field(f, j->cmdline);
 	fputc('\n', f);
-	return outdir_commit(cs->dir, f, tmp, FILE_RUN_INFO);
+	/* Synced once the job is over (finished,1); the rewrites before only replace each other. */
+	return outdir_commit_as(cs->dir, f, tmp, FILE_RUN_INFO, j->finished);
 }
 
-/* summary.csv whole, or not at all (the previous one stays). */
-static int write_summary(struct csv_sink *cs, const struct sink_proc *const *live, size_t nlive)
+/* summary.csv whole, or not at all (the previous one stays); durable: synced to disk. */
+static int write_summary(struct csv_sink *cs, const struct sink_proc *const *live, size_t nlive,
+			 bool durable)
 {
 	char tmp[256];
 	FILE *f;
@@ -389,7 +391,7 @@ static int write_summary(struct csv_sink *cs, const struct sink_proc *const *liv
 	for (size_t i = 0; i < nlive; i++)
 		if (write_proc_summary(f, live[i], oom_of(cs, live[i]->pid)))
 			goto fail;
-	return outdir_commit(cs->dir, f, tmp, FILE_SUMMARY);
+	return outdir_commit_as(cs->dir, f, tmp, FILE_SUMMARY, durable);
 fail:
 	outdir_abort(cs->dir, f, tmp);
 	return -1;
@@ -405,7 +407,7 @@ static void csv_job_summary(struct sink *s, const struct sink_job *j,
 	if (write_run_info(cs, j))
 		outdir_write_failed(cs->dir, FILE_RUN_INFO, errno ? errno : EIO, NULL);
 	errno = 0;
-	if (write_summary(cs, live, nlive))
+	if (write_summary(cs, live, nlive, j->finished))
 		outdir_write_failed(cs->dir, FILE_SUMMARY, errno ? errno : EIO,
 				    cs->ended.err ? "ended processes' rows are lost" : NULL);
 }

@@ -45,7 +45,7 @@ int row_spool_copy(const struct row_spool *sp, FILE *to)
 
 /* name whole, or not at all (the previous one stays, no temporary file is left). */
 static int write_file(struct output_dir *dir, const char *name, const char *header,
-		      const struct row_spool *sp, row_fn live, void *ctx)
+		      const struct row_spool *sp, row_fn live, void *ctx, bool durable)
 {
 	char tmp[256];
 	FILE *f = outdir_begin_replace(dir, name, tmp, sizeof(tmp));
@@ -54,17 +54,17 @@ static int write_file(struct output_dir *dir, const char *name, const char *head
 		return -1;
 	if (fprintf(f, "%s\n", header) < 0 || row_spool_copy(sp, f) || live(f, ctx))
 		goto fail;
-	return outdir_commit(dir, f, tmp, name);
+	return outdir_commit_as(dir, f, tmp, name, durable);
 fail:
 	outdir_abort(dir, f, tmp);
 	return -1;
 }
 
 void row_file_write(struct output_dir *dir, const char *name, const char *header,
-		    struct row_spool *sp, row_fn live, void *ctx)
+		    struct row_spool *sp, row_fn live, void *ctx, bool durable)
 {
 	errno = 0;
-	if (write_file(dir, name, header, sp, live, ctx))
+	if (write_file(dir, name, header, sp, live, ctx, durable))
 		outdir_write_failed(dir, name, errno ? errno : EIO,
 				    sp->err ? "ended processes' rows are lost" : NULL);
 }

@@ -8,6 +8,7 @@
 #ifndef MEMATTR_ROW_FILE_H
 #define MEMATTR_ROW_FILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct output_dir;
@@ -31,9 +32,10 @@ int row_spool_copy(const struct row_spool *sp, FILE *to);
 /*
  * name rewritten whole: header, the spool's rows, then live(f, ctx). A file
  * that cannot be written whole (or whose spool lost rows) is left as it was
- * and reported once (outdir_write_failed).
+ * and reported once (outdir_write_failed). durable: synced to disk (the
+ * job's last write), else only renamed into place (outdir_commit_as).
  */
 void row_file_write(struct output_dir *dir, const char *name, const char *header,
-		    struct row_spool *sp, row_fn live, void *ctx);
+		    struct row_spool *sp, row_fn live, void *ctx, bool durable);
 
 #endif

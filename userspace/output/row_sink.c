@@ -57,8 +57,8 @@ static void job_summary(struct sink *k, const struct sink_job *j,
 	struct row_sink *r = (struct row_sink *)k;
 	struct live l = { r->rows, live, nlive };
 
-	(void)j;
-	row_file_write(r->dir, r->name, r->header, &r->ended, live_procs, &l);
+	/* Synced once, when the job is over: the rewrites before only replace each other. */
+	row_file_write(r->dir, r->name, r->header, &r->ended, live_procs, &l, j->finished);
 }
 
 static void destroy(struct sink *k)
