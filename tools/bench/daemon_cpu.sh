@@ -34,6 +34,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 source "$REPO/tools/lib/pidtrack.sh"
 source "$REPO/tools/lib/detach.sh"
+source "$REPO/tools/lib/clover_deck.sh"
 
 die() { echo "daemon_cpu: $*" >&2; exit 2; }
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" RES="" RUNS=3 BURSTS=1 BUILD="" PERF=0 BESIDE="" WARM=0
@@ -147,23 +148,7 @@ app_args() {	# APP NP WORKDIR
 	hpccg) echo "$HPCCG_DIMS" ;;
 	lulesh) echo "-s $LULESH_SIZE -i $LULESH_ITERS_8" ;;
 	cloverleaf)
-		cat >"$3/clover.in" <<-EOF
-			*clover
-			 state 1 density=0.2 energy=1.0
-			 state 2 density=1.0 energy=2.5 geometry=rectangle xmin=0.0 xmax=5.0 ymin=0.0 ymax=2.0
-			 x_cells=$CLOVER_CELLS
-			 y_cells=$CLOVER_CELLS
-			 xmin=0.0
-			 ymin=0.0
-			 xmax=10.0
-			 ymax=10.0
-			 initial_timestep=0.04
-			 timestep_rise=1.5
-			 max_timestep=0.04
-			 end_step=$CLOVER_STEPS
-			*endclover
-		EOF
-		chown "$TEST_USER" "$3/clover.in"
+		clover_deck "$3/clover.in" "$CLOVER_CELLS" "$CLOVER_STEPS" "$TEST_USER"
 		echo "" ;;
 	esac
 }

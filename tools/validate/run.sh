@@ -107,6 +107,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../lib/pidtrack.sh
 source "$REPO/tools/lib/pidtrack.sh"
 source "$REPO/tools/lib/detach.sh"
+source "$REPO/tools/lib/clover_deck.sh"
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 
 usage() { sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -405,23 +406,7 @@ app_args() {
 	cloverleaf)
 		# CloverLeaf reads clover.in from its working directory (the
 		# project's own deck with a smaller mesh and fewer steps).
-		cat >"$w/clover.in" <<-EOF
-			*clover
-			 state 1 density=0.2 energy=1.0
-			 state 2 density=1.0 energy=2.5 geometry=rectangle xmin=0.0 xmax=5.0 ymin=0.0 ymax=2.0
-			 x_cells=$CLOVER_CELLS
-			 y_cells=$CLOVER_CELLS
-			 xmin=0.0
-			 ymin=0.0
-			 xmax=10.0
-			 ymax=10.0
-			 initial_timestep=0.04
-			 timestep_rise=1.5
-			 max_timestep=0.04
-			 end_step=$CLOVER_STEPS
-			*endclover
-		EOF
-		chown "$TEST_USER" "$w/clover.in"
+		clover_deck "$w/clover.in" "$CLOVER_CELLS" "$CLOVER_STEPS" "$TEST_USER"
 		echo "" ;;
 	lammps)
 		# The Lennard-Jones melt of LAMMPS's own examples (bench/in.lj), on a
