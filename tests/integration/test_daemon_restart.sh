@@ -37,7 +37,7 @@ EOC
 
 # exact_daemon WHEN: the daemon runs exact attribution, as its file says.
 exact_daemon() {
-	grep -q '^memattr-bpf: daemon: watching.*attribution exact$' "$DAEMON_ERR" ||
+	grep -Eq '^memattr-bpf: daemon: watching.*attribution exact(,|$)' "$DAEMON_ERR" ||
 		fail "$1: the daemon does not say attribution exact: $(grep watching "$DAEMON_ERR")"
 }
 
