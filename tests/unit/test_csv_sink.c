@@ -358,6 +358,7 @@ static void test_durable_at_end(void **state)
 	text = slurp(f, "run_info.csv");
 	assert_non_null(strstr(text, "\nfinished,1\n"));
 	free(text);
+	ops->proc_end(f->s, &j, &a);
 	k->ops->destroy(k);
 }
 
