@@ -2,19 +2,6 @@
 # Helpers of the node service tests (test_daemon_*.sh); source after lib.sh.
 # Every server started here is tracked by PID (lib.sh) and stopped by PID.
 
-# A loopback port nobody listens on now.
-free_port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 20000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	fail "no free loopback port"
-}
-
 # user_spool_dir SPOOL USER ID: the directory of a job USER's processes
 # claim by their environment only (no batch system vouches for it): its
 # name ends in the uid, SPOOL/<ID>.u<uid> (spool.c), so no other user can

@@ -61,6 +61,32 @@ pass() {
 }
 
 # CLOCK_MONOTONIC seconds: the clock the workloads log with.
+# free_port: a loopback port for a server a test starts. It lies below the
+# kernel's ephemeral range, so no client connection of anyone's can take it
+# between this choice and the server's bind (an ephemeral choice, or a port
+# merely found not listening, failed CI with EADDRINUSE); and a bind without
+# SO_REUSEADDR proves no socket at all holds it now, TIME_WAIT included.
+free_port() {
+	"$PY" - <<'EOP' || fail "no free loopback port below the ephemeral range"
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+if low <= 10100:
+    sys.exit("ephemeral ports start at %d: no room below them" % low)
+for _ in range(200):
+    port = random.randrange(10000, low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    sys.exit(0)
+sys.exit("200 ports below %d all taken" % low)
+EOP
+}
+
 mono_now() { "$PY" -c 'import time; print(f"{time.monotonic():.6f}")'; }
 
 # shellcheck source=../../tools/lib/pidtrack.sh

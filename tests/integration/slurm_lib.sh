@@ -20,14 +20,12 @@ SLURM_PIDS=()
 # linuxproc: Slurm tracks processes by their tree, no cgroup (task/none).
 SLURM_PROCTRACK=${SLURM_PROCTRACK:-cgroup}
 
-slurm_free_port() {
-	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 slurm_write_conf() {
 	local ctld_port slurmd_port
-	ctld_port=$(slurm_free_port)
-	slurmd_port=$(slurm_free_port)
+	ctld_port=$(free_port)
+	# Neither is bound until Slurm starts: two choices may meet.
+	slurmd_port=$ctld_port
+	while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(free_port); done
 	cat >"$SLURM_DIR/slurm.conf" <<EOF
 ClusterName=memattr-it
 SlurmctldHost=localhost
