@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -237,6 +238,9 @@ static void choose_syscall_hooks(struct bpf_tracer *t)
 		/* tracer_attach_global attaches them, not the skeleton. */
 		bpf_program__set_autoattach(p, false);
 	}
+	/* Test only (tools/vmtest): the fentry programs' load fails, as on a stricter verifier. */
+	if (t->syscall_fentry && getenv("MEMATTR_TEST_FENTRY_UNLOADABLE"))
+		bpf_program__set_attach_target(fentry_prog(t, 0, true), 0, "memattr_no_such_function");
 }
 
 /*
@@ -331,6 +335,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 	libbpf_verbose = verbose;
 	libbpf_set_print(print_libbpf);
 
+reopen:
 	t->skel = memattr_bpf__open();
 	if (!t->skel) {
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
@@ -389,6 +394,16 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 	bpf_program__set_autoload(t->skel->progs.ma_rss_stat, faults);
 	bpf_program__set_autoload(t->skel->progs.ma_flush_runs, faults);
 	ret = memattr_bpf__load(t->skel);
+	if (ret && t->syscall_fentry) {
+		char why[160];
+
+		/* The tracepoints then, which every kernel this runs on has. */
+		snprintf(why, sizeof(why), "the fentry programs did not load: %s", strerror(-ret));
+		syscall_hooks_fall_back(why);
+		memattr_bpf__destroy(t->skel);
+		t->skel = NULL;
+		goto reopen;
+	}
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with --verbose for the verifier log)",
 			 strerror(-ret));

@@ -128,6 +128,13 @@ bool syscall_hooks_fentry(void)
 	return hooks.fentry;
 }
 
+void syscall_hooks_fall_back(const char *why)
+{
+	hooks.probed = true;
+	hooks.fentry = false;
+	snprintf(hooks.why, sizeof(hooks.why), "%s", why);
+}
+
 const char *tracer_syscall_hooks(void)
 {
 	static char desc[200];

@@ -42,6 +42,13 @@ int syscall_hooks_check(char *err, size_t errlen);
 bool syscall_hooks_fentry(void);
 
 /*
+ * The probe passed but the real fentry/fexit programs did not load (a
+ * verifier that refuses what it accepted elsewhere): the memory calls go
+ * through the tracepoints from now on, and why says so.
+ */
+void syscall_hooks_fall_back(const char *why);
+
+/*
  * The same in words for the user: "fentry/fexit on __x64_sys_*" (no
  * syscall tracepoint is registered) or "syscall tracepoints (<why fentry
  * is not used>)".
