@@ -1,8 +1,8 @@
 #!/bin/bash
 # Inside a VM of the kernel matrix (whose kernels allow fentry): when the
 # probe passes but the real fentry/fexit programs do not load (a stricter
-# verifier; here MEMATTR_TEST_FENTRY_UNLOADABLE points one of them at a
-# function that does not exist), the node service loads the syscall
+# verifier; here MEMATTR_TEST_FENTRY_UNLOADABLE binds an fexit one to a
+# function of no argument, which the verifier refuses), the node service loads the syscall
 # tracepoints' programs instead, starts, and its start line says why. Seen
 # failing with the fallback removed: the daemon exits, "cannot load the BPF
 # programs".
