@@ -136,6 +136,20 @@ M=[
   'spec_rank_variables(specs, tasks, keys', 'spec_rank_variables(specs, tasks || true, keys', D),
  ('tracker_run: no end_session', 'test_session_ends_with_its_last_process',
   '\t\t\t\tif (!s->procs.n && (t->hooks || s != t->sessions || sn))\n\t\t\t\t\tend_session(t, s);', '\t\t\t\tif (!s->procs.n && (t->hooks || s != t->sessions || sn))\n\t\t\t\t\t(void)0;'),
+ ('tracker_add_pid: no attach sample (main before the fix)', 'test_attach_sample_when_gone_before_round',
+  '\t\tattach_sample(t, s, p);\n\t}\n', '\t\t(void)attach_sample;\n\t}\n'),
+ ('tracker_add_pid: no attach sample, stopped before a round', 'test_attach_sample_at_finish',
+  '\t\tattach_sample(t, s, p);\n\t}\n', '\t\t(void)attach_sample;\n\t}\n'),
+ ('session_end_proc: no attach sample', 'test_attach_sample_when_gone_before_round',
+  '\tsession_attach_sample(s, p, j);\n\t/* Its view', '\t/* Its view'),
+ ('session_attach_sample: the end\'s time, not its own', 'test_attach_sample_when_gone_before_round',
+  '\tat.now = since(p->attach_time, s->t0);\n', ''),
+ ('mark_proc: what was set apart from the attach sample kept', 'test_attach_sample_replaced_by_round',
+  '\t\tproc_drop_late(p);\n\t\tp->attach_pending = false;\n', '\t\tp->attach_pending = false;\n'),
+ ('tracker_finish: no attach sample', 'test_attach_sample_at_finish',
+  '\t\t\tsession_attach_sample(s, p, &j);\n', ''),
+ ('account_session: the attach read\'s sample accounted in the round it came in', 'test_attach_during_round_waits',
+  '\t\tif (!p->sample_mark_ns || p->attach_pending)\n', '\t\tif (!p->sample_mark_ns)\n'),
 ]
 
 
