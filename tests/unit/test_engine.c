@@ -90,6 +90,11 @@
  *   sampled.c requests_before_count(): the mark of the VmRSS read before the
  *   drain kept (its records set apart from a sample whose read comes after them)
  *       -> test_sampled_count_applies_requests_made_during_read fails
+ *   sampled.c requests_before_count(): one drain, as its budget cuts it (no
+ *   sample_catch_up(): main before the LULESH fix)
+ *       -> test_sampled_count_applies_every_request_before_it fails
+ *   sampled.c sampled_count(): no requests_before_read() before the first count
+ *       -> test_sampled_count_applies_requests_made_during_mark_read fails
  *   sampled.c COUNT_PASSES 1 (no second count of a count the rank outran)
  *       -> test_sampled_count_again_when_outrun fails
  *   sampled.c sampled_count(): no count_outran() after an outrun count of every region
@@ -953,6 +958,7 @@ struct moving_rank {
 	pid_t pid;
 	uint32_t job;
 	unsigned int smaps_end;		/* the step that ends the read of smaps */
+	unsigned int others_first;	/* other processes' records ahead of its request in the ring */
 };
 
 static void write_proc(const char *root, pid_t pid, const char *name, const char *text)
@@ -1050,6 +1056,8 @@ static void rank_moves_during_count(void *ctx, pid_t tgid, unsigned int step)
 		write_statm(m->root, m->pid, 6984 + 440);
 		write_pages(m->root, m->pid, HEAP_START, 4952, true);
 		write_pages(m->root, m->pid, LIB_START, 424, true);
+		for (unsigned int i = 0; i < m->others_first; i++)
+			queue_mmap(m->job, PID_OTHER, 0x9000000ULL + i * 4096 * KIB, 4096, 3, 0x22);
 		queue_mmap(m->job, m->pid, LIB_START, 1024, 5, 2);	/* r-x, MAP_PRIVATE: a file's */
 		return;
 	}
@@ -1077,11 +1085,11 @@ static void rank_moves_during_count(void *ctx, pid_t tgid, unsigned int step)
  * validation run). A record applied then, older than the sample's VmRSS
  * read, is not set apart from the sample.
  */
-static void test_sampled_count_applies_requests_made_during_read(void **state)
+static void sampled_count_during_read(struct env *e, unsigned int others_first)
 {
-	struct env *e = *state;
 	char root[] = "/tmp/test_engine_proc.XXXXXX", cmd[64];
-	struct moving_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s) };
+	struct moving_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s),
+				 .others_first = others_first };
 	struct region *lib;
 	struct proc *p;
 
@@ -1104,6 +1112,9 @@ static void test_sampled_count_applies_requests_made_during_read(void **state)
 	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
 	assert_int_equal(regions_rss_total(&p->regions), p->sample_total);
 	assert_int_equal(proc_account(p, &e->s->cls, p->sample_total, 0.9), 0);
+	/* Records flow: another process's, newer than that read, applied. */
+	queue_mmap(m.job, PID_OTHER, 0x9000000ULL, 4, 3, 0x22);
+	held_records_drain(e->t);
 
 	/* Next sample: 328 KiB more heap, past the drift bound: all pages counted again. */
 	write_statm(root, PID_RANK, 6984);
@@ -1135,6 +1146,94 @@ static void test_sampled_count_applies_requests_made_during_read(void **state)
 	procfs_set_roots(NULL, NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
+}
+
+static void test_sampled_count_applies_requests_made_during_read(void **state)
+{
+	sampled_count_during_read(*state, 0);
+}
+
+/*
+ * The same, late in a round: a drain reads what its budget allows (1 ms
+ * then), and the rank's request comes after other processes' records in
+ * the ring. Every record written before the count is applied before it,
+ * not only the first drain's (LULESH on 8 ranks: an iteration's
+ * temporaries mapped 33-88 ms before a count of every region, their
+ * records read after it: 8.7 of 31.2 MiB `unattributed` in a sample).
+ */
+static void test_sampled_count_applies_every_request_before_it(void **state)
+{
+	struct env *e = *state;
+
+	fake_tracer.per_drain = 1;
+	sampled_count_during_read(e, 3);
+	fake_tracer.per_drain = 0;
+}
+
+static void remove_root(const char *root);
+
+/* At the end of the smaps read: the record of a mapping the read saw, made while it ran. */
+static void temporaries_behind_read(void *ctx, pid_t tgid, unsigned int step)
+{
+	struct moving_rank *m = ctx;
+
+	/* The upper half of the merged mapping the read saw: rw-, private anonymous. */
+	if (tgid == m->pid && step == m->smaps_end)
+		queue_mmap(m->job, m->pid, ARRAY_START + 16384 * KIB, 16384, 3, 0x22);
+}
+
+/*
+ * Sampled attribution, MPICH, LULESH on 8 ranks: a rank's smaps read took
+ * 71 ms while it mapped and filled its iteration's temporaries behind the
+ * read, which saw them; the records of those requests came after the
+ * count, and applied then they cut the read's figures (a new region has
+ * no pages until a count): 19.7 of 38.0 MiB `unattributed` in the
+ * sample. The records of the requests made during the read are applied
+ * before the count, and their ranges counted.
+ */
+static void test_sampled_count_applies_requests_made_during_mark_read(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct moving_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s), .smaps_end = 2 };
+	struct region *r;
+	struct proc *p;
+
+	assert_non_null(mkdtemp(root));
+	fake_stat(root, PID_RANK, 1);
+	procfs_set_roots(root, root);
+	page_runs_force_pread(true);
+	e->opt.sampled = true;
+	p = spawn(e, PID_RANK, "a.out");
+	p->exec_seen = true;
+	snprintf(p->exe, sizeof(p->exe), "/usr/bin/a.out");
+	write_pages(root, PID_RANK, ARRAY_START + 32768 * KIB, 4, false);	/* pagemap past the last mapping */
+	write_smaps(root, PID_RANK, 2048, 4608, 12288);
+	write_pages(root, PID_RANK, APP_START, 2048, true);
+	write_pages(root, PID_RANK, HEAP_START, 4608, true);
+	/* The kernel merged the temporaries with the anonymous mapping below them: one smaps entry. */
+	write_pages(root, PID_RANK, ARRAY_START, 4096, true);
+	write_pages(root, PID_RANK, ARRAY_START + 16384 * KIB, 8192, true);
+	write_statm(root, PID_RANK, 2048 + 4608 + 12288);
+	/* The round's read of its maps (its PSS period), then VmRSS, then the count. */
+	fake_tracer.steps = 0;
+	fake_tracer.on_step = temporaries_behind_read;
+	fake_tracer.step_ctx = &m;
+	assert_true(reads_mappings(e->t, e->s, p));
+	fake_tracer.on_step = NULL;
+	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
+	sampled_count(e->t, e->s, p);
+	/* What the round applies before the rows, then the rows. */
+	held_records_drain(e->t);
+	p = find(e, PID_RANK);
+	assert_non_null(p);
+	r = regions_find(&p->regions, ARRAY_START + 16384 * KIB);
+	assert_non_null(r);
+	assert_int_equal(r->rss, 8192 * KIB);
+	assert_int_equal(regions_rss_total(&p->regions), p->sample_total);
+
+	page_runs_force_pread(false);
+	remove_root(root);
 }
 
 struct filling_rank {
@@ -1605,6 +1704,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_catch_up_reads_records_older_than_the_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_count_applies_requests_made_during_read, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_count_applies_every_request_before_it, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_count_applies_requests_made_during_mark_read,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_count_again_when_outrun, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_sample_when_gone_before_round, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_sample_replaced_by_round, setup, teardown),
