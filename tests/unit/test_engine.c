@@ -90,6 +90,11 @@
  *   sampled.c requests_before_count(): the mark of the VmRSS read before the
  *   drain kept (its records set apart from a sample whose read comes after them)
  *       -> test_sampled_count_applies_requests_made_during_read fails
+ *   sampled.c requests_before_count(): one drain, as its budget cuts it (no
+ *   sample_catch_up(): main before the LULESH fix)
+ *       -> test_sampled_count_applies_every_request_before_it fails
+ *   sampled.c sampled_count(): no requests_before_read() before the first count
+ *       -> test_sampled_count_applies_requests_made_during_mark_read fails
  *   sampled.c COUNT_PASSES 1 (no second count of a count the rank outran)
  *       -> test_sampled_count_again_when_outrun fails
  *   sampled.c sampled_count(): no count_outran() after an outrun count of every region
@@ -98,6 +103,21 @@
  *       -> test_sampled_count_again_when_outrun fails
  *   (core) touched_count.c proc_count_all_by(): keep_grown false (checked by hand)
  *       -> test_sampled_count_again_when_outrun fails
+ *   fork_exec.c tracker_add_pid(): no attach_sample() (main before the fix: a job
+ *   that ended before the first round left no row)
+ *       -> test_attach_sample_when_gone_before_round, test_attach_sample_at_finish fail
+ *   session.c session_end_proc(): no session_attach_sample()
+ *       -> test_attach_sample_when_gone_before_round fails
+ *   session.c session_attach_sample(): its own time dropped (the row at the end's time)
+ *       -> test_attach_sample_when_gone_before_round fails
+ *   sample.c mark_proc(): no proc_drop_late() when the round's read replaces the attach read's
+ *       -> test_attach_sample_replaced_by_round fails
+ *   sample.c mark_proc(): attach_pending left set (the attach sample written too, at the end)
+ *       -> test_attach_sample_replaced_by_round fails
+ *   tracker.c tracker_finish(): no session_attach_sample()
+ *       -> test_attach_sample_at_finish fails
+ *   sample.c account_session(): a sample the attach read took, accounted in the round it came in
+ *       -> test_attach_during_round_waits fails
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -938,6 +958,7 @@ struct moving_rank {
 	pid_t pid;
 	uint32_t job;
 	unsigned int smaps_end;		/* the step that ends the read of smaps */
+	unsigned int others_first;	/* other processes' records ahead of its request in the ring */
 };
 
 static void write_proc(const char *root, pid_t pid, const char *name, const char *text)
@@ -1035,6 +1056,8 @@ static void rank_moves_during_count(void *ctx, pid_t tgid, unsigned int step)
 		write_statm(m->root, m->pid, 6984 + 440);
 		write_pages(m->root, m->pid, HEAP_START, 4952, true);
 		write_pages(m->root, m->pid, LIB_START, 424, true);
+		for (unsigned int i = 0; i < m->others_first; i++)
+			queue_mmap(m->job, PID_OTHER, 0x9000000ULL + i * 4096 * KIB, 4096, 3, 0x22);
 		queue_mmap(m->job, m->pid, LIB_START, 1024, 5, 2);	/* r-x, MAP_PRIVATE: a file's */
 		return;
 	}
@@ -1062,11 +1085,11 @@ static void rank_moves_during_count(void *ctx, pid_t tgid, unsigned int step)
  * validation run). A record applied then, older than the sample's VmRSS
  * read, is not set apart from the sample.
  */
-static void test_sampled_count_applies_requests_made_during_read(void **state)
+static void sampled_count_during_read(struct env *e, unsigned int others_first)
 {
-	struct env *e = *state;
 	char root[] = "/tmp/test_engine_proc.XXXXXX", cmd[64];
-	struct moving_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s) };
+	struct moving_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s),
+				 .others_first = others_first };
 	struct region *lib;
 	struct proc *p;
 
@@ -1089,6 +1112,9 @@ static void test_sampled_count_applies_requests_made_during_read(void **state)
 	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
 	assert_int_equal(regions_rss_total(&p->regions), p->sample_total);
 	assert_int_equal(proc_account(p, &e->s->cls, p->sample_total, 0.9), 0);
+	/* Records flow: another process's, newer than that read, applied. */
+	queue_mmap(m.job, PID_OTHER, 0x9000000ULL, 4, 3, 0x22);
+	held_records_drain(e->t);
 
 	/* Next sample: 328 KiB more heap, past the drift bound: all pages counted again. */
 	write_statm(root, PID_RANK, 6984);
@@ -1120,6 +1146,94 @@ static void test_sampled_count_applies_requests_made_during_read(void **state)
 	procfs_set_roots(NULL, NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
+}
+
+static void test_sampled_count_applies_requests_made_during_read(void **state)
+{
+	sampled_count_during_read(*state, 0);
+}
+
+/*
+ * The same, late in a round: a drain reads what its budget allows (1 ms
+ * then), and the rank's request comes after other processes' records in
+ * the ring. Every record written before the count is applied before it,
+ * not only the first drain's (LULESH on 8 ranks: an iteration's
+ * temporaries mapped 33-88 ms before a count of every region, their
+ * records read after it: 8.7 of 31.2 MiB `unattributed` in a sample).
+ */
+static void test_sampled_count_applies_every_request_before_it(void **state)
+{
+	struct env *e = *state;
+
+	fake_tracer.per_drain = 1;
+	sampled_count_during_read(e, 3);
+	fake_tracer.per_drain = 0;
+}
+
+static void remove_root(const char *root);
+
+/* At the end of the smaps read: the record of a mapping the read saw, made while it ran. */
+static void temporaries_behind_read(void *ctx, pid_t tgid, unsigned int step)
+{
+	struct moving_rank *m = ctx;
+
+	/* The upper half of the merged mapping the read saw: rw-, private anonymous. */
+	if (tgid == m->pid && step == m->smaps_end)
+		queue_mmap(m->job, m->pid, ARRAY_START + 16384 * KIB, 16384, 3, 0x22);
+}
+
+/*
+ * Sampled attribution, MPICH, LULESH on 8 ranks: a rank's smaps read took
+ * 71 ms while it mapped and filled its iteration's temporaries behind the
+ * read, which saw them; the records of those requests came after the
+ * count, and applied then they cut the read's figures (a new region has
+ * no pages until a count): 19.7 of 38.0 MiB `unattributed` in the
+ * sample. The records of the requests made during the read are applied
+ * before the count, and their ranges counted.
+ */
+static void test_sampled_count_applies_requests_made_during_mark_read(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct moving_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s), .smaps_end = 2 };
+	struct region *r;
+	struct proc *p;
+
+	assert_non_null(mkdtemp(root));
+	fake_stat(root, PID_RANK, 1);
+	procfs_set_roots(root, root);
+	page_runs_force_pread(true);
+	e->opt.sampled = true;
+	p = spawn(e, PID_RANK, "a.out");
+	p->exec_seen = true;
+	snprintf(p->exe, sizeof(p->exe), "/usr/bin/a.out");
+	write_pages(root, PID_RANK, ARRAY_START + 32768 * KIB, 4, false);	/* pagemap past the last mapping */
+	write_smaps(root, PID_RANK, 2048, 4608, 12288);
+	write_pages(root, PID_RANK, APP_START, 2048, true);
+	write_pages(root, PID_RANK, HEAP_START, 4608, true);
+	/* The kernel merged the temporaries with the anonymous mapping below them: one smaps entry. */
+	write_pages(root, PID_RANK, ARRAY_START, 4096, true);
+	write_pages(root, PID_RANK, ARRAY_START + 16384 * KIB, 8192, true);
+	write_statm(root, PID_RANK, 2048 + 4608 + 12288);
+	/* The round's read of its maps (its PSS period), then VmRSS, then the count. */
+	fake_tracer.steps = 0;
+	fake_tracer.on_step = temporaries_behind_read;
+	fake_tracer.step_ctx = &m;
+	assert_true(reads_mappings(e->t, e->s, p));
+	fake_tracer.on_step = NULL;
+	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
+	sampled_count(e->t, e->s, p);
+	/* What the round applies before the rows, then the rows. */
+	held_records_drain(e->t);
+	p = find(e, PID_RANK);
+	assert_non_null(p);
+	r = regions_find(&p->regions, ARRAY_START + 16384 * KIB);
+	assert_non_null(r);
+	assert_int_equal(r->rss, 8192 * KIB);
+	assert_int_equal(regions_rss_total(&p->regions), p->sample_total);
+
+	page_runs_force_pread(false);
+	remove_root(root);
 }
 
 struct filling_rank {
@@ -1321,6 +1435,246 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 	e->opt.interval_ms = 100;
 }
 
+/* ---- a process found running: the sample its attach read took ---- */
+
+/* What the engine wrote of a process's samples: how many, the first's time, the last's figures. */
+struct seen_samples {
+	unsigned int n;
+	double first_time, last_time;
+	int64_t total, lib, unattributed;
+};
+
+struct sample_capture {
+	struct sink base;
+	struct seen_samples *seen;	/* the test's: the sink goes with the session */
+};
+
+static void capture_sample(struct sink *s, const struct sink_job *j, const struct sink_proc *p)
+{
+	struct seen_samples *c = ((struct sample_capture *)s)->seen;
+
+	(void)j;
+	if (!c->n++)
+		c->first_time = p->time;
+	c->last_time = p->time;
+	c->total = p->total.rss;
+	c->lib = c->unattributed = 0;
+	for (size_t i = 0; i < p->ncomps; i++) {
+		if (!strcmp(p->comps[i].name, "lib:libfoo.so"))
+			c->lib = p->comps[i].rss;
+		if (!strcmp(p->comps[i].name, "unattributed"))
+			c->unattributed = p->comps[i].rss;
+	}
+}
+
+static const struct sink_ops sample_capture_ops = {
+	.proc_sample = capture_sample, .destroy = capture_destroy,
+};
+
+static struct sink *sample_sink(struct seen_samples *seen)
+{
+	struct sample_capture *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	c->base.ops = &sample_capture_ops;
+	c->seen = seen;
+	return &c->base;
+}
+
+/*
+ * A rank running before the tool came (the attach path of --job/--pid):
+ * 4.5 MiB of heap, and a library's data, 1 MiB of which 64 KiB are in.
+ * Attached (its maps read, VmRSS beside them), no row yet.
+ */
+static struct proc *attach_running(struct env *e, const char *root, struct seen_samples *seen)
+{
+	char text[512];
+	struct proc *p;
+
+	fake_stat(root, PID_RANK, 1);
+	snprintf(text, sizeof(text),
+		 "%08llx-%08llx rw-p 00000000 00:00 0 [heap]\nRss: 4608 kB\nPss: 4608 kB\n"
+		 "%08llx-%08llx rw-p 00000000 08:01 99 /usr/lib/libfoo.so\nRss: 64 kB\nPss: 64 kB\n",
+		 HEAP_START, HEAP_START + 16384 * KIB, LIB_START, LIB_START + 1024 * KIB);
+	write_proc(root, PID_RANK, "smaps", text);
+	write_statm(root, PID_RANK, 4608 + 64);
+	procfs_set_roots(root, root);
+	assert_int_equal(session_add_sink(e->s, sample_sink(seen)), 0);
+	assert_int_equal(tracker_add_pid(e->t, e->s, PID_RANK, false), 0);
+	p = find(e, PID_RANK);
+	assert_non_null(p);
+	assert_true(p->account);
+	assert_int_equal(seen->n, 0);
+	return p;
+}
+
+static void remove_root(const char *root)
+{
+	char cmd[64];
+
+	procfs_set_roots(NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A page of the library's data faulted after the attach read (exact mode's record of it). */
+static void lib_fault(struct env *e)
+{
+	struct ev_rss r;
+
+	memset(&r, 0, sizeof(r));
+	header(&r.h, EV_RSS, slot(e->s), PID_RANK);
+	r.h.ts_ns = boot_clock_ns();
+	r.addr = LIB_START + 512 * KIB;
+	r.delta = 4096;
+	r.member = 1;
+	r.ctx = CTX_FAULT;
+	feed(e, &r, sizeof(r));
+}
+
+/*
+ * LULESH on 8 ranks, attached late (validation, 2026-11-28, both MPIs):
+ * the attach took 4.4 s on 2 cores, the job ended before the tool's first
+ * round, and no rank had a CSV. A process that ends before any round
+ * wrote a row of it gets the sample its attach read took, at that read's
+ * time, with its figures then.
+ */
+static void test_attach_sample_when_gone_before_round(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct seen_samples seen = { 0 };
+	double at;
+	struct proc *p;
+
+	assert_non_null(mkdtemp(root));
+	p = attach_running(e, root, &seen);
+	at = p->attach_time;
+	exit_rec(e, slot(e->s), PID_RANK);
+	assert_null(find(e, PID_RANK));
+	assert_int_equal(seen.n, 1);
+	assert_true(seen.first_time == at);
+	assert_int_equal(seen.total, (4608 + 64) * KIB);
+	assert_int_equal(seen.lib, 64 * KIB);
+	assert_int_equal(seen.unattributed, 4608 * KIB);
+	remove_root(root);
+}
+
+/*
+ * The first round's sample replaces it: one row, the round's. What was
+ * set apart from the attach read's sample (a fault after it, applied
+ * before the round) is in the round's VmRSS: not added again to the
+ * total followed between samples, which that first sample anchors (it
+ * would make a peak that never was).
+ */
+static void test_attach_sample_replaced_by_round(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct seen_samples seen = { 0 };
+	struct proc *p;
+
+	assert_non_null(mkdtemp(root));
+	p = attach_running(e, root, &seen);
+	lib_fault(e);
+	held_records_drain(e->t);
+	write_statm(root, PID_RANK, 4608 + 64 + 4);
+	sample_sessions(e->t);
+	assert_int_equal(seen.n, 1);
+	assert_true(seen.first_time > p->attach_time);
+	assert_int_equal(seen.total, (4608 + 64 + 4) * KIB);
+	assert_int_equal(seen.lib, (64 + 4) * KIB);
+	assert_int_equal(seen.unattributed, 4608 * KIB);
+	assert_true(p->live.anchored);
+	assert_int_equal(p->live.bytes, (4608 + 64 + 4) * KIB);
+	exit_rec(e, slot(e->s), PID_RANK);
+	assert_int_equal(seen.n, 1);
+	remove_root(root);
+}
+
+struct admit_during_round {
+	struct env *e;
+	const char *root;
+	struct seen_samples *seen;
+	struct session *s2;
+};
+
+/* The node service admits a new job's first process while the round reads the rank's VmRSS. */
+static void admit_second_job(void *ctx, pid_t tgid, unsigned int step)
+{
+	struct admit_during_round *a = ctx;
+
+	(void)step;
+	if (tgid != PID_RANK || a->s2)
+		return;
+	a->s2 = tracker_new_session(a->e->t, "2", JOB_MATCH_NONE);
+	assert_non_null(a->s2);
+	session_set_t0(a->s2, tracker_now(a->e->t));
+	assert_int_equal(session_add_sink(a->s2, sample_sink(a->seen)), 0);
+	fake_stat(a->root, PID_CHILD, 1);
+	write_proc(a->root, PID_CHILD, "smaps",
+		   "00800000-01800000 rw-p 00000000 00:00 0 [heap]\nRss: 512 kB\nPss: 512 kB\n");
+	write_statm(a->root, PID_CHILD, 512);
+	assert_int_equal(tracker_add_pid(a->e->t, a->s2, PID_CHILD, false), 0);
+}
+
+/*
+ * A job the node service admits while a round runs (its first process
+ * found at exec, in a drain of the round) began after the round's time:
+ * the sample its attach read took is not that round's (a row stamped
+ * before the job's time 0), it waits for the next round's.
+ */
+static void test_attach_during_round_waits(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct seen_samples seen = { 0 }, seen2 = { 0 };
+	struct admit_during_round a = { .e = e, .root = root, .seen = &seen2 };
+
+	assert_non_null(mkdtemp(root));
+	attach_running(e, root, &seen);
+	fake_tracer.on_step = admit_second_job;
+	fake_tracer.step_ctx = &a;
+	sample_sessions(e->t);
+	fake_tracer.on_step = NULL;
+	assert_non_null(a.s2);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen2.n, 0);
+	sample_sessions(e->t);
+	assert_int_equal(seen2.n, 1);
+	assert_true(seen2.first_time >= 0);
+	assert_int_equal(seen2.total, 512 * KIB);
+	remove_root(root);
+}
+
+/*
+ * Tracing stopped (SIGINT, --duration) before the first round: the
+ * attach read's sample, then the last one, as for any process.
+ */
+static void test_attach_sample_at_finish(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct seen_samples seen = { 0 };
+	double at;
+
+	assert_non_null(mkdtemp(root));
+	at = attach_running(e, root, &seen)->attach_time;
+	write_statm(root, PID_RANK, 4608 + 64 + 4);
+	tracker_finish(e->t);
+	assert_int_equal(seen.n, 2);
+	assert_true(seen.first_time == at);
+	assert_true(seen.last_time > at);
+	assert_int_equal(seen.total, (4608 + 64 + 4) * KIB);
+	/* The rest of teardown(): the tracker is finished. */
+	assert_null(tracker_first_session(e->t));
+	tracker_free(e->t);
+	spec_free(&e->specs);
+	free(e);
+	fake_tracer_reset();
+	remove_root(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1350,7 +1704,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_catch_up_reads_records_older_than_the_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_count_applies_requests_made_during_read, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_count_applies_every_request_before_it, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_count_applies_requests_made_during_mark_read,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_count_again_when_outrun, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_sample_when_gone_before_round, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_sample_replaced_by_round, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_during_round_waits, setup, teardown),
+		cmocka_unit_test_setup(test_attach_sample_at_finish, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,6 +133,12 @@ void proc_reset_mm(struct proc *p)
 {
 	/* The old image's peak, before its regions go; the new one's total is read anew. */
 	proc_finish_peak(p);
+	/* What the attach read saw was the old image: no sample of this one. */
+	if (p->attach_pending) {
+		p->attach_pending = false;
+		p->sample_mark_ns = 0;
+		proc_drop_late(p);
+	}
 	p->live.anchored = false;
 	p->live.late = 0;
 	p->image_before_attach = false;
@@ -1512,6 +1518,14 @@ static void live_anchor(struct proc *p, int64_t total, uint64_t mark_ns, double 
 	}
 	if (l->pending)
 		take_peak(p);
+}
+
+void proc_drop_late(struct proc *p)
+{
+	if (p->late_rss)
+		memset(p->late_rss, 0, p->ncomps * sizeof(*p->late_rss));
+	p->live.late = 0;
+	p->flight.valid = false;
 }
 
 int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now)

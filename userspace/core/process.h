@@ -197,6 +197,17 @@ struct proc {
 	uint64_t sample_mark_ns;
 	int64_t sample_total;
 	/*
+	 * The VmRSS read right after the attach read of a process found
+	 * running (engine fork_exec.c), a sample in progress until a round
+	 * takes one: if the process ends, or tracing stops, before a round
+	 * wrote any row of it, that sample is its row (session.c). Its
+	 * figures: at attach_mark_ns, attach_total, tracker time attach_time.
+	 */
+	bool attach_pending;
+	uint64_t attach_mark_ns;
+	int64_t attach_total;
+	double attach_time;
+	/*
 	 * Sampled attribution (engine sampled.c, core recount_gap.c): the gap
 	 * between the kernel's total and its regions that the counts of all
 	 * its pages agree on (what the process moved during a count is drift).
@@ -400,5 +411,12 @@ int proc_mark_sample(struct proc *p);
  * and peaks. 0 or -ENOMEM.
  */
 int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now);
+
+/*
+ * A new VmRSS read (proc_mark_sample) replaced the one of a sample that
+ * is not to be accounted: what was set apart from that one goes (the new
+ * read holds it).
+ */
+void proc_drop_late(struct proc *p);
 
 #endif

@@ -13,6 +13,24 @@
 #include "tracker.h"
 #include "tracker_base.h"
 
+/*
+ * What the attach read saw, as a sample in progress: VmRSS read beside
+ * it. The first round takes its own sample (sample.c mark_proc); a job
+ * that ends, or a tool stopped, before that round still leaves this one
+ * as each process's row (session_attach_sample). A late attach can take
+ * seconds (8 LULESH ranks on 2 cores: 4.4 s, inference included) and a
+ * job may end right after it: its ranks had no CSV at all.
+ */
+static void attach_sample(struct tracker *t, struct session *s, struct proc *p)
+{
+	if (reads_vmrss(t, s, p) || p->sample_total <= 0)
+		return;		/* gone (retired), unreadable, or a zombie's */
+	p->attach_pending = true;
+	p->attach_mark_ns = p->sample_mark_ns;
+	p->attach_total = p->sample_total;
+	p->attach_time = tracker_now(t);
+}
+
 int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow_only)
 {
 	struct proc *p = session_find(s, pid);
@@ -57,8 +75,11 @@ int tracker_add_pid(struct tracker *t, struct session *s, pid_t pid, bool follow
 		return 0;
 	}
 	/* Running before we came: who holds what it has (infer_attach.h). */
-	if (p->account && reads_mappings(t, s, p) && p->exec_seen && !t->opt->no_infer)
-		infer_attach(t, s, p);
+	if (p->account && reads_mappings(t, s, p) && p->exec_seen) {
+		if (!t->opt->no_infer)
+			infer_attach(t, s, p);
+		attach_sample(t, s, p);
+	}
 	return 0;
 }
 

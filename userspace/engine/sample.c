@@ -138,7 +138,14 @@ static void mark_proc(struct tracker *t, struct session *s, struct proc *p, doub
 	/* Not yet named (a launcher's child may exec into a rank): no peaks before rows. */
 	if (!ready(p, now))
 		return;
-	if (!reads_vmrss(t, s, p) && t->opt->sampled)
+	if (reads_vmrss(t, s, p))
+		return;		/* gone: an attach sample still pending is its row (session.c) */
+	/* This read holds what came after the attach read's: that sample is done with. */
+	if (p->attach_pending) {
+		proc_drop_late(p);
+		p->attach_pending = false;
+	}
+	if (t->opt->sampled)
 		sampled_count(t, s, p);
 }
 
@@ -186,7 +193,7 @@ static void account_session(struct tracker *t, struct session *s, double now, bo
 	bool sampled = false;
 
 	for (struct proc *p = s->procs.first; p && !sampled; p = p->next)
-		sampled = p->sample_mark_ns && !p->oom_marked;
+		sampled = p->sample_mark_ns && !p->attach_pending && !p->oom_marked;
 	/* Before the view: the rows of this sample carry its own gap. */
 	if (sampled)
 		tracker_note_sample(t, s, now);
@@ -201,7 +208,12 @@ static void account_session(struct tracker *t, struct session *s, double now, bo
 		s->drops_followed = s->drops;
 	}
 	for (struct proc *p = s->procs.first; p; p = p->next) {
-		if (!p->sample_mark_ns)
+		/*
+		 * Attached during this round (the node service admits at exec,
+		 * records being read): that read's sample waits for the next
+		 * round's, or the process's end (a row stamped before it).
+		 */
+		if (!p->sample_mark_ns || p->attach_pending)
 			continue;
 		/* Chosen by the OOM killer: what is read now is its teardown, not the program. */
 		if (p->oom_marked) {

@@ -199,6 +199,25 @@ void session_sample(struct session *s, struct proc *p, const struct sink_job *j)
 	}
 }
 
+void session_attach_sample(struct session *s, struct proc *p, const struct sink_job *j)
+{
+	struct sink_job at;
+
+	if (!p->attach_pending)
+		return;
+	p->attach_pending = false;
+	if (!p->account || p->named)
+		return;
+	/* The attach read's VmRSS, and what came after it set apart (a failed read since dropped its mark). */
+	p->sample_mark_ns = p->attach_mark_ns;
+	p->sample_total = p->attach_total;
+	if (proc_account(p, &s->cls, p->attach_total, p->attach_time))
+		return;
+	at = *j;
+	at.now = since(p->attach_time, s->t0);
+	session_sample(s, p, &at);
+}
+
 /*
  * Without its exit record (tracing ends first, or the record was lost),
  * the kernel's peak is read from /proc while the process is still the one
@@ -216,7 +235,7 @@ static void read_hwm(struct proc *p)
 	p->kernel_hwm = (int64_t)hwm;
 }
 
-void session_end_proc(struct session *s, struct proc *p, const struct sink_job *j)
+static void end_proc(struct session *s, struct proc *p, const struct sink_job *j)
 {
 	struct sink_comp comps[p->ncomps ? p->ncomps : 1];
 	struct sink_proc v;
@@ -244,6 +263,14 @@ void session_end_proc(struct session *s, struct proc *p, const struct sink_job *
 	s->ended_unplaced += p->unplaced_events;
 	proc_table_remove(&s->procs, p);
 	proc_free(p);
+}
+
+void session_end_proc(struct session *s, struct proc *p, const struct sink_job *j)
+{
+	/* Gone before any round took its sample: the one its attach read took is its row. */
+	session_attach_sample(s, p, j);
+	/* Its view sized after that sample's components. */
+	end_proc(s, p, j);
 }
 
 void session_oom(struct session *s, const struct sink_oom *o, const struct sink_job *j)

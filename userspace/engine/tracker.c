@@ -379,9 +379,12 @@ void tracker_finish(struct tracker *t)
 
 		tracker_job_view(t, s, &j);
 		j.now = now - s->t0;	/* the job's clock (session.h) */
-		for (p = s->procs.first; p; p = p->next)
+		for (p = s->procs.first; p; p = p->next) {
+			/* Stopped before the first round: the attach read's sample first, then the last. */
+			session_attach_sample(s, p, &j);
 			if (p->account && p->named && !p->oom_marked && proc_sample(p, &s->cls, now) == 0)
 				session_sample(s, p, &j);
+		}
 	}
 	tracker_refresh_kstats(t);
 	/* Figures first, then every link detached at once (the maps go with tracer_close). */

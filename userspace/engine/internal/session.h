@@ -94,6 +94,12 @@ int session_begin(struct session *s, const struct sink_job *j);
 /* p's latest sample to the sinks; from now on its identity stays. */
 void session_sample(struct session *s, struct proc *p, const struct sink_job *j);
 
+/*
+ * The sample p's attach read took (proc.attach_pending), to the sinks at
+ * its own time, if no row of p went out yet; else it is dropped.
+ */
+void session_attach_sample(struct session *s, struct proc *p, const struct sink_job *j);
+
 /* p is gone: its figures to the sinks, then it is freed. */
 void session_end_proc(struct session *s, struct proc *p, const struct sink_job *j);
 
