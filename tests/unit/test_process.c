@@ -1144,10 +1144,12 @@ static void test_count_window(void **state)
 	assert_int_equal(nspans, 1);
 	assert_int_equal(span_at[0][1] - span_at[0][0], WIN_PAGES * pg);
 	assert_int_equal(regions_find(&p->regions, at)->rss, 480 * pg);
+	assert_int_equal(p->count_read_bytes, WIN_PAGES * pg);
 	/* The tail filling: only the tail is read, and the figure is the whole region's. */
 	win_fill(480, 490, true);
 	nspans = 0;
 	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 2), 0);
+	assert_int_equal(p->count_read_bytes, (WIN_PAGES + 32) * pg);	/* what run_info says was read */
 	assert_int_equal(nspans, 1);
 	assert_int_equal(span_at[0][0], at + 480 * pg);
 	assert_int_equal(span_at[0][1], at + WIN_PAGES * pg);

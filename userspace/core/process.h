@@ -209,6 +209,7 @@ struct proc {
 	bool touched_full;
 	/* The large regions still filling: the part of each a count still reads (count_window.h). */
 	struct count_windows windows;
+	uint64_t count_read_bytes;	/* address space its page counts read, for the cost */
 	/*
 	 * The fault epochs the sample's VmRSS read and the last smaps read
 	 * ended with (the tracker steps the epoch around each read): what a

@@ -117,6 +117,7 @@ static int count_range(struct proc *p, const struct page_count_ops *ops, void *c
 
 		if (ret)
 			return ret;
+		p->count_read_bytes += end - from;
 		if (w)
 			end = r->end;	/* the region alone */
 		for (; r && r->start < end; r = regions_next(&p->regions, r->end)) {
