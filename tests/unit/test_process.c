@@ -1119,6 +1119,16 @@ static void win_fill(size_t from, size_t to, bool in)
 		win_pages[i] = in;
 }
 
+/* A process with one large region at, its first filled pages in. */
+static void map_window_region(uint64_t at, size_t filled)
+{
+	sync_with(0, 0, 0, false);
+	win_base = at;
+	memset(win_pages, 0, sizeof(win_pages));
+	mapped_by(LATER, at, WIN_PAGES * 4096, HELPER_CODE + 0x30);
+	win_fill(0, filled, true);
+}
+
 /*
  * A large region filled but for its tail (HPCCG's matrix: its rows take
  * fewer values than the array has room for): counted whole once, then only
@@ -1134,11 +1144,7 @@ static void test_count_window(void **state)
 	const uint64_t at = 0x7f1000000000ULL, pg = 4096;
 
 	(void)state;
-	sync_with(0, 0, 0, false);
-	win_base = at;
-	memset(win_pages, 0, sizeof(win_pages));
-	mapped_by(LATER, at, WIN_PAGES * pg, HELPER_CODE + 0x30);
-	win_fill(0, 480, true);
+	map_window_region(at, 480);
 	nspans = 0;
 	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1), 0);
 	assert_int_equal(nspans, 1);
@@ -1190,11 +1196,7 @@ static void test_count_window_ends(void **state)
 	const uint64_t at = 0x7f1000000000ULL, pg = 4096;
 
 	(void)state;
-	sync_with(0, 0, 0, false);
-	win_base = at;
-	memset(win_pages, 0, sizeof(win_pages));
-	mapped_by(LATER, at, WIN_PAGES * pg, HELPER_CODE + 0x30);
-	win_fill(0, 500, true);
+	map_window_region(at, 500);
 	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1), 0);
 	assert_int_equal(p->windows.n, 1);
 	/* A read of the mappings: no window survives it. */
