@@ -1189,7 +1189,9 @@ static void test_count_window(void **state)
  * reads the tail only; the unmap is guarded twice, by the drop of the
  * windows over it and by the window's extent, which no longer matches
  * the region: with both broken (windows found by their start alone) the
- * count reads the tail and takes the unmapped half for pages in.)
+ * count reads the tail and takes the unmapped half for pages in. A
+ * mapping made beside the region keeps its window (checked: with windows
+ * dropped beside a request too, the count reads the region whole).)
  */
 static void test_count_window_ends(void **state)
 {
@@ -1199,6 +1201,15 @@ static void test_count_window_ends(void **state)
 	map_window_region(at, 500);
 	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1), 0);
 	assert_int_equal(p->windows.n, 1);
+	/* A mapping made beside it changes none of its pages: its window stays. */
+	mapped_by(LATER + 1, at + WIN_PAGES * pg, 256 * pg, HELPER_CODE + 0x30);
+	nspans = 0;
+	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1), 0);
+	assert_int_equal(nspans, 2);
+	assert_int_equal(span_at[0][0], at + 500 * pg);
+	assert_int_equal(span_at[1][0], at + WIN_PAGES * pg);
+	assert_int_equal(regions_find(&p->regions, at)->rss, 500 * pg);
+	proc_apply_syscall(p, &cls, sys(LATER + 1, NR_MUNMAP, at + WIN_PAGES * pg, 256 * pg, 0, 0, 0, 0, 0), 0);
 	/* A read of the mappings: no window survives it. */
 	sync_with(at, WIN_PAGES * pg, 500 * pg, false);
 	assert_int_equal(p->windows.n, 0);

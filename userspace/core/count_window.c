@@ -55,7 +55,7 @@ void count_window_drop(struct count_windows *ws, uint64_t start, uint64_t end)
 	unsigned int i = 0;
 
 	while (i < ws->n) {
-		if (start <= ws->w[i].end && end >= ws->w[i].start)
+		if (start < ws->w[i].end && end > ws->w[i].start)
 			remove_at(ws, i);
 		else
 			i++;

@@ -42,7 +42,12 @@ const struct count_window *count_window_find(const struct count_windows *ws, uin
 void count_window_set(struct count_windows *ws, uint64_t start, uint64_t end, uint64_t lo,
 		      uint64_t hi);
 
-/* A request over or beside [start, end): the windows of the regions there go (pages may have left). */
+/*
+ * A request over [start, end): the windows of the regions there go (pages
+ * may have left). Not beside it: a mapping made next to a region leaves
+ * its pages as they were, and a region that grew or merged with it is
+ * another extent, which no window matches.
+ */
 void count_window_drop(struct count_windows *ws, uint64_t start, uint64_t end);
 
 void count_window_clear(struct count_windows *ws);
