@@ -1197,9 +1197,10 @@ static struct proc *sampled_rank(struct env *e, char *root, unsigned long long b
 /*
  * Sampled attribution, Linux's pagemap (as on 6.1: the pread path): a
  * region of 32 MiB filled but for its last MiB (HPCCG's matrix, whose
- * boundary rows take fewer values than it has room for) is read whole at
- * its first count, then only its last MiB, at every sample, with the
- * same figure; filled further, its window shrinks to what is still out.
+ * boundary rows take fewer values than it has room for) is read whole
+ * while it fills and at the first count that finds it unchanged, then
+ * only its last MiB, at every sample, with the same figure; filled
+ * further, it is read whole again until it stops, then what is still out.
  * (Checked: with count_window_set a no-op, or pagemap_absent saying
  * nothing is out, every count reads 32 MiB.)
  */
@@ -1208,8 +1209,8 @@ static void test_sampled_count_reads_what_fills(void **state)
 	struct env *e = *state;
 	char root[] = "/tmp/test_engine_proc.XXXXXX", cmd[64];
 	const unsigned long long base_kib = 2048 + 13312;
-	const unsigned long long reads_kib[] = { 32768, 1024, 1024, 1024, 512 };
-	const unsigned long long array_kib[] = { 31744, 31744, 31744, 32256, 32256 };
+	const unsigned long long reads_kib[] = { 32768, 32768, 1024, 1024, 32768, 512 };
+	const unsigned long long array_kib[] = { 31744, 31744, 31744, 32256, 32256, 32256 };
 	struct proc *p = sampled_rank(e, root, base_kib);
 	uint64_t read;
 

@@ -1131,51 +1131,53 @@ static void map_window_region(uint64_t at, size_t filled)
 
 /*
  * A large region filled but for its tail (HPCCG's matrix: its rows take
- * fewer values than the array has room for): counted whole once, then only
- * from its first page out to its last one, at every count after, with
- * the same figure as a whole count. A request over it (an advice that
- * gives pages back) makes the next count read it whole again. (Checked:
- * with the window kept through the advice, the region keeps the 64 pages
- * advised away; with count_window_set a no-op, the second count reads
- * the whole region: span 2 MiB.)
+ * fewer values than the array has room for): read whole while it fills
+ * and at the first count that finds it still, then only from its first
+ * page out to its last one, with the same figure as a whole count. A
+ * request over it (an advice that gives pages back) makes the next count
+ * read it whole again. (Checked: with the window kept through the advice,
+ * the region keeps the 64 pages advised away; with count_window_set a
+ * no-op, the third count reads the whole region; with windows kept for
+ * regions still filling, the second count reads its tail only.)
  */
 static void test_count_window(void **state)
 {
 	const uint64_t at = 0x7f1000000000ULL, pg = 4096;
+	/* What each count reads (from, pages), and finds: the tail filling, then still. */
+	static const struct { size_t from, pages, in; } c[] = {
+		{ 0, WIN_PAGES, 480 },		/* filling: whole */
+		{ 0, WIN_PAGES, 480 },		/* still: whole, and its window kept */
+		{ 480, 32, 490 },		/* its window; it grew: whole again next */
+		{ 0, WIN_PAGES, 490 },
+		{ 490, 22, 490 },
+	};
 
 	(void)state;
-	map_window_region(at, 480);
-	nspans = 0;
-	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1), 0);
-	assert_int_equal(nspans, 1);
-	assert_int_equal(span_at[0][1] - span_at[0][0], WIN_PAGES * pg);
-	assert_int_equal(regions_find(&p->regions, at)->rss, 480 * pg);
-	assert_int_equal(p->count_read_bytes, WIN_PAGES * pg);
-	/* The tail filling: only the tail is read, and the figure is the whole region's. */
-	win_fill(480, 490, true);
-	nspans = 0;
-	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 2), 0);
-	assert_int_equal(p->count_read_bytes, (WIN_PAGES + 32) * pg);	/* what run_info says was read */
-	assert_int_equal(nspans, 1);
-	assert_int_equal(span_at[0][0], at + 480 * pg);
-	assert_int_equal(span_at[0][1], at + WIN_PAGES * pg);
-	assert_int_equal(regions_find(&p->regions, at)->rss, 490 * pg);
-	nspans = 0;
-	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 3), 0);
-	assert_int_equal(span_at[0][0], at + 490 * pg);
-	assert_int_equal(regions_find(&p->regions, at)->rss, 490 * pg);
+	map_window_region(at, 0);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t read = p->count_read_bytes;
+
+		win_fill(0, c[i].in, true);
+		nspans = 0;
+		assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1 + i), 0);
+		assert_int_equal(nspans, 1);
+		assert_int_equal(span_at[0][0], at + c[i].from * pg);
+		assert_int_equal(span_at[0][1], at + WIN_PAGES * pg);
+		assert_int_equal(p->count_read_bytes - read, c[i].pages * pg);	/* run_info's figure */
+		assert_int_equal(regions_find(&p->regions, at)->rss, c[i].in * pg);
+	}
 	/* Its first 64 pages advised away: read whole again, and right. */
-	proc_apply_syscall(p, &cls, sys(LATER + 4, NR_MADVISE, at, 64 * pg, MADV_DONTNEED, 0, 0, 0, 0), 0);
+	proc_apply_syscall(p, &cls, sys(LATER + 8, NR_MADVISE, at, 64 * pg, MADV_DONTNEED, 0, 0, 0, 0), 0);
 	win_fill(0, 64, false);
 	nspans = 0;
-	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 5), 0);
+	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 9), 0);
 	assert_int_equal(nspans, 1);
 	assert_int_equal(span_at[0][0], at);
 	assert_int_equal(span_at[0][1], at + WIN_PAGES * pg);
 	assert_int_equal(regions_find(&p->regions, at)->rss, (490 - 64) * pg);
 	/* Filled at last: the range and its window go; nothing is read after. */
 	win_fill(0, WIN_PAGES, true);
-	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 6), 0);
+	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 10), 0);
 	assert_int_equal(regions_find(&p->regions, at)->rss, WIN_PAGES * pg);
 	assert_int_equal(p->ntouched, 0);
 	assert_int_equal(p->windows.n, 0);
@@ -1199,6 +1201,8 @@ static void test_count_window_ends(void **state)
 
 	(void)state;
 	map_window_region(at, 500);
+	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1), 0);
+	assert_int_equal(p->windows.n, 0);	/* it filled since the last count */
 	assert_int_equal(proc_count_touched_by(p, &window_ops, NULL, LATER + 1), 0);
 	assert_int_equal(p->windows.n, 1);
 	/* A mapping made beside it changes none of its pages: its window stays. */

@@ -69,7 +69,10 @@ static uint64_t span_end(struct proc *p, const struct region *r, uint64_t limit)
 /*
  * r's pages: those of [lo, hi) read, every page outside it in (its
  * window; else [lo, hi) is r). What may still lack pages is its window
- * for the next count. true: r has every page in.
+ * for the next count, once a count finds it as the last one left it: a
+ * region still filling is read whole (during HPCCG's and CloverLeaf's
+ * fills, windows from every count came with samples far off exact,
+ * docs/attribution.md). *full: r has every page in.
  */
 static int count_region(struct proc *p, const struct page_count_ops *ops, void *ctx,
 			struct region *r, uint64_t lo, uint64_t hi, uint64_t now_ns, bool keep_grown,
@@ -77,18 +80,21 @@ static int count_region(struct proc *p, const struct page_count_ops *ops, void *
 {
 	uint64_t len = r->end - r->start, first, last_end;
 	int64_t got = ops->resident(ctx, lo, hi);
+	bool steady;
 
 	if (got < 0)
 		return (int)got;
 	got += (int64_t)(len - (hi - lo));
 	if (keep_grown && got > r->rss && p->ntouched < PROC_TOUCHED_MAX)
 		keep_range(p, r->start, r->end);
+	steady = got == r->rss;
 	r->rss = got;
 	r->counted_ns = now_ns;
 	*full = (uint64_t)got >= len;
+	/* A region still filling is read whole, as before windows; one that stopped, its window. */
 	if (*full)
 		first = last_end = 0;
-	else if (!ops->absent || !ops->absent(ctx, lo, hi, &first, &last_end))
+	else if (!steady || !ops->absent || !ops->absent(ctx, lo, hi, &first, &last_end))
 		first = r->start, last_end = r->end;
 	count_window_set(&p->windows, r->start, r->end, first, last_end);
 	return 0;
