@@ -69,7 +69,7 @@ PURE_MODULES := components alloc_stack heap_peak spec procfs regions gone_region
 		model model_app model_fit model_read model_peaks model_print report_oom trend memcg \
 		exp_load exp_profile exp_build exp_demangle exp_folded exp_speedscope exp_pprof exp_writers exp_out \
 		exp_diff exp_diff_print exp_diff_html profile.pb-c export_cmd diff_cmd report report_cmd ring_budget \
-		recount_gap touched_count page_runs lost_records probe_hold remote_read
+		recount_gap touched_count count_window page_runs lost_records probe_hold remote_read
 PURE_OBJS := $(patsubst %,$(BUILD)/%.o,$(PURE_MODULES))
 ALL_SRCS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.c))
 ALL_HDRS  := $(foreach d,$(SRC_DIRS),$(wildcard userspace/$(d)/*.h userspace/$(d)/internal/*.h))

@@ -90,10 +90,43 @@ static void test_scan_and_pread_agree(void **state)
 	munmap(m, NPAGES * PG);
 }
 
+/*
+ * What a count still has to read of a region: from its first page not in
+ * the runs to the end of its last one; nothing when all are in. (Checked:
+ * without the gap before the first run, the first case's first page is
+ * the gap after run 0; without the tail, the last page out is missed.)
+ */
+static void test_absent_pages(void **state)
+{
+	struct page_run v[] = { { 0x10000, 0x14000 }, { 0x15000, 0x18000 }, { 0x20000, 0x30000 } };
+	struct page_runs runs = { .v = v, .n = 3, .cap = 3 };
+	uint64_t first = 0, last_end = 0;
+	size_t cur = 0;
+
+	(void)state;
+	/* Out: 0xf000 before the first run, the holes between, 0x30000 on. */
+	assert_true(page_runs_absent(&runs, 0xf000, 0x32000, &cur, &first, &last_end));
+	assert_int_equal(first, 0xf000);
+	assert_int_equal(last_end, 0x32000);
+	/* Within the runs, from the middle of one: the holes between them only. */
+	cur = 0;
+	assert_true(page_runs_absent(&runs, 0x12000, 0x28000, &cur, &first, &last_end));
+	assert_int_equal(first, 0x14000);
+	assert_int_equal(last_end, 0x20000);
+	/* All in, asked in ascending order after the cursor moved on. */
+	assert_false(page_runs_absent(&runs, 0x20000, 0x30000, &cur, &first, &last_end));
+	assert_false(page_runs_absent(&runs, 0x10000, 0x14000, &cur, &first, &last_end));
+	/* The tail only. */
+	assert_true(page_runs_absent(&runs, 0x20000, 0x34000, &cur, &first, &last_end));
+	assert_int_equal(first, 0x30000);
+	assert_int_equal(last_end, 0x34000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scan_and_pread_agree),
+		cmocka_unit_test(test_absent_pages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

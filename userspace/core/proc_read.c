@@ -58,6 +58,15 @@ static int64_t pagemap_resident(void *ctx, uint64_t start, uint64_t end)
 	return page_runs_bytes(&r->runs, start, end, &r->cursor);
 }
 
+static bool pagemap_absent(void *ctx, uint64_t start, uint64_t end, uint64_t *first,
+			   uint64_t *last_end)
+{
+	struct pagemap_reader *r = ctx;
+
+	/* resident() just read [start, end): its runs are there. */
+	return page_runs_absent(&r->runs, start, end, &r->cursor, first, last_end);
+}
+
 static void pagemap_close(struct pagemap_reader *r)
 {
 	if (r->fd >= 0)
@@ -128,7 +137,7 @@ int proc_mark_sample(struct proc *p)
 
 int proc_count_touched(struct proc *p)
 {
-	static const struct page_count_ops ops = { pagemap_resident, pagemap_span };
+	static const struct page_count_ops ops = { pagemap_resident, pagemap_span, pagemap_absent };
 	struct pagemap_reader pagemap = { .pid = p->pid, .fd = -EBADF };
 	int ret;
 
@@ -141,7 +150,7 @@ int proc_count_touched(struct proc *p)
 
 int proc_count_all(struct proc *p)
 {
-	static const struct page_count_ops ops = { pagemap_resident, pagemap_span };
+	static const struct page_count_ops ops = { pagemap_resident, pagemap_span, pagemap_absent };
 	struct pagemap_reader pagemap = { .pid = p->pid, .fd = -EBADF };
 	int ret = proc_count_all_by(p, &ops, &pagemap, boot_clock_ns());
 

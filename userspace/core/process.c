@@ -144,6 +144,7 @@ void proc_reset_mm(struct proc *p)
 	p->image_before_attach = false;
 	p->kernel_hwm = -1;
 	regions_clear(&p->regions);
+	count_window_clear(&p->windows);
 	gone_regions_free(&p->gone);	/* the old image's ranges */
 	code_reader_close(&p->code);	/* its /proc/PID/mem shows the old image */
 	free_code_maps(p);
@@ -368,6 +369,8 @@ void proc_sync_begin(struct proc_sync_state *s, struct proc *p,
 	gone_regions_read_begins(&p->gone, boot_ns);
 	lost_records_begin(&s->lost, p);
 	regions_sync_begin(&p->regions);
+	/* Every region read anew (maybe changed by records lost): the windows start afresh. */
+	count_window_clear(&p->windows);
 }
 
 /* A region the read found gone: kept for the records the read overtook. */
@@ -1178,6 +1181,8 @@ static void untouch(struct proc *p, uint64_t start, uint64_t end)
 {
 	unsigned int i = 0;
 
+	count_window_drop(&p->windows, start, end);
+
 	while (i < p->ntouched) {
 		struct touched_range *r = &p->touched[i];
 
@@ -1199,6 +1204,8 @@ static void touch_call(struct proc *p, const struct ev_syscall *e, uint64_t old_
 		proc_touch(p, ret, ret + page_up(e->args[1]));
 		break;
 	case NR_MREMAP:
+		/* The old range's region moved or changed size: no window of it holds. */
+		count_window_drop(&p->windows, a0, a0 + page_up(e->args[1]));
 		proc_touch(p, ret, ret + page_up(e->args[2]));
 		break;
 	case NR_BRK:

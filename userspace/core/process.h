@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "classify.h"
+#include "count_window.h"
 #include "alloc_stack.h"
 #include "components.h"
 #include "gone_regions.h"
@@ -217,6 +218,9 @@ struct proc {
 	struct touched_range { uint64_t start, end; } touched[PROC_TOUCHED_MAX];
 	unsigned int ntouched;
 	bool touched_full;
+	/* The large regions still filling: the part of each a count still reads (count_window.h). */
+	struct count_windows windows;
+	uint64_t count_read_bytes;	/* address space its page counts read, for the cost */
 	/*
 	 * The fault epochs the sample's VmRSS read and the last smaps read
 	 * ended with (the tracker steps the epoch around each read): what a
@@ -378,6 +382,12 @@ void proc_touch(struct proc *p, uint64_t start, uint64_t end);
 struct page_count_ops {
 	int64_t (*resident)(void *ctx, uint64_t start, uint64_t end);
 	int (*span)(void *ctx, uint64_t start, uint64_t end);
+	/*
+	 * Optional, right after resident() of the same [start, end): its first
+	 * page not in memory (*first) and the end of its last one; false when
+	 * all are in. Without it every region is read whole at every count.
+	 */
+	bool (*absent)(void *ctx, uint64_t start, uint64_t end, uint64_t *first, uint64_t *last_end);
 };
 
 /* The same with ops counting the pages (touched_count.c). */

@@ -8,7 +8,10 @@
  * thousands of regions), and each region is counted whole, so its figure
  * is exact. What is left of a range afterwards is what can still gain
  * pages without a new request: from the first region not wholly in memory
- * to the last one.
+ * to the last one. A large region still filling is read, at its next
+ * counts, only from its first page not in memory to its last one (its
+ * window, count_window.h): the rest was in, and stays in until a request
+ * over it (which drops the window) or the kernel's reclaim (drift).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,7 +19,7 @@
 #include "process.h"
 
 /* Overlapping or adjacent ranges merge; past PROC_TOUCHED_MAX, "all of them" (touched_full). */
-void proc_touch(struct proc *p, uint64_t start, uint64_t end)
+static void keep_range(struct proc *p, uint64_t start, uint64_t end)
 {
 	struct touched_range *r;
 
@@ -40,22 +43,69 @@ void proc_touch(struct proc *p, uint64_t start, uint64_t end)
 	p->touched[p->ntouched++] = (struct touched_range){ start, end };
 }
 
-/* The end of the span of regions side by side from r, within [.., limit). */
-static uint64_t span_end(struct region_table *t, const struct region *r, uint64_t limit)
+/* A request: its range may have given pages back, so the regions there are read whole again. */
+void proc_touch(struct proc *p, uint64_t start, uint64_t end)
+{
+	if (start < end)
+		count_window_drop(&p->windows, start, end);
+	keep_range(p, start, end);
+}
+
+/*
+ * The end of the span of regions side by side from r, within [.., limit):
+ * up to a region with a window (read apart, its window alone).
+ */
+static uint64_t span_end(struct proc *p, const struct region *r, uint64_t limit)
 {
 	uint64_t end = r->end;
 	const struct region *q;
 
-	while (end < limit && (q = regions_next(t, end)) && q->start == end)
+	while (end < limit && (q = regions_next(&p->regions, end)) && q->start == end &&
+	       !count_window_find(&p->windows, q->start, q->end))
 		end = q->end;
 	return end;
 }
 
 /*
- * Count the regions in [start, end), span by span, each whole; the first
- * and last region not wholly in memory in *open_start and *open_end (0:
- * none). keep_grown: a region that grew since its last count is kept as
- * a touched range (while there is room: overflowing would ask for a count
+ * r's pages: those of [lo, hi) read, every page outside it in (its
+ * window; else [lo, hi) is r). What may still lack pages is its window
+ * for the next count, once a count finds it as the last one left it: a
+ * region still filling is read whole (during HPCCG's and CloverLeaf's
+ * fills, windows from every count came with samples far off exact,
+ * docs/attribution.md). *full: r has every page in.
+ */
+static int count_region(struct proc *p, const struct page_count_ops *ops, void *ctx,
+			struct region *r, uint64_t lo, uint64_t hi, uint64_t now_ns, bool keep_grown,
+			bool *full)
+{
+	uint64_t len = r->end - r->start, first, last_end;
+	int64_t got = ops->resident(ctx, lo, hi);
+	bool steady;
+
+	if (got < 0)
+		return (int)got;
+	got += (int64_t)(len - (hi - lo));
+	if (keep_grown && got > r->rss && p->ntouched < PROC_TOUCHED_MAX)
+		keep_range(p, r->start, r->end);
+	steady = got == r->rss;
+	r->rss = got;
+	r->counted_ns = now_ns;
+	*full = (uint64_t)got >= len;
+	/* A region still filling is read whole, as before windows; one that stopped, its window. */
+	if (*full)
+		first = last_end = 0;
+	else if (!steady || !ops->absent || !ops->absent(ctx, lo, hi, &first, &last_end))
+		first = r->start, last_end = r->end;
+	count_window_set(&p->windows, r->start, r->end, first, last_end);
+	return 0;
+}
+
+/*
+ * Count the regions in [start, end), span by span, each whole (a region
+ * with a window: its window, the rest of it known in); the first and last
+ * region not wholly in memory in *open_start and *open_end (0: none).
+ * keep_grown: a region that grew since its last count is kept as a
+ * touched range (while there is room: overflowing would ask for a count
  * of all pages at the next sample).
  */
 static int count_range(struct proc *p, const struct page_count_ops *ops, void *ctx,
@@ -66,22 +116,23 @@ static int count_range(struct proc *p, const struct page_count_ops *ops, void *c
 
 	*open_start = *open_end = 0;
 	while (r && r->start < end_limit) {
-		uint64_t end = span_end(&p->regions, r, end_limit);
-		int ret = ops->span ? ops->span(ctx, r->start, end) : 0;
+		const struct count_window *w = count_window_find(&p->windows, r->start, r->end);
+		uint64_t from = w ? w->lo : r->start, end = w ? w->hi : span_end(p, r, end_limit);
+		int ret = ops->span ? ops->span(ctx, from, end) : 0;
+		bool full;
 
 		if (ret)
 			return ret;
+		p->count_read_bytes += end - from;
+		if (w)
+			end = r->end;	/* the region alone */
 		for (; r && r->start < end; r = regions_next(&p->regions, r->end)) {
-			int64_t got = ops->resident(ctx, r->start, r->end);
-
-			if (got < 0)
-				return (int)got;
-			if (keep_grown && got > r->rss && p->ntouched < PROC_TOUCHED_MAX)
-				proc_touch(p, r->start, r->end);
-			r->rss = got;
-			r->counted_ns = now_ns;
+			ret = w ? count_region(p, ops, ctx, r, w->lo, w->hi, now_ns, keep_grown, &full) :
+				  count_region(p, ops, ctx, r, r->start, r->end, now_ns, keep_grown, &full);
+			if (ret)
+				return ret;
 			/* Every page in: only another request (touching it again) can change it. */
-			if ((uint64_t)got >= r->end - r->start)
+			if (full)
 				continue;
 			if (!*open_end)
 				*open_start = r->start;

@@ -31,8 +31,10 @@ static void counted_all(struct proc *p, int64_t before)
 /* p's touched ranges counted, then its VmRSS read. False: p is gone. */
 static bool count_touched(struct tracker *t, struct session *s, struct proc *p)
 {
+	uint64_t read = p->count_read_bytes;
 	int ret = proc_count_touched(p);
 
+	s->recount_read_bytes += p->count_read_bytes - read;
 	if (ret == -ESRCH || ret == -ENOENT)
 		return false;	/* gone: the next sample retires it */
 	if (ret) {
@@ -145,6 +147,7 @@ void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 {
 	double t0 = tracker_mono_s();
 	int64_t before;
+	uint64_t read;
 	int ret;
 
 	p = requests_before_read(t, s, p, &t0);
@@ -174,7 +177,9 @@ void sampled_count(struct tracker *t, struct session *s, struct proc *p)
 			if (!p || reads_vmrss(t, s, p) == -ESRCH)
 				goto done;
 			before = p->sample_total;
+			read = p->count_read_bytes;
 			ret = proc_count_all(p);
+			s->recount_read_bytes += p->count_read_bytes - read;
 			if (ret == -ESRCH || ret == -ENOENT || reads_vmrss(t, s, p) == -ESRCH)
 				goto done;
 			counted_all(p, before);

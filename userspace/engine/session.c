@@ -100,6 +100,7 @@ void session_counters(const struct session *s, struct sink_counters *c)
 	c->recounts = s->recounts;
 	c->recounts_touched = s->recounts_touched;
 	c->recount_ns = s->recount_ns;
+	c->recount_read_bytes = s->recount_read_bytes;
 	for (p = s->procs.first; p; p = p->next) {
 		c->requests += p->requests;
 		c->unwind_failures += p->unknown_callers;

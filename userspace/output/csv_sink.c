@@ -344,6 +344,8 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 		fprintf(f, "sampled_counts_touched,%llu\nsampled_counts_all,%llu\nsampled_count_ms,%.1f\n",
 			(unsigned long long)c->recounts_touched, (unsigned long long)c->recounts,
 			(double)c->recount_ns / 1e6);
+	if (j->sampled)
+		fprintf(f, "sampled_count_read_mib,%.1f\n", (double)c->recount_read_bytes / 1048576.0);
 	fprintf(f, "processes_refused_map_full,%llu\n", (unsigned long long)c->traced_map_full);
 	/* Files of this run that could not be written whole (a full disk): said on stderr too. */
 	fprintf(f, "output_errors,%zu\n", cs->dir->nfailed);

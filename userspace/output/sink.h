@@ -180,6 +180,7 @@ struct sink_counters {
 	uint64_t procs_traced;		/* every process the job had while traced */
 	/* Sampled attribution: the reads that counted a process's pages again, and their time. */
 	uint64_t recounts, recounts_touched, recount_ns;
+	uint64_t recount_read_bytes;	/* address space the counts of pages read (page tables) */
 	uint64_t procs_refused;
 	/* Lost precision: events whose process or place was not known. */
 	uint64_t unknown_pid_events;	/* no traced process had the pid (node-wide) */

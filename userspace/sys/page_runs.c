@@ -157,6 +157,34 @@ int64_t page_runs_bytes(const struct page_runs *runs, uint64_t start, uint64_t e
 	return n;
 }
 
+bool page_runs_absent(const struct page_runs *runs, uint64_t start, uint64_t end, size_t *cursor,
+		      uint64_t *first, uint64_t *last_end)
+{
+	uint64_t at = start;
+	bool any = false;
+	size_t i;
+
+	page_runs_bytes(runs, start, start, cursor);	/* to the run holding start */
+	for (i = *cursor; i < runs->n && runs->v[i].start < end && at < end; i++) {
+		if (runs->v[i].end <= at)
+			continue;
+		if (runs->v[i].start > at) {
+			if (!any)
+				*first = at;
+			any = true;
+			*last_end = runs->v[i].start;
+		}
+		at = runs->v[i].end;
+	}
+	if (at < end) {
+		if (!any)
+			*first = at;
+		any = true;
+		*last_end = end;
+	}
+	return any;
+}
+
 void page_runs_free(struct page_runs *runs)
 {
 	free(runs->v);

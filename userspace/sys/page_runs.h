@@ -36,6 +36,14 @@ int page_runs_read(int fd, uint64_t start, uint64_t end, struct page_runs *runs)
 /* Bytes of [start, end) inside runs; *cursor: where to begin (ascending queries), 0 at first. */
 int64_t page_runs_bytes(const struct page_runs *runs, uint64_t start, uint64_t end, size_t *cursor);
 
+/*
+ * Where [start, end) is not in runs: the first page out (*first) and the
+ * end of the last one (*last_end); false when every page is in. *cursor as
+ * for page_runs_bytes.
+ */
+bool page_runs_absent(const struct page_runs *runs, uint64_t start, uint64_t end, size_t *cursor,
+		      uint64_t *first, uint64_t *last_end);
+
 void page_runs_free(struct page_runs *runs);
 
 /* Whether the scan ioctl is in use (false before the first read, or on an old kernel). */

@@ -45,6 +45,7 @@ struct session {
 	uint64_t ended_requests, ended_unwind_failures;	/* of processes that ended */
 	/* Sampled attribution's counts (sampled.c): of all pages, of touched regions only. */
 	uint64_t recounts, recounts_touched, recount_ns;
+	uint64_t recount_read_bytes;	/* address space the page counts read */
 	uint64_t ended_walks, ended_walk_ns, ended_fallbacks, ended_hooks, ended_unplaced;
 	uint64_t procs_traced;		/* ever added */
 	uint64_t procs_refused;		/* past SESSION_MAX_PROCS */
