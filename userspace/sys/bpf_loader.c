@@ -306,14 +306,11 @@ int tracer_attach_global(struct bpf_tracer *t, char *err, size_t errlen)
 }
 
 /*
- * OOM kills of traced processes. Optional: a kernel built without the
- * tracepoint (or a tracefs without it) traces everything else, and says
- * once that kills will not be recorded.
- */
-/*
- * Test only (issue 34's cost split, docs/operations.md): programs named in
- * MEMATTR_TEST_UNATTACHED (comma-separated, e.g. "ma_exec,ma_oom_victim")
- * are loaded but not attached. The service is then incomplete.
+ * Test only, to split a cost by program (issue 34; tools/bench/README.md):
+ * the programs the skeleton attaches (ma_fork, ma_exec, ma_exit,
+ * ma_exit_task, ma_oom_victim) named in MEMATTR_TEST_UNATTACHED
+ * (comma-separated) are loaded but not attached. The tool is then
+ * incomplete: tracer_open says so on stderr.
  */
 static bool test_unattached(const struct bpf_program *p)
 {
@@ -327,6 +324,11 @@ static bool test_unattached(const struct bpf_program *p)
 	return false;
 }
 
+/*
+ * OOM kills of traced processes. Optional: a kernel built without the
+ * tracepoint (or a tracefs without it) traces everything else, and says
+ * once that kills will not be recorded.
+ */
 static void attach_oom(struct bpf_tracer *t)
 {
 	if (test_unattached(t->skel->progs.ma_oom_victim))
@@ -435,8 +437,11 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 	bpf_program__set_autoattach(t->skel->progs.ma_rss_stat, false);
 	for (struct bpf_program *p = bpf_object__next_program(t->skel->obj, NULL); p;
 	     p = bpf_object__next_program(t->skel->obj, p))
-		if (test_unattached(p))
+		if (test_unattached(p)) {
 			bpf_program__set_autoattach(p, false);
+			fprintf(stderr, "memattr-bpf: MEMATTR_TEST_UNATTACHED: %s loaded, not attached (test only)\n",
+				bpf_program__name(p));
+		}
 	ret = memattr_bpf__attach(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
