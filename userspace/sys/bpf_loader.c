@@ -437,7 +437,7 @@ int tracer_open(struct bpf_tracer *t, size_t ringbuf_bytes, const struct tracer_
 	bpf_program__set_autoattach(t->skel->progs.ma_rss_stat, false);
 	for (struct bpf_program *p = bpf_object__next_program(t->skel->obj, NULL); p;
 	     p = bpf_object__next_program(t->skel->obj, p))
-		if (test_unattached(p)) {
+		if (bpf_program__autoload(p) && test_unattached(p)) {
 			bpf_program__set_autoattach(p, false);
 			fprintf(stderr, "memattr-bpf: MEMATTR_TEST_UNATTACHED: %s loaded, not attached (test only)\n",
 				bpf_program__name(p));
