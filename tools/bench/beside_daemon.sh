@@ -16,17 +16,19 @@
 # own ratios.
 #
 #   sudo tools/bench/beside_daemon.sh [--reps N] [--seconds S] [--results DIR]
-#        [--daemon-args "ARGS"] [--update-doc FILE]
+#        [--daemon-args "ARGS"] [--only "WORKLOADS"] [--spawn-n N] [--update-doc FILE]
 #
 #   --reps N          repetitions (default 7)
 #   --seconds S       time box of each timed workload (default 3)
 #   --daemon-args A   more arguments for the daemon (e.g. "--attribution exact")
+#   --only W          these workloads only (e.g. "spawn"; not with --update-doc)
+#   --spawn-n N       commands of each spawn run (default 300)
 #   --results DIR     raw figures (default /tmp/memattr-beside-daemon-<UTC time>)
 #   --update-doc FILE put the table into FILE's block of this script
 #                     (BENCHMARKS.md)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-REPS=7 SECS=3 DARGS=() DOC=""
+REPS=7 SECS=3 DARGS=() DOC="" ONLY="" SPAWN_N=300
 RES=/tmp/memattr-beside-daemon-$(date -u +%Y%m%dT%H%M%SZ)
 USER_=${MEMATTR_TEST_USER:-memattr-test}
 
@@ -36,12 +38,18 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=${2:?}; shift 2 ;;
 	--seconds) SECS=${2:?}; shift 2 ;;
 	--daemon-args) read -r -a DARGS <<<"${2?}"; shift 2 ;;
+	--only) ONLY=${2:?}; shift 2 ;;
+	--spawn-n) SPAWN_N=${2:?}; shift 2 ;;
 	--results) RES=${2:?}; shift 2 ;;
 	--update-doc) DOC=${2:?}; shift 2 ;;
-	-h | --help) sed -n '3,26p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,28p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (--help)" ;;
 	esac
 done
+for w in $ONLY; do
+	case $w in storm1 | storm8 | getppid | readzero | spawn) ;; *) die "--only: no workload '$w'" ;; esac
+done
+[ -z "$ONLY" ] || [ -z "$DOC" ] || die "--only and --update-doc: the document's table holds every workload"
 [ "$(id -u)" = 0 ] || die "run as root (the node service loads BPF programs)"
 id "$USER_" >/dev/null 2>&1 || die "no user $USER_ (MEMATTR_TEST_USER)"
 [ -x "$REPO/memattr-bpf" ] || die "build the tool first (make)"
@@ -94,13 +102,16 @@ run() {
 	[ -z "$v" ] || printf '%s\t%s\t%s\t%s\tns\n' "${item}cpu" "$variant" "$rep" "$v" >>"$RES/figures.tsv"
 }
 
+# wanted W: is workload W in this run?
+wanted() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
 block() {
 	local variant=$1 rep=$2
-	run storm1 "$variant" "$rep" storm --rate 0 --seconds "$SECS" --mib 64
-	run storm8 "$variant" "$rep" storm --rate 0 --seconds "$SECS" --mib 16 --threads 8
-	run getppid "$variant" "$rep" sysloop --seconds "$SECS"
-	run readzero "$variant" "$rep" readloop --seconds "$SECS"
-	run spawn "$variant" "$rep" spawnloop --n 300
+	! wanted storm1 || run storm1 "$variant" "$rep" storm --rate 0 --seconds "$SECS" --mib 64
+	! wanted storm8 || run storm8 "$variant" "$rep" storm --rate 0 --seconds "$SECS" --mib 16 --threads 8
+	! wanted getppid || run getppid "$variant" "$rep" sysloop --seconds "$SECS"
+	! wanted readzero || run readzero "$variant" "$rep" readloop --seconds "$SECS"
+	! wanted spawn || run spawn "$variant" "$rep" spawnloop --n "$SPAWN_N"
 }
 
 T0=$(date +%s)
@@ -122,7 +133,7 @@ done
 
 python3 "$REPO/tools/bench/beside_daemon_table.py" "$RES/figures.tsv" \
 	--commit "$(git -C "$REPO" rev-parse --short HEAD)" \
-	--command "tools/bench/beside_daemon.sh --reps $REPS --seconds $SECS${DARGS[*]:+ --daemon-args \"${DARGS[*]}\"}" \
+	--command "tools/bench/beside_daemon.sh --reps $REPS --seconds $SECS${DARGS[*]:+ --daemon-args \"${DARGS[*]}\"}${ONLY:+ --only \"$ONLY\"}$([ "$SPAWN_N" = 300 ] || echo " --spawn-n $SPAWN_N")" \
 	--minutes "$(( ($(date +%s) - T0 + 59) / 60 ))" --daemon "${DARGS[*]:-(its defaults)}" \
 	--date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --kernel "Linux $(uname -r)" \
 	${DOC:+--update-doc "$DOC"} | tee "$RES/table.md"

@@ -25,6 +25,7 @@ WHAT = {
     "getppid": "getppid() (ns per call)",
     "readzero": "read() of 64 bytes from /dev/zero (ns per call)",
     "spawn": "fork + exec of /bin/true, waited for (us per command)",
+    "spawncpu": "fork + exec: CPU time per command, the loop and its children (ns)",
 }
 RATES = {"storm1", "storm8"}
 

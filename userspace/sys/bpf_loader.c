@@ -313,12 +313,33 @@ int tracer_attach_global(struct bpf_tracer *t, char *err, size_t errlen)
 }
 
 /*
+ * Test only, to split a cost by program (issue 34; tools/bench/README.md):
+ * the programs the skeleton attaches (ma_fork, ma_exec, ma_exit,
+ * ma_exit_task, ma_oom_victim) named in MEMATTR_TEST_UNATTACHED
+ * (comma-separated) are loaded but not attached. The tool is then
+ * incomplete: tracer_open says so on stderr.
+ */
+static bool test_unattached(const struct bpf_program *p)
+{
+	const char *v = getenv("MEMATTR_TEST_UNATTACHED"), *name = bpf_program__name(p);
+	size_t n = strlen(name);
+
+	for (const char *s = v; s && *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
+		if (strcspn(s, ",") == n && !strncmp(s, name, n))
+			return true;
+	}
+	return false;
+}
+
+/*
  * OOM kills of traced processes. Optional: a kernel built without the
  * tracepoint (or a tracefs without it) traces everything else, and says
  * once that kills will not be recorded.
  */
 static void attach_oom(struct bpf_tracer *t)
 {
+	if (test_unattached(t->skel->progs.ma_oom_victim))
+		return;
 	t->skel->links.ma_oom_victim =
 		bpf_program__attach_tracepoint(t->skel->progs.ma_oom_victim, "oom", "mark_victim");
 	t->oom_watched = t->skel->links.ma_oom_victim != NULL;
@@ -432,6 +453,13 @@ reopen:
 	bpf_program__set_autoattach(t->skel->progs.ma_fault_user, false);
 	bpf_program__set_autoattach(t->skel->progs.ma_fault_kernel, false);
 	bpf_program__set_autoattach(t->skel->progs.ma_rss_stat, false);
+	for (struct bpf_program *p = bpf_object__next_program(t->skel->obj, NULL); p;
+	     p = bpf_object__next_program(t->skel->obj, p))
+		if (bpf_program__autoload(p) && test_unattached(p)) {
+			bpf_program__set_autoattach(p, false);
+			fprintf(stderr, "memattr-bpf: MEMATTR_TEST_UNATTACHED: %s loaded, not attached (test only)\n",
+				bpf_program__name(p));
+		}
 	ret = memattr_bpf__attach(t->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
