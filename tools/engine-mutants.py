@@ -23,12 +23,12 @@ ENGINE = sorted(glob.glob(os.path.join(ROOT, "userspace", "engine", "*.c")))
 # (what, the test that must fail, old text, new text[, the test program: test_engine])
 D = "test_discovery"
 M=[
- ('sample_catch_up: return at once', 'test_catch_up_reads_records_older_than_the_reads',
+ ('held_records_catch_up: return at once', 'test_catch_up_reads_records_older_than_the_reads',
   '\tdouble until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;\n\n\twhile',
   '\tdouble until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;\n\n\treturn;\n\twhile'),
- ('sample_catch_up: until the ring is empty', 'test_catch_up_reads_records_older_than_the_reads',
+ ('held_records_catch_up: until the ring is empty', 'test_catch_up_reads_records_older_than_the_reads',
   ' && t->newest_record_ns < mark_ns && tracker_now(t) < until)', ' && tracker_now(t) < until + 0 * mark_ns)'),
- ('sample_catch_up: never behind', 'test_catch_up_reads_records_older_than_the_reads',
+ ('held_records_catch_up: never behind', 'test_catch_up_reads_records_older_than_the_reads',
   '\treturn tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns;\n', '\treturn false;\n'),
  ('on_event: the newest record\'s time not kept', 'test_catch_up_reads_records_older_than_the_reads',
   '\tif (h->ts_ns > t->newest_record_ns)\n\t\tt->newest_record_ns = h->ts_ns;\n', ''),
@@ -39,7 +39,7 @@ M=[
   '\tp->sample_mark_ns = 0;\n\theld_records_drain(t);\n', '\theld_records_drain(t);\n'),
  ('requests_before_count: one drain, as its budget cuts it (main before the LULESH fix)',
   'test_sampled_count_applies_every_request_before_it',
-  '\theld_records_drain(t);\n\tsample_catch_up(t, now_ns);\n', '\theld_records_drain(t);\n\t(void)now_ns;\n'),
+  '\theld_records_drain(t);\n\theld_records_catch_up(t, now_ns);\n', '\theld_records_drain(t);\n\t(void)now_ns;\n'),
  ('sampled_count: the count before the records of the requests made during its read (main before the fix)',
   'test_sampled_count_applies_requests_made_during_mark_read',
   '\tp = requests_before_read(t, s, p, &t0);\n\tif (!p)\n\t\tgoto done;\n', ''),

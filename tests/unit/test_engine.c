@@ -75,14 +75,14 @@
  *       -> test_job_drops_and_sample_gaps fails
  *   job_view.c tracker_note_sample(): every gap late (drop the 2-interval test)
  *       -> test_job_drops_and_sample_gaps fails
- *   sample.c sample_catch_up(): return at once (main before issue 34's start-up
+ *   held_records.c held_records_catch_up(): return at once (main before issue 34's start-up
  *   fix: one drain, cut by its budget, then the rows)
  *       -> test_catch_up_reads_records_older_than_the_reads fails
- *   sample.c sample_catch_up(): read until the ring is empty (drop the mark test)
+ *   held_records.c held_records_catch_up(): read until the ring is empty (drop the mark test)
  *       -> test_catch_up_reads_records_older_than_the_reads fails
  *   events.c tracker_on_event(): the newest record's time not kept
  *       -> test_catch_up_reads_records_older_than_the_reads fails
- *   sample.c sample_catch_up(): never behind (return false)
+ *   held_records.c held_records_catch_up(): never behind (return false)
  *       -> test_catch_up_reads_records_older_than_the_reads fails
  *   sampled.c requests_before_count(): no drain (main before the fix: the
  *   records of the mappings made during the smaps read applied after the count)
@@ -91,7 +91,7 @@
  *   drain kept (its records set apart from a sample whose read comes after them)
  *       -> test_sampled_count_applies_requests_made_during_read fails
  *   sampled.c requests_before_count(): one drain, as its budget cuts it (no
- *   sample_catch_up(): main before the LULESH fix)
+ *   held_records_catch_up(): main before the LULESH fix)
  *       -> test_sampled_count_applies_every_request_before_it fails
  *   sampled.c sampled_count(): no requests_before_read() before the first count
  *       -> test_sampled_count_applies_requests_made_during_mark_read fails
@@ -1474,7 +1474,7 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 	/* What sample_sessions does before the rows. */
 	tracer_drain(&e->t->bpf, 1);
 	tracker_end_drain(e->t);
-	assert_false(sample_catch_up(e->t, mark));
+	assert_false(held_records_catch_up(e->t, mark));
 	tracker_counters(e->t, &c1);
 	/* 150 before the mark, read 64 at a time: three drains, then it stops. */
 	assert_int_equal(c1.events - c0.events, 192);
@@ -1486,7 +1486,7 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 	}
 	mark = next_ts;
 	e->opt.interval_ms = 0;
-	assert_true(sample_catch_up(e->t, mark));
+	assert_true(held_records_catch_up(e->t, mark));
 	e->opt.interval_ms = 100;
 }
 

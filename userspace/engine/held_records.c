@@ -7,6 +7,12 @@
 #include "tracker.h"
 #include "tracker_base.h"
 
+/*
+ * At most this share of an interval more to apply the records older than a
+ * round's reads: one job's storm before them must not hold the others' rounds.
+ */
+#define CATCH_UP_SHARE		0.5
+
 struct replay_ctx {
 	struct tracker *t;
 	struct session *s;
@@ -142,4 +148,24 @@ void held_records_drain(struct tracker *t)
 void tracker_end_drain(struct tracker *t)
 {
 	release_all_held(t);
+}
+
+/*
+ * A record written before a sample's VmRSS read and still in the ring
+ * when the sample is accounted leaves its pages in VmRSS and in no
+ * component: `unattributed` in exact mode (MPI's start-up: hundreds of
+ * requests, each costly to place, while every rank faults in its
+ * libraries, outrun the round's budget for a sample or three). The
+ * ring is read in the order the records were written, so once one newer
+ * than the round's newest read is applied, none older is left. Past the
+ * bound the sample goes out as it is, and says so (run_info.csv's
+ * samples_behind; the records are not lost: the next sample has them).
+ */
+bool held_records_catch_up(struct tracker *t, uint64_t mark_ns)
+{
+	double until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;
+
+	while (tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns && tracker_now(t) < until)
+		held_records_drain(t);
+	return tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns;
 }

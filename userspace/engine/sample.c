@@ -18,11 +18,6 @@
 #define LONG_READ_SHARE		0.25
 /* Sampled attribution: the ring buffer is read between processes once counting held the loop this long. */
 #define COUNT_HOLD_S		0.005
-/*
- * At most this share of an interval more to apply the records older than a
- * round's reads: one job's storm before them must not hold the others' rounds.
- */
-#define CATCH_UP_SHARE		0.5
 
 /* A forked child is named once it has exec'd or lived long enough not to. */
 static bool ready(const struct proc *p, double now)
@@ -238,26 +233,6 @@ static uint64_t newest_mark(const struct tracker *t)
 }
 
 /*
- * A record written before a sample's VmRSS read and still in the ring
- * when the sample is accounted leaves its pages in VmRSS and in no
- * component: `unattributed` in exact mode (MPI's start-up: hundreds of
- * requests, each costly to place, while every rank faults in its
- * libraries, outrun the round's budget for a sample or three). The
- * ring is read in the order the records were written, so once one newer
- * than the round's newest read is applied, none older is left. Past the
- * bound the sample goes out as it is, and says so (run_info.csv's
- * samples_behind; the records are not lost: the next sample has them).
- */
-bool sample_catch_up(struct tracker *t, uint64_t mark_ns)
-{
-	double until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;
-
-	while (tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns && tracker_now(t) < until)
-		held_records_drain(t);
-	return tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns;
-}
-
-/*
  * Every session's sample. The faults made while the figures were read (by
  * a rank allocating at full speed, many pages) are in its VmRSS
  * and still in the kernel (runs in progress) or the ring buffer: handled
@@ -281,7 +256,7 @@ void sample_sessions(struct tracker *t)
 			mark_session(t, s, now);
 	sample_flush_runs(t);
 	held_records_drain(t);
-	behind = sample_catch_up(t, newest_mark(t));
+	behind = held_records_catch_up(t, newest_mark(t));
 	for (s = t->sessions; s; s = s->next)
 		account_session(t, s, now, behind);
 	mode_counts_peaks(t);

@@ -4,7 +4,6 @@
 #include "held_records.h"
 #include "reads.h"
 #include "recount_gap.h"
-#include "sample.h"
 #include "sampled.h"
 #include "tracker.h"
 #include "tracker_base.h"
@@ -60,7 +59,7 @@ static bool count_touched(struct tracker *t, struct session *s, struct proc *p)
  * LULESH rank on 8 ranks: its iteration's temporaries, mapped 33-88 ms
  * before the count, applied after it: 8.7 of 31.2 MiB `unattributed`,
  * the gap taking them from a still count). Bounded as the
- * catch-up before the rows is (sample_catch_up). The drain can end p:
+ * catch-up before the rows is (held_records_catch_up). The drain can end p:
  * NULL then. Its time is the records', not the count's (added to *t0).
  */
 static struct proc *requests_before_count(struct tracker *t, struct session *s, struct proc *p,
@@ -72,7 +71,7 @@ static struct proc *requests_before_count(struct tracker *t, struct session *s, 
 
 	p->sample_mark_ns = 0;
 	held_records_drain(t);
-	sample_catch_up(t, now_ns);
+	held_records_catch_up(t, now_ns);
 	*t0 += tracker_mono_s() - began;
 	return session_find(s, pid);
 }

@@ -171,7 +171,7 @@ struct sink_counters {
 	uint64_t job_dropped;		/* of dropped (node-wide), this job's processes' records */
 	double sample_gap_max_s;	/* the longest time between two of its samples */
 	uint64_t samples_late;		/* samples more than twice the interval after the one before */
-	/* samples whose rows went out with records older than their reads still unread (sample_catch_up) */
+	/* samples whose rows went out with records older than their reads still unread (held_records_catch_up) */
 	uint64_t samples_behind;
 	uint64_t requests, unwind_failures;	/* over every process, ended ones too */
 	uint64_t unwind_walks, unwind_walk_ns;	/* CFI walks of the requests, and their time */

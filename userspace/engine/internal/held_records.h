@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct tracker;
 struct session;
@@ -34,5 +35,14 @@ bool held_records_settling(const struct tracker *t, const struct proc *p, double
  * the next turn), then the held records of every process released.
  */
 void held_records_drain(struct tracker *t);
+
+/*
+ * The ring buffer read until every record written before mark_ns (the
+ * round's newest VmRSS read, boot clock) is applied: while a drain stops
+ * on its budget with none newer read yet, another follows, within
+ * CATCH_UP_SHARE of an interval. Returns true when it stopped on that
+ * bound with such records left (the round's rows go out behind them).
+ */
+bool held_records_catch_up(struct tracker *t, uint64_t mark_ns);
 
 #endif
