@@ -19,20 +19,15 @@ import subprocess
 import sys
 import time
 
+from detacher_output import fill
+
 
 def full_pipe():
     """A pipe whose write end cannot take one more byte, and both ends."""
     r, w = os.pipe()
-    fl = fcntl.fcntl(w, fcntl.F_GETFL)
-    fcntl.fcntl(w, fcntl.F_SETFL, fl | os.O_NONBLOCK)
-    try:
-        while True:
-            os.write(w, b"x" * 4096)
-    except BlockingIOError:
-        pass
-    # The command's write must block, not fail with EAGAIN: the flag is the
-    # open file's, shared with the command's descriptor.
-    fcntl.fcntl(w, fcntl.F_SETFL, fl)
+    # Blocking again after: the command's write must block, not fail with
+    # EAGAIN (the flag is the open file's, shared with its descriptor).
+    fill(w)
     return r, w
 
 
