@@ -18,7 +18,7 @@ set_sudo_env
 TOOL_ERR=$TMPD/tool.err
 log "starting: ${SUDO_ENV[*]} memattr-bpf --output $OUT -- mpirun ..."
 TOOL_START=$EPOCHREALTIME
-"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- mpirun --oversubscribe -np "$NP" \
+"${SUDO_ENV[@]}" "$MEMATTR_BIN" --output "$OUT" -- "${NO_SIGPIPE[@]}" mpirun --oversubscribe -np "$NP" \
 	"$TMPD/bin/mpi_phases" --log-dir "$LOGS" --go-file "$GO_FILE" \
 	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --alloc-mem-mib "$ALLOC_MEM_MIB" --plateau-ms 800 \
 	>"$TMPD/tool.out" 2>"$TOOL_ERR" &
@@ -61,6 +61,21 @@ awk -v t="$took" 'BEGIN { exit !(t < 5) }' ||
 	fail "the tool ended ${took} s after it started a 0.3 s command: it waited for its next sample (--interval 10000)"
 grep -qx 'finished,1' "$TMPD/out-short/run_info.csv" ||
 	fail "the short run's run_info.csv does not say finished,1: $(cat "$TMPD/out-short/run_info.csv")"
+check_no_bpf_leftovers
+
+# The command runs with the signal dispositions and mask its caller gave
+# the tool, not the tool's own: the tool ignores SIGPIPE, and an ignored
+# signal stays ignored across exec, so `memattr-bpf -- prog | head` would
+# have left prog writing on after head ended. Both ways round.
+show_signals='grep -E "^Sig(Ign|Blk):" /proc/self/status'
+for pipe in default ignore; do
+	want=$("${SUDO_ENV[@]}" --$pipe-signal=PIPE sh -c "$show_signals")
+	got=$("${SUDO_ENV[@]}" --$pipe-signal=PIPE "$MEMATTR_BIN" --quiet --output "$TMPD/out-sig-$pipe" -- \
+		sh -c "$show_signals" 2>"$TMPD/sig-$pipe.err") || fail "launch of sh failed: $(cat "$TMPD/sig-$pipe.err")"
+	[ "$got" = "$want" ] ||
+		fail "SIGPIPE $pipe for the tool: its command has $(echo $got), run without the tool $(echo $want)"
+done
+log "a launched command keeps its caller's signal dispositions and mask (SIGPIPE default and ignored)"
 check_no_bpf_leftovers
 
 # The tool's output going to a pipe (`... | tee log`, ssh) ends with the

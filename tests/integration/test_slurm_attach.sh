@@ -21,7 +21,7 @@ MIB=8
 it_setup
 slurm_start
 
-slurm_hold_job "$NP" "exec env -i PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np $NP $TMPD/bin/mpi_hold --log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120"
+slurm_hold_job "$NP" "exec env -i --ignore-signal=PIPE PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np $NP $TMPD/bin/mpi_hold --log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120"
 for f in "$LOGS"/hold-rank-*.csv; do
 	pid=$(awk -F, '$1 == "ready" { print $4 }' "$f")
 	grep -q '^SLURM_JOB_ID=' <(tr '\0' '\n' <"/proc/$pid/environ") &&

@@ -18,7 +18,7 @@ command -v curl >/dev/null || fail "curl not installed (tools/install-deps.sh)"
 it_setup
 slurm_start
 
-slurm_hold_job "$NP" "exec env -i PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np $NP $TMPD/bin/mpi_hold --log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120"
+slurm_hold_job "$NP" "exec env -i --ignore-signal=PIPE PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np $NP $TMPD/bin/mpi_hold --log-dir $LOGS --go-file $GO_FILE --stop-file $STOP_FILE --hold-mib $MIB --per-rank --hold-s 120"
 for pid in $(pgrep -u "$TEST_USER" -f "$TMPD/bin/mpi_hold"); do
 	grep -q '^SLURM_JOB_ID=' <(tr '\0' '\n' <"/proc/$pid/environ") &&
 		fail "rank pid $pid carries SLURM_JOB_ID: the test would not prove the cgroup path"

@@ -96,7 +96,7 @@ if [ "$IT_MPI" = openmpi ]; then
 	# batch step's one task), so its mpirun's ranks 0 and 1 are theirs.
 	printf '%s\n' '#!/bin/bash' '#SBATCH -n 2' '#SBATCH --memattr' "#SBATCH -o $WORK/batch.out" \
 		'sleep 0.5' \
-		"exec env -i PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np 2 $TMPD/bin/mpi_demo --app-mib $MIB --steps 3 --step-ms 300" \
+		"exec env -i --ignore-signal=PIPE PATH=/usr/bin:/bin HOME=\$HOME mpirun --oversubscribe -np 2 $TMPD/bin/mpi_demo --app-mib $MIB --steps 3 --step-ms 300" \
 		>"$WORK/batch.sbatch"
 	chown "$TEST_USER" "$WORK/batch.sbatch"
 	BJOB=$(cd "$WORK" && slurm_as_user sbatch --parsable batch.sbatch) || fail "sbatch --memattr failed"

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ int launch_drop_to_sudo_user(void)
 	return 0;
 }
 
-static void child(int gate, char **cmd)
+static void child(int gate, char **cmd, const struct sigaction *caller_sigpipe)
 {
 	char c;
 
@@ -44,6 +45,8 @@ static void child(int gate, char **cmd)
 	if (read(gate, &c, 1) != 1)
 		_exit(125);
 	close(gate);
+	/* The tool ignores SIGPIPE; its command must not inherit that (exec keeps SIG_IGN). */
+	sigaction(SIGPIPE, caller_sigpipe, NULL);
 	if (launch_drop_to_sudo_user()) {
 		fprintf(stderr, "memattr-bpf: cannot switch to the sudo user: %s\n", strerror(errno));
 		_exit(126);
@@ -53,7 +56,8 @@ static void child(int gate, char **cmd)
 	_exit(127);
 }
 
-int launch_prepare(struct launch *l, char **cmd, char *err, size_t errlen)
+int launch_prepare(struct launch *l, char **cmd, const struct sigaction *caller_sigpipe,
+		   char *err, size_t errlen)
 {
 	int fds[2];
 
@@ -72,7 +76,7 @@ int launch_prepare(struct launch *l, char **cmd, char *err, size_t errlen)
 	}
 	if (l->pid == 0) {
 		close(fds[1]);
-		child(fds[0], cmd);
+		child(fds[0], cmd, caller_sigpipe);
 	}
 	close(fds[0]);
 	l->gate_fd = fds[1];

@@ -6,6 +6,7 @@
 #ifndef MEMATTR_LAUNCH_H
 #define MEMATTR_LAUNCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -14,7 +15,13 @@ struct launch {
 	int gate_fd;	/* write end: one byte opens the gate, closing it aborts */
 };
 
-int launch_prepare(struct launch *l, char **cmd, char *err, size_t errlen);
+/*
+ * Fork CMD held at the gate. It gets SIGPIPE's disposition as the tool's
+ * caller left it (CALLER_SIGPIPE), not the tool's own: a command run under
+ * the tool behaves as it does without it (`... | head` still ends it).
+ */
+int launch_prepare(struct launch *l, char **cmd, const struct sigaction *caller_sigpipe,
+		   char *err, size_t errlen);
 void launch_go(struct launch *l);
 void launch_abort(struct launch *l);
 

@@ -61,16 +61,19 @@ static void raise_fd_limit(void)
 	}
 }
 
-static void install_signals(void)
+/* SIGPIPE as the caller had it goes to a launched command (launch.h). */
+static void install_signals(struct sigaction *caller_sigpipe)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction ignore = { .sa_handler = SIG_IGN };
 
 	/* No SA_RESTART: the event poll must return to see the flag. */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, caller_sigpipe);
 }
 
 /* Find the processes to trace; with --wait, until the job appears. */
@@ -345,6 +348,7 @@ int trace_main(int argc, char **argv)
 	struct spec_set specs;
 	struct pid_list pids = {0};
 	struct launch child = { .pid = -1, .gate_fd = -1 };
+	struct sigaction caller_sigpipe;
 	enum job_match match = JOB_MATCH_NONE;
 	struct job_owner who = { .uid = JOB_ANY_UID };
 	struct tracker *t;
@@ -365,7 +369,7 @@ int trace_main(int argc, char **argv)
 		cli_free(&opt);		/* --pid's list may be there already */
 		return EXIT_USAGE;
 	}
-	install_signals();
+	install_signals(&caller_sigpipe);
 	if (caps_check(err, sizeof(err))) {
 		ret = without_root(&opt, err);
 		cli_free(&opt);
@@ -380,7 +384,7 @@ int trace_main(int argc, char **argv)
 		goto refuse;
 
 	if (opt.target == TARGET_LAUNCH) {
-		if (launch_prepare(&child, opt.cmd, err, sizeof(err)))
+		if (launch_prepare(&child, opt.cmd, &caller_sigpipe, err, sizeof(err)))
 			goto refuse;
 		pid_list_add(&pids, child.pid);
 	} else if (resolve_targets(&opt, &pids, &match, &who, err, sizeof(err))) {
