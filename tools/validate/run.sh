@@ -91,7 +91,7 @@
 # LAMMPS_STEPS.
 #
 # The late attach (--modes attach) must meet a job that still runs and
-# already holds its memory; the tool's attach takes 1-10 s here (more ranks
+# already holds its memory; the tool's attach takes 1-15 s here (more ranks
 # than cores leave it little CPU), and a job of the sizes above can end
 # before it (LULESH, 8 ranks, MPICH: over 0.5 s before the tool was ready).
 # So each attach run (tools/validate/attach_plan.py):
@@ -104,8 +104,10 @@
 #    LAMMPS run; never fewer than above) sized from the launch run's pace
 #    (its time from ranks up to end, the application's own time for its
 #    steps, when its memory was held) and the longest attach this
-#    validation measured so far with the same MPI and ranks (ATTACH_EST_S,
-#    default 5 s, before any);
+#    validation measured so far with the same MPI and ranks (else the
+#    longest per rank with this MPI times the ranks: the tool gets less CPU
+#    beside more ranks, e.g. LULESH with MPICH, 1 rank 1.4 s, 8 ranks
+#    6-15 s; else ATTACH_EST_S, default 5 s);
 #  - is judged after: the ranks must outlive the tool's "tracing" line by
 #    ATTACH_MARGIN. A try that did not (or whose tool traced nothing) is
 #    kept in attach_tries/ and run again, sized from its own pace and the
@@ -115,7 +117,10 @@
 # The run's meta.txt (and validate.log) says what was done: attach_plan
 # (the sizing), attach_steps, held_wait_s, held_at_attach_pct (the ranks'
 # memory at the tool's start, as a share of their peak in the run),
-# attach_tool_s, attach_outlived_s, attach_try.
+# attach_tool_s, attach_outlived_s, attach_try. held_at_attach_pct is
+# against the run's own peak, which a lengthened LULESH raises (its heap
+# grows over the iterations): 72-82% on 8 ranks where the wait had seen
+# the launch run's 90%.
 #
 # Jobs run as the unprivileged user memattr-test (MEMATTR_TEST_USER), the tool
 # as root, as on a real node: launched as `memattr-bpf --output D -- mpirun ...`
@@ -761,6 +766,7 @@ run_one() {
 # soon after the tool's attach. Each try that was too short is kept in
 # $RES/attach_tries/TAG-tryN.
 declare -A ATTACH_SEEN=()	# MPI.NP -> the longest attach (tool start to tracing) measured so far
+declare -A ATTACH_PER_RANK=()	# MPI -> the longest of those per rank
 RUN_STEPS="" READY_KB=0 ATTACH_PLAN="" ATTACH_TRY=0 ATTACH_RETRY_LEFT=0 ATTACH_SHORT=0 ATTACH_TOOL_S=""
 run_attach() {
 	local app=$1 m=$2 np=$3 tag=$4 try steps0 src est sz app_s prev_steps=0 kept
@@ -768,7 +774,12 @@ run_attach() {
 	src=$RES/runs/$app-$m-np$np-launch
 	grep -qx 'status=ok' "$src/meta.txt" 2>/dev/null || src=""
 	for try in $(seq 1 "$ATTACH_TRIES"); do
-		est=${ATTACH_SEEN[$m.$np]:-$ATTACH_EST_S}
+		# Measured with these ranks, else scaled from other rank counts (more
+		# ranks than cores leave the tool less CPU), else ATTACH_EST_S.
+		est=${ATTACH_SEEN[$m.$np]:-}
+		[ -n "$est" ] || [ -z "${ATTACH_PER_RANK[$m]:-}" ] ||
+			est=$(awk -v r="${ATTACH_PER_RANK[$m]}" -v n="$np" 'BEGIN { printf "%.2f", r * n }')
+		est=${est:-$ATTACH_EST_S}
 		RUN_STEPS=$steps0 READY_KB=0
 		ATTACH_PLAN="no launch run of $app with $m on $np ranks: ${steps0:-its fixed} steps, the attach after the delay alone"
 		if [ -n "$src" ]; then
@@ -799,6 +810,10 @@ run_attach() {
 		run_one "$app" "$m" "$np" attach "$tag"
 		if [ -n "$ATTACH_TOOL_S" ] && awk -v a="$ATTACH_TOOL_S" -v b="${ATTACH_SEEN[$m.$np]:-0}" 'BEGIN { exit !(a > b) }'; then
 			ATTACH_SEEN[$m.$np]=$ATTACH_TOOL_S
+		fi
+		if [ -n "$ATTACH_TOOL_S" ] && awk -v a="$ATTACH_TOOL_S" -v n="$np" -v b="${ATTACH_PER_RANK[$m]:-0}" \
+			'BEGIN { exit !(a / n > b) }'; then
+			ATTACH_PER_RANK[$m]=$(awk -v a="$ATTACH_TOOL_S" -v n="$np" 'BEGIN { printf "%.3f", a / n }')
 		fi
 		[ "$ATTACH_SHORT" = 1 ] && [ "$ATTACH_RETRY_LEFT" = 1 ] || return 0
 		kept=$RES/attach_tries/$tag-try$try
