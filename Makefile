@@ -180,10 +180,12 @@ export-check: memattr-bpf
 
 # tools/validate/table.py compares the sampled and the exact tool only inside
 # the holds (run.sh --hold-every), and every sample against the exact tool's
-# two around it: made-up runs, no root.
+# two around it; attach_plan.py sizes, waits for and judges run.sh's late
+# attach: made-up runs, no root.
 .PHONY: validate-check
 validate-check:
 	tools/validate/check_holds.py
+	tools/validate/check_attach_plan.py
 
 .PHONY: layers-check
 layers-check: memattr-bpf

@@ -226,6 +226,8 @@ static void test_run_info(void **state)
 	assert_non_null(strstr(text, "\nevents,42\n"));
 	assert_non_null(strstr(text, "\nmemory_requests,7\nunwind_failures,1\n"));
 	assert_non_null(strstr(text, "\nprocesses_traced,2\n"));
+	/* job() leaves memory_calls_fentry false: the syscall tracepoints. */
+	assert_non_null(strstr(text, "\nmemory_calls,tracepoints\n"));
 	/* What makes figures less exact is never hidden (issue 13). */
 	assert_non_null(strstr(text, "\nevents_unknown_pid,11\n"));
 	assert_non_null(strstr(text, "\nevents_unplaced,12\n"));
@@ -236,6 +238,11 @@ static void test_run_info(void **state)
 	assert_non_null(strstr(text, "\ncommand_line,\"memattr-bpf --job 'a,b'\"\n"));
 	assert_null(strstr(text, "probes_attached"));	/* no probe mode */
 	assert_null(strstr(text, "infer"));		/* nothing inferred: no rows */
+	free(text);
+	j.memory_calls_fentry = true;
+	f->s->ops->job_summary(f->s, &j, NULL, 0);
+	text = slurp(f, "run_info.csv");
+	assert_non_null(strstr(text, "\nmemory_calls,fentry\n"));
 	free(text);
 }
 

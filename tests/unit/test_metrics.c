@@ -262,7 +262,7 @@ static void test_self_and_openmetrics(void **state)
 	struct mx_self x = {
 		.events = 7, .dropped = 1, .jobs = 2, .processes = 9,
 		.refused = { 3, 0, 0 }, .nmaps = 1, .version = "0.1.0", .attribution = "sampled",
-		.rss_bytes = 4096, .cpu_seconds = 1.5,
+		.memory_calls = "tracepoints", .rss_bytes = 4096, .cpu_seconds = 1.5,
 		.maps = { { "traced", 5, 16384 } },
 	};
 	char *s;
@@ -278,6 +278,8 @@ static void test_self_and_openmetrics(void **state)
 	must_have(s, "memattr_bpf_map_max_entries{map=\"traced\"} 16384\n");
 	must_have(s, "memattr_build_info{version=\"0.1.0\"} 1\n");
 	must_have(s, "# TYPE memattr_attribution_info gauge\nmemattr_attribution_info{mode=\"sampled\"} 1\n");
+	/* After a fentry link was refused: the tracepoints, for good (bpf_loader.c). */
+	must_have(s, "# TYPE memattr_memory_calls_info gauge\nmemattr_memory_calls_info{hooks=\"tracepoints\"} 1\n");
 	must_have(s, "memattr_daemon_resident_bytes 4096\n");
 	must_have(s, "memattr_daemon_cpu_seconds_total 1.500\n");
 	free(s);
@@ -287,6 +289,7 @@ static void test_self_and_openmetrics(void **state)
 	must_have(s, "# TYPE memattr_rank_resident_bytes gauge\n# UNIT memattr_rank_resident_bytes bytes\n");
 	must_have(s, "# TYPE memattr_build info\n");
 	must_have(s, "# TYPE memattr_attribution info\nmemattr_attribution_info{mode=\"sampled\"} 1\n");
+	must_have(s, "# TYPE memattr_memory_calls info\nmemattr_memory_calls_info{hooks=\"tracepoints\"} 1\n");
 	assert_true(strlen(s) >= 6 && !strcmp(s + strlen(s) - 6, "# EOF\n"));
 	free(s);
 }

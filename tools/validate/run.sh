@@ -47,7 +47,8 @@
 #                     samples, so the steady-`total` comparison finds nothing
 #                     to compare), 0 for the others. The holds lengthen the
 #                     run; the application's own times mean nothing then.
-#   --attach-delay S  attach this long after every rank is running (default 1.5)
+#   --attach-delay S  attach this long after every rank is running and holds
+#                     its memory (default 1.5; see "The late attach" below)
 #   --tool PATH       memattr-bpf binary (default: the repo's ./memattr-bpf)
 #   --update-doc FILE also put the tables into FILE's "latest run" block
 #                     (BENCHMARKS.md, section "Validation on real applications")
@@ -88,6 +89,38 @@
 # Each run takes 3-15 s on 2 cores. Override with HPCCG_DIMS, LULESH_SIZE,
 # LULESH_ITERS_1, LULESH_ITERS_8, CLOVER_CELLS, CLOVER_STEPS, LAMMPS_BOX,
 # LAMMPS_STEPS.
+#
+# The late attach (--modes attach) must meet a job that still runs and
+# already holds its memory; the tool's attach takes 1-15 s here (more ranks
+# than cores leave it little CPU), and a job of the sizes above can end
+# before it (LULESH, 8 ranks, MPICH: over 0.5 s before the tool was ready).
+# So each attach run (tools/validate/attach_plan.py):
+#  - waits, once every rank runs, until the ranks' VmRSS sum reaches 90% of
+#    the largest the launch run of the same application, MPI and ranks saw
+#    (at most 30 s), then --attach-delay: the tool attaches to memory
+#    already held (without a launch run: the delay alone);
+#  - gets a job long enough to outlive the tool's attach by twice
+#    ATTACH_MARGIN (default 2 s): its steps (LULESH -i, CloverLeaf end_step,
+#    LAMMPS run; never fewer than above) sized from the launch run's pace
+#    (its time from ranks up to end, the application's own time for its
+#    steps, when its memory was held) and the longest attach this
+#    validation measured so far with the same MPI and ranks (else the
+#    longest per rank with this MPI times the ranks: the tool gets less CPU
+#    beside more ranks, e.g. LULESH with MPICH, 1 rank 1.4 s, 8 ranks
+#    6-15 s; else ATTACH_EST_S, default 5 s);
+#  - is judged after: the ranks must outlive the tool's "tracing" line by
+#    ATTACH_MARGIN. A try that did not (or whose tool traced nothing) is
+#    kept in attach_tries/ and run again, sized from its own pace and the
+#    attach time it measured, with at least twice its steps, up to 3 tries.
+#    HPCCG's iterations are fixed in its source (150): never resized, only
+#    judged.
+# The run's meta.txt (and validate.log) says what was done: attach_plan
+# (the sizing), attach_steps, held_wait_s, held_at_attach_pct (the ranks'
+# memory at the tool's start, as a share of their peak in the run),
+# attach_tool_s, attach_outlived_s, attach_try. held_at_attach_pct is
+# against the run's own peak, which a lengthened LULESH raises (its heap
+# grows over the iterations): 72-82% on 8 ranks where the wait had seen
+# the launch run's 90%.
 #
 # Jobs run as the unprivileged user memattr-test (MEMATTR_TEST_USER), the tool
 # as root, as on a real node: launched as `memattr-bpf --output D -- mpirun ...`
@@ -153,6 +186,9 @@ CLOVER_STEPS=${CLOVER_STEPS:-120}
 LAMMPS_BOX=${LAMMPS_BOX:-20}
 LAMMPS_STEPS=${LAMMPS_STEPS:-600}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}	# seconds; a run past it is stopped and failed
+ATTACH_MARGIN=${ATTACH_MARGIN:-2}	# seconds the job must outlive the tool's attach
+ATTACH_EST_S=${ATTACH_EST_S:-5}	# the tool's attach time before one was measured
+ATTACH_TRIES=3
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (the tool loads BPF programs; jobs run as $TEST_USER)"
 [ -n "$SRC_LULESH$SRC_HPCCG$SRC_CLOVER$LAMMPS" ] || die "give at least one of --lulesh, --hpccg, --cloverleaf, --lammps"
@@ -285,7 +321,7 @@ GATE=$RES/bin/gate.sh
 	echo "lulesh_size=$LULESH_SIZE lulesh_iters_1=$LULESH_ITERS_1 lulesh_iters_8=$LULESH_ITERS_8"
 	echo "clover_cells=$CLOVER_CELLS clover_steps=$CLOVER_STEPS"
 	[ -z "$LAMMPS" ] || echo "lammps=$LAMMPS ($(dpkg-query -W -f '${Version}' lammps 2>/dev/null)) lammps_box=$LAMMPS_BOX lammps_steps=$LAMMPS_STEPS"
-	echo "attach_delay_s=$ATTACH_DELAY"
+	echo "attach_delay_s=$ATTACH_DELAY attach_margin_s=$ATTACH_MARGIN attach_est_s=$ATTACH_EST_S"
 	echo "hold_every_s=${HOLD_EVERY:-1 for lulesh, 0 for the others} hold_for_s=$HOLD_FOR"
 	echo "command=$0 $(printf '%q ' "${ORIG_ARGS[@]}")"
 } >"$RES/meta.txt" 2>/dev/null
@@ -394,19 +430,28 @@ ranks_for() {	# APP -> rank counts
 	case $1 in lulesh) echo "1 8" ;; *) echo "2 4" ;; esac
 }
 
-# app_args APP NP WORKDIR: the application's arguments (and its input file).
+# steps_of APP NP: the application's steps (time steps or iterations) at
+# NP ranks, which only lengthen its run: what a rank holds does not depend
+# on them. Empty for HPCCG, whose 150 iterations are fixed in its source.
+steps_of() {
+	case $1 in
+	lulesh) if [ "$2" -gt 1 ]; then echo "$LULESH_ITERS_8"; else echo "$LULESH_ITERS_1"; fi ;;
+	cloverleaf) echo "$CLOVER_STEPS" ;;
+	lammps) echo "$LAMMPS_STEPS" ;;
+	esac
+}
+
+# app_args APP NP WORKDIR [STEPS]: the application's arguments (and its
+# input file), with STEPS steps (default: steps_of).
 app_args() {
-	local app=$1 np=$2 w=$3
+	local app=$1 np=$2 w=$3 steps=${4:-$(steps_of "$1" "$2")}
 	case $app in
 	hpccg) echo "$HPCCG_DIMS" ;;
-	lulesh)
-		local it=$LULESH_ITERS_1
-		[ "$np" -gt 1 ] && it=$LULESH_ITERS_8
-		echo "-s $LULESH_SIZE -i $it" ;;
+	lulesh) echo "-s $LULESH_SIZE -i $steps" ;;
 	cloverleaf)
 		# CloverLeaf reads clover.in from its working directory (the
 		# project's own deck with a smaller mesh and fewer steps).
-		clover_deck "$w/clover.in" "$CLOVER_CELLS" "$CLOVER_STEPS" "$TEST_USER"
+		clover_deck "$w/clover.in" "$CLOVER_CELLS" "$steps" "$TEST_USER"
 		echo "" ;;
 	lammps)
 		# The Lennard-Jones melt of LAMMPS's own examples (bench/in.lj), on a
@@ -426,7 +471,7 @@ app_args() {
 			neigh_modify	every 20 delay 0 check no
 			fix		1 all nve
 			thermo		100
-			run		$LAMMPS_STEPS
+			run		$steps
 		EOF
 		chown "$TEST_USER" "$w/in.lj"
 		echo "-in in.lj -log none" ;;
@@ -529,7 +574,8 @@ run_one() {
 	chown "$TEST_USER" "$d/work"
 	chmod 755 "$d"
 	local args
-	args=$(app_args "$app" "$np" "$d/work")
+	# An attach run's steps come from run_attach (RUN_STEPS), the others' from steps_of.
+	args=$(app_args "$app" "$np" "$d/work" "$([ "$mode" = attach ] && echo "$RUN_STEPS")")
 	local -a cmd
 	read -r -a cmd <<<"$(launcher "$m" "$np") $exe $args"
 	local t0=$EPOCHREALTIME tool_pid="" job_pid="" sampler_pid rc_tool=0 rc_job=0 status=ok why=""
@@ -613,7 +659,10 @@ run_one() {
 		grep -m1 '^memattr-bpf: tracing' "$d/tool.err" >/dev/null ||
 			{ status=fail; why+="; tool never said it was tracing"; }
 	else
-		echo "command=(cd $d/work && ${cmd[*]}) as $TEST_USER; after every rank runs + ${ATTACH_DELAY}s: sudo memattr-bpf --output $d/tool --job <launcher pid>" >>"$d/meta.txt"
+		local held_txt=""
+		[ "$READY_KB" -gt 0 ] && held_txt=" and their VmRSS sum reaches $READY_KB KiB (at most 30 s)"
+		echo "command=(cd $d/work && ${cmd[*]}) as $TEST_USER; after every rank runs$held_txt + ${ATTACH_DELAY}s: sudo memattr-bpf --output $d/tool --job <launcher pid>" >>"$d/meta.txt"
+		{ echo "attach_try=$ATTACH_TRY"; echo "attach_steps=${RUN_STEPS:-fixed}"; echo "attach_plan=$ATTACH_PLAN"; } >>"$d/meta.txt"
 		runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${USER_VARS[@]}" "${cmd[@]}" >"$d/job.out" 2>&1 &
 		job_pid=$!
 		track_pid "$job_pid"
@@ -631,11 +680,17 @@ run_one() {
 		done
 		local ranks_up
 		ranks_up=$(mono_now)
+		# The memory the launch run's ranks held, before the delay (run_attach).
+		if [ "$READY_KB" -gt 0 ] && [ -n "$lpid" ]; then
+			"$PY" "$HERE/attach_plan.py" held --status "$d/sampler/status.csv" --np "$np" --kb "$READY_KB" \
+				--timeout 30 --pid "$job_pid" >>"$d/meta.txt"
+		fi
 		sleep "$ATTACH_DELAY"
 		if [ -z "$lpid" ] || ! pid_running "$job_pid"; then
-			status=fail why="job ended (or its launcher was not found) before the attach: make the problem larger"
+			status=fail why="job ended (or its launcher was not found) before the attach"
 		else
 			echo "launcher_pid=$lpid" >>"$d/meta.txt"
+			echo "tool_start_mono_s=$(mono_now)" >>"$d/meta.txt"
 			"$TOOL_RUN" --output "$d/tool" --job "$lpid" >"$d/tool.out" 2>"$d/tool.err" &
 			tool_pid=$!
 			track_pid "$tool_pid"
@@ -668,6 +723,23 @@ run_one() {
 	wait_gone "$sampler_pid" 10 || stop_ours "$sampler_pid"
 	local rc_s=0
 	wait "$sampler_pid" || rc_s=$?
+	ATTACH_SHORT=0
+	local attach_txt=""
+	if [ "$mode" = attach ]; then
+		# Did the job outlive the tool's attach (attach_plan.py check)?
+		local chk rc_chk=0 outlived tool_s held_pct
+		chk=$("$PY" "$HERE/attach_plan.py" check --run "$d" --margin "$ATTACH_MARGIN") || rc_chk=$?
+		echo "$chk" >>"$d/meta.txt"
+		outlived=$(sed -n 's/^attach_outlived_s=//p' <<<"$chk")
+		tool_s=$(sed -n 's/^attach_tool_s=//p' <<<"$chk")
+		held_pct=$(sed -n 's/^held_at_attach_pct=//p' <<<"$chk")
+		ATTACH_TOOL_S=$tool_s
+		if [ "$rc_chk" -ne 0 ] || grep -q '^memattr-bpf: tracing 0 processes' "$d/tool.err" 2>/dev/null; then
+			ATTACH_SHORT=1 status=fail
+			why+="; the job did not outlive the tool's attach by ${ATTACH_MARGIN} s (tool start to tracing ${tool_s:-?} s, job on after it ${outlived:-never traced} s)"
+		fi
+		attach_txt="; ${RUN_STEPS:+$RUN_STEPS steps, }ranks held ${held_pct:-?}% of their peak at the tool's start, tool tracing after ${tool_s:-?} s, job on ${outlived:-?} s after"
+	fi
 	[ "$rc_tool" -eq 0 ] || { status=fail; why+="; tool exit status $rc_tool"; }
 	[ "$rc_job" -eq 0 ] || { status=fail; why+="; job exit status $rc_job"; }
 	app_ok "$app" "$d" || { status=fail; why+="; $app did not report completion (job.out)"; }
@@ -680,10 +752,76 @@ run_one() {
 	wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
 	{ echo "wall_s=$wall"; echo "tool_rc=$rc_tool"; echo "job_rc=$rc_job"; echo "status=$status"; echo "why=${why#; }"; } >>"$d/meta.txt"
 	if [ "$status" = ok ]; then
-		log "$tag: ok (${wall}s)"
+		log "$tag: ok (${wall}s$attach_txt)"
+	elif [ "$ATTACH_SHORT" = 1 ] && [ "$ATTACH_RETRY_LEFT" = 1 ]; then
+		log "$tag: try $ATTACH_TRY too short: ${why#; }; tried again (run_attach)"
 	else
-		fail_note "$tag: ${why#; } (files: $d)"
+		fail_note "$tag: ${why#; }$attach_txt (files: $d)"
 	fi
+}
+
+# run_attach APP MPI NP TAG: the attach run of "The late attach" above: its
+# job sized (attach_plan.py size) from the launch run of the same
+# application, MPI and ranks, and tried again, longer, while it ends too
+# soon after the tool's attach. Each try that was too short is kept in
+# $RES/attach_tries/TAG-tryN.
+declare -A ATTACH_SEEN=()	# MPI.NP -> the longest attach (tool start to tracing) measured so far
+declare -A ATTACH_PER_RANK=()	# MPI -> the longest of those per rank
+RUN_STEPS="" READY_KB=0 ATTACH_PLAN="" ATTACH_TRY=0 ATTACH_RETRY_LEFT=0 ATTACH_SHORT=0 ATTACH_TOOL_S=""
+run_attach() {
+	local app=$1 m=$2 np=$3 tag=$4 try steps0 src est sz app_s prev_steps=0 kept
+	steps0=$(steps_of "$app" "$np")
+	src=$RES/runs/$app-$m-np$np-launch
+	grep -qx 'status=ok' "$src/meta.txt" 2>/dev/null || src=""
+	for try in $(seq 1 "$ATTACH_TRIES"); do
+		# Measured with these ranks, else scaled from other rank counts (more
+		# ranks than cores leave the tool less CPU), else ATTACH_EST_S.
+		est=${ATTACH_SEEN[$m.$np]:-}
+		[ -n "$est" ] || [ -z "${ATTACH_PER_RANK[$m]:-}" ] ||
+			est=$(awk -v r="${ATTACH_PER_RANK[$m]}" -v n="$np" 'BEGIN { printf "%.2f", r * n }')
+		est=${est:-$ATTACH_EST_S}
+		RUN_STEPS=$steps0 READY_KB=0
+		ATTACH_PLAN="no launch run of $app with $m on $np ranks: ${steps0:-its fixed} steps, the attach after the delay alone"
+		if [ -n "$src" ]; then
+			if [ -n "$steps0" ]; then
+				app_s=$(app_time "$app" "$src")
+				sz=$("$PY" "$HERE/attach_plan.py" size --run "$src" --np "$np" \
+					--steps "$(sed -n 's/^attach_steps=//p' "$src/meta.txt" | grep . || echo "$steps0")" \
+					${app_s:+--app-time "$app_s"} --delay "$ATTACH_DELAY" --est "$est" --margin "$ATTACH_MARGIN")
+				RUN_STEPS=$(sed -n 's/^steps=//p' <<<"$sz")
+				RUN_STEPS=${RUN_STEPS:-$steps0}	# (attach_plan.py said why on stderr)
+				[ "$RUN_STEPS" -ge $((2 * prev_steps)) ] || RUN_STEPS=$((2 * prev_steps))
+			else
+				sz=$("$PY" "$HERE/attach_plan.py" size --run "$src" --np "$np" --fixed \
+					--delay "$ATTACH_DELAY" --est "$est" --margin "$ATTACH_MARGIN")
+			fi
+			READY_KB=$(sed -n 's/^ready_kb=//p' <<<"$sz")
+			READY_KB=${READY_KB:-0}
+			ATTACH_PLAN=$(sed -n 's/^plan=//p' <<<"$sz")
+			[ "$prev_steps" -eq 0 ] || ATTACH_PLAN+="; at least twice try $((try - 1))'s steps"
+		elif [ "$prev_steps" -gt 0 ]; then
+			RUN_STEPS=$((2 * prev_steps))
+			ATTACH_PLAN="twice try $((try - 1))'s steps"
+		fi
+		ATTACH_TRY=$try ATTACH_SHORT=0 ATTACH_TOOL_S=""
+		ATTACH_RETRY_LEFT=0
+		[ -n "$steps0" ] && [ "$try" -lt "$ATTACH_TRIES" ] && ATTACH_RETRY_LEFT=1
+		log "$tag: try $try: ${RUN_STEPS:-fixed} steps$([ "$READY_KB" -eq 0 ] || echo ", attach once the ranks hold $READY_KB KiB"); $ATTACH_PLAN"
+		run_one "$app" "$m" "$np" attach "$tag"
+		if [ -n "$ATTACH_TOOL_S" ] && awk -v a="$ATTACH_TOOL_S" -v b="${ATTACH_SEEN[$m.$np]:-0}" 'BEGIN { exit !(a > b) }'; then
+			ATTACH_SEEN[$m.$np]=$ATTACH_TOOL_S
+		fi
+		if [ -n "$ATTACH_TOOL_S" ] && awk -v a="$ATTACH_TOOL_S" -v n="$np" -v b="${ATTACH_PER_RANK[$m]:-0}" \
+			'BEGIN { exit !(a / n > b) }'; then
+			ATTACH_PER_RANK[$m]=$(awk -v a="$ATTACH_TOOL_S" -v n="$np" 'BEGIN { printf "%.3f", a / n }')
+		fi
+		[ "$ATTACH_SHORT" = 1 ] && [ "$ATTACH_RETRY_LEFT" = 1 ] || return 0
+		kept=$RES/attach_tries/$tag-try$try
+		mkdir -p "$RES/attach_tries"
+		rm -rf "$kept"
+		mv "$RES/runs/$tag" "$kept"
+		src=$kept prev_steps=$RUN_STEPS
+	done
 }
 
 # app_time APP RUNDIR: the time the application gives for its own run (its
@@ -810,7 +948,11 @@ for m in $MPIS; do
 		runs_with "$a" "$m" || continue
 		for np in $(ranks_for "$a"); do
 			for mode in "${MODE_LIST[@]}"; do
-				run_one "$a" "$m" "$np" "$mode" "$a-$m-np$np-$mode"
+				if [ "$mode" = attach ]; then
+					run_attach "$a" "$m" "$np" "$a-$m-np$np-$mode"
+				else
+					run_one "$a" "$m" "$np" "$mode" "$a-$m-np$np-$mode"
+				fi
 			done
 		done
 	done

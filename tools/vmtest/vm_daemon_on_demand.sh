@@ -13,18 +13,10 @@
 # on the tracepoints (MEMATTR_SYSCALL_HOOKS=tracepoints alone): the start
 # line names the tracepoints.
 source "$(dirname "$0")/../../tests/integration/lib.sh"
+source "$(dirname "$0")/daemon_hooks.sh"
 
 it_setup
 ERR=$TMPD/daemon.err
-# until_line REGEX TIMEOUT
-until_line() {
-	local t0=$EPOCHREALTIME
-	until grep -q "$1" "$ERR"; do
-		pid_running "$DAEMON_PID" || fail "the daemon exited: $(tail -5 "$ERR")"
-		elapsed_since "$t0" "$2" && fail "no line '$1' after $2 s: $(tail -5 "$ERR")"
-		sleep 0.2
-	done
-}
 
 "$MEMATTR_BIN" daemon --spool "$TMPD/spool" --listen none --socket none --detach-after 3 2>"$ERR" &
 DAEMON_PID=$!
@@ -39,20 +31,12 @@ fentry) [[ $line == *"memory calls through fentry/fexit on __x64_sys_*"* ]] ||
 	fail "the memory calls do not go through the syscall tracepoints: $line" ;;
 esac
 log "start line: ...${line##*attribution }"
-# attached_hooks: the daemon's syscall tracepoints and fentry/fexit links.
-attached_hooks() {
-	echo "$(syscall_tps "$DAEMON_PID") $(fentry_links "$DAEMON_PID")"
-}
 sleep 2
-n=$(attached_hooks)
+n=$(daemon_hooks)
 [ "$n" = "0 0" ] || fail "the idle daemon holds syscall tracepoints and fentry links: $n"
 log "idle: no syscall tracepoint, no fentry link"
-JOB=$((500000 + RANDOM))
-as_user SLURM_JOB_ID="$JOB" sleep 15 &
-J=$!
-track_pid "$J"
-until_line "job $JOB of " 120
-n=$(attached_hooks)
+sleep_job 15
+n=$(daemon_hooks)
 case $HOOKS in
 fentry) [ "$n" = "0 22" ] || fail "job $JOB traced: $n syscall tracepoints and fentry links, not 0 and 22" ;;
 *) [ "$n" = "22 0" ] || fail "job $JOB traced: $n syscall tracepoints and fentry links, not 22 and 0" ;;
@@ -65,12 +49,8 @@ print(sum(1 for e in json.load(sys.stdin)
 log "job $JOB traced: the daemon's syscall tracepoints and fentry/fexit links: $n; anyone's syscall tracepoints: $all"
 wait "$J" || true
 until_line "job $JOB.*ended" 120
-t0=$EPOCHREALTIME
-until [ "$(attached_hooks)" = "0 0" ]; do
-	elapsed_since "$t0" 60 && fail "syscall hooks still held 60 s after the job ended: $(attached_hooks)"
-	sleep 0.5
-done
-log "detached $(seconds_since "$t0") s after the job's end (hold 3 s)"
+until_detached 60
+log "detached $DETACHED_AFTER s after the job's end (hold 3 s)"
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 120 || fail "the daemon did not stop"
 check_no_bpf_leftovers

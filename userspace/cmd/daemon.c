@@ -494,6 +494,8 @@ static void fill_self(struct daemon *d, struct mx_self *x)
 	}
 	x->version = MEMATTR_VERSION;
 	x->attribution = d->opt.sampled ? "sampled" : "exact";	/* as started: SIGHUP waits for a restart */
+	/* fentry until a link the kernel refused made it fall back (bpf_loader.c). */
+	x->memory_calls = syscall_hooks_fentry() ? "fentry" : "tracepoints";
 	f = fopen("/proc/self/statm", "re");
 	if (f) {
 		if (fscanf(f, "%*d %ld", &pages) != 1)

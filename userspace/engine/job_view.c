@@ -76,6 +76,7 @@ void tracker_job_view(struct tracker *t, const struct session *s, struct sink_jo
 	j->problem_size = o->problem_size;
 	j->modes = modes_name(o);
 	j->sampled = o->sampled;
+	j->memory_calls_fentry = t->bpf.syscall_fentry;
 	j->version = MEMATTR_VERSION;
 	j->cmdline = t->cmdline;
 	session_counters(s, &j->c);

@@ -355,6 +355,8 @@ static int write_run_info(struct csv_sink *cs, const struct sink_job *j)
 	fprintf(f, "events_of_ended_processes,%llu\n", (unsigned long long)c->ended_events);
 	if (c->node_programs_on_demand)
 		fprintf(f, "node_programs_wait_ms,%.1f\n", c->node_programs_wait_ms);
+	/* tracepoints where fentry is refused, or after its load or links failed (syscall_hooks.h). */
+	fprintf(f, "memory_calls,%s\n", j->memory_calls_fentry ? "fentry" : "tracepoints");
 	write_inferred(f, &c->inferred);
 	csv_write_oom_info(f, c->oom_watched, cs->ooms, cs->nooms);
 	if (c->probing)

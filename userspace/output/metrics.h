@@ -106,6 +106,7 @@ struct mx_self {
 	size_t nmaps;
 	const char *version;
 	const char *attribution;	/* "sampled" or "exact": what the figures mean (NULL: no series) */
+	const char *memory_calls;	/* "fentry" or "tracepoints" (syscall_hooks.h; NULL: no series) */
 	int64_t rss_bytes;		/* the daemon's own VmRSS */
 	double cpu_seconds;		/* its user + system time */
 };

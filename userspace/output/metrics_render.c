@@ -216,6 +216,14 @@ static void self_metrics(FILE *f, bool om, const struct mx_self *s)
 		metrics_put_label(f, s->attribution);
 		fputs("\"} 1\n", f);
 	}
+	if (s->memory_calls) {
+		family(f, om, "memattr_memory_calls", MX_INFO, NULL,
+		       "How the memory syscalls reach the service: fentry (on their own functions) or tracepoints "
+		       "(every syscall of the node then takes the kernel's traced path).");
+		fputs("memattr_memory_calls_info{hooks=\"", f);
+		metrics_put_label(f, s->memory_calls);
+		fputs("\"} 1\n", f);
+	}
 }
 
 int metrics_render(FILE *f, const struct metrics *m, const struct mx_self *self, bool om)

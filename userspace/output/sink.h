@@ -217,6 +217,7 @@ struct sink_job {
 	double problem_size;		/* --problem-size, 0: not given */
 	const char *modes;		/* "mpi-calls heap", "" */
 	bool sampled;			/* --attribution sampled */
+	bool memory_calls_fentry;	/* the memory calls through fentry, not the syscall tracepoints */
 	const char *version;
 	const char *cmdline;
 	struct sink_counters c;

@@ -225,12 +225,20 @@ static struct bpf_program *fentry_prog(struct bpf_tracer *t, int i, bool enter)
 	return bpf_object__find_program_by_name(t->skel->obj, name);
 }
 
-/* Which programs load: one hook's, never both (each fentry program is bound to its function). */
+/*
+ * Which programs load: the tracepoints' always; each call's fentry and
+ * fexit programs too where fentry is used (each is bound to its function).
+ * The tracepoints' two stay loaded, unattached, beside the fentry ones: a
+ * link the kernel refuses after a good load (another tool's programs fill
+ * the function's trampoline, say) falls back to them at once, even in the
+ * node service, whose on-demand attach comes long after the load and must
+ * keep its maps. Their cost, measured on this host: ~7 ms more load and
+ * 12 KiB of kernel memory (docs/operations.md); reopening the object
+ * instead would lose the service's maps.
+ */
 static void choose_syscall_hooks(struct bpf_tracer *t)
 {
 	t->syscall_fentry = syscall_hooks_fentry();
-	bpf_program__set_autoload(t->skel->progs.ma_sys_enter, !t->syscall_fentry);
-	bpf_program__set_autoload(t->skel->progs.ma_sys_exit, !t->syscall_fentry);
 	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++) {
 		struct bpf_program *p = fentry_prog(t, i % TRACER_SYSCALLS, i < TRACER_SYSCALLS);
 
@@ -247,28 +255,71 @@ static void choose_syscall_hooks(struct bpf_tracer *t)
 		bpf_program__set_attach_target(fentry_prog(t, 0, false), 0, "schedule");
 }
 
+static void destroy_link(void *ctx, size_t i)
+{
+	struct bpf_link ***links = ctx;
+
+	bpf_link__destroy(*links[i]);
+	*links[i] = NULL;
+}
+
+/* Destroy the memory calls' links made so far (at once: destroy_link). */
+static void detach_syscalls(struct bpf_tracer *t)
+{
+	struct bpf_link **links[2 * TRACER_SYSCALLS];
+	size_t n = 0;
+
+	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++)
+		if (t->syscall_links[i])
+			links[n++] = &t->syscall_links[i];
+	parallel_for(n, destroy_link, links);
+}
+
+/* Each call's own fentry and fexit programs; on failure none stays attached. */
+static int attach_fentry(struct bpf_tracer *t, char *err, size_t errlen)
+{
+	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++) {
+		bool enter = i < TRACER_SYSCALLS;
+
+		t->syscall_links[i] = bpf_program__attach_trace(fentry_prog(t, i % TRACER_SYSCALLS, enter));
+		if (!t->syscall_links[i]) {
+			snprintf(err, errlen, "cannot attach %s to %s%s: %s", enter ? "fentry" : "fexit",
+				 SYSCALL_FN_PREFIX, memory_syscalls[i % TRACER_SYSCALLS], strerror(errno));
+			detach_syscalls(t);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /*
  * ma_sys_enter and ma_sys_exit, each on every memory syscall's tracepoint;
- * or each call's own fentry and fexit programs.
+ * or each call's own fentry and fexit programs. fentry links the kernel
+ * refuses (after their programs loaded) fall back to the tracepoints, for
+ * good (syscall_hooks_fall_back), said once on stderr.
  */
 static int attach_syscalls(struct bpf_tracer *t, char *err, size_t errlen)
 {
 	char tp[32];
 
+	if (t->syscall_fentry) {
+		char why[200];
+		int ret;
+
+		syscall_hooks_test_block(true);
+		ret = attach_fentry(t, why, sizeof(why));
+		syscall_hooks_test_block(false);
+		if (!ret)
+			return 0;
+		t->syscall_fentry = false;
+		syscall_hooks_fall_back(why);
+		fprintf(stderr, "memattr-bpf: %s: memory calls through the syscall tracepoints from now on\n", why);
+	}
 	for (int i = 0; i < 2 * TRACER_SYSCALLS; i++) {
 		bool enter = i < TRACER_SYSCALLS;
 		const char *call = memory_syscalls[i % TRACER_SYSCALLS];
 		struct bpf_program *prog = enter ? t->skel->progs.ma_sys_enter : t->skel->progs.ma_sys_exit;
 
-		if (t->syscall_fentry) {
-			t->syscall_links[i] = bpf_program__attach_trace(fentry_prog(t, i % TRACER_SYSCALLS, enter));
-			if (!t->syscall_links[i]) {
-				snprintf(err, errlen, "cannot attach %s to %s%s: %s", enter ? "fentry" : "fexit",
-					 SYSCALL_FN_PREFIX, call, strerror(errno));
-				return -1;
-			}
-			continue;
-		}
 		snprintf(tp, sizeof(tp), "sys_%s_%s", enter ? "enter" : "exit", call);
 		t->syscall_links[i] = bpf_program__attach_tracepoint(prog, "syscalls", tp);
 		if (!t->syscall_links[i]) {
@@ -481,14 +532,6 @@ reopen:
 fail:
 	tracer_close(t);
 	return -1;
-}
-
-static void destroy_link(void *ctx, size_t i)
-{
-	struct bpf_link ***links = ctx;
-
-	bpf_link__destroy(*links[i]);
-	*links[i] = NULL;
 }
 
 /*

@@ -92,6 +92,49 @@ out:
 }
 
 /*
+ * Test only: the links of MEMATTR_TEST_FENTRY_UNATTACHABLE, each an empty
+ * fentry program on the last memory call's function.
+ */
+#define TEST_FILL_MAX	64	/* above the kernel's links per function (38 on x86-64) */
+static int test_fill[2 * TEST_FILL_MAX];
+static int test_nfill;
+
+void syscall_hooks_test_block(bool on)
+{
+	const char *call = memory_syscalls[MEMORY_SYSCALLS - 1];
+	struct btf *btf;
+	char fn[48];
+	__s32 id;
+
+	if (!on) {
+		for (int i = test_nfill - 1; i >= 0; i--)
+			close(test_fill[i]);
+		test_nfill = 0;
+		return;
+	}
+	if (!getenv("MEMATTR_TEST_FENTRY_UNATTACHABLE"))
+		return;
+	btf = btf__load_vmlinux_btf();
+	snprintf(fn, sizeof(fn), SYSCALL_FN_PREFIX "%s", call);
+	id = btf ? btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) : -1;
+	btf__free(btf);
+	/* One program per link: the kernel refuses a program twice on one function. */
+	while (id >= 0 && test_nfill < 2 * TEST_FILL_MAX) {
+		int prog = load_probe_prog(BPF_TRACE_FENTRY, (__u32)id), link;
+
+		if (prog < 0)
+			break;
+		link = bpf_raw_tracepoint_open(NULL, prog);
+		test_fill[test_nfill++] = prog;
+		if (link < 0)
+			break;
+		test_fill[test_nfill++] = link;
+	}
+	fprintf(stderr, "memattr-bpf: MEMATTR_TEST_FENTRY_UNATTACHABLE: %d links of its own on %s (test only)\n",
+		test_nfill / 2, fn);
+}
+
+/*
  * MEMATTR_SYSCALL_HOOKS=tracepoints keeps the tracepoints where fentry
  * would do (a site's way out, and the cost comparison's); unset or "auto":
  * probed. NULL when it says neither.

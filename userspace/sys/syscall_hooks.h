@@ -43,10 +43,22 @@ bool syscall_hooks_fentry(void);
 
 /*
  * The probe passed but the real fentry/fexit programs did not load (a
- * verifier that refuses what it accepted elsewhere): the memory calls go
- * through the tracepoints from now on, and why says so.
+ * verifier that refuses what it accepted elsewhere), or their links did
+ * not attach: the memory calls go through the tracepoints from now on, and
+ * why says so.
  */
 void syscall_hooks_fall_back(const char *why);
+
+/*
+ * Test only (tools/vmtest/vm_fentry_unattachable.sh): with
+ * MEMATTR_TEST_FENTRY_UNATTACHABLE set, block(true) fills the last memory
+ * call's fentry trampoline with empty programs of its own until the kernel
+ * refuses one more link (E2BIG, its limit per function), as other tools'
+ * programs could: the tool's own programs have loaded, the first calls'
+ * links attach, that call's do not. block(false) releases them. Without
+ * the variable: nothing.
+ */
+void syscall_hooks_test_block(bool on);
 
 /*
  * The same in words for the user: "fentry/fexit on __x64_sys_*" (no
