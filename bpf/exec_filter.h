@@ -63,7 +63,7 @@ static const struct exec_key exec_keys[] = { MEMATTR_JOB_KEYS(EXEC_KEY) };
 #define EXEC_NKEYS	(sizeof(exec_keys) / sizeof(exec_keys[0]))
 
 struct exec_env_buf {
-	__u8 b[EXEC_ENV_MASK + 1 + EXEC_ENV_PAD];
+	__u8 b[EXEC_ENV_MASK + 1 + EXEC_ENV_PAD] __attribute__((aligned(8)));
 };
 
 struct {
@@ -86,8 +86,14 @@ static __always_inline bool env_entry_is_job(const struct exec_env_buf *eb, __u6
 	__u64 w0, w1, m0, m1;
 
 	pos &= EXEC_ENV_MASK;	/* at most EXEC_ENV_CHUNK already: for the verifier */
-	w0 = *(const __u64 *)&eb->b[pos];
-	w1 = *(const __u64 *)&eb->b[pos + 8];
+	/*
+	 * Whole words at any byte: the verifier allows a misaligned load
+	 * from a map value where the CPU does them (x86-64, arm64). Written
+	 * as b + pos, not &b[pos]: of the latter clang assumes alignment 1
+	 * and loads byte by byte (eight loads and fourteen shifts and ors).
+	 */
+	w0 = *(const __u64 *)(eb->b + pos);
+	w1 = *(const __u64 *)(eb->b + pos + 8);
 #pragma unroll
 	for (__u32 k = 0; k < EXEC_NKEYS; k++) {
 		__u32 n = exec_keys[k].len;
@@ -179,7 +185,7 @@ static long env_block(__u32 i, struct env_scan *s)
 
 		if (off + k * 8 >= s->len)
 			return 1;
-		z = zero_bytes(*(__u64 *)&eb->b[at]);
+		z = zero_bytes(*(__u64 *)(eb->b + at));	/* one load: see env_entry_is_job */
 		if (z && exec_env_zeros_job(eb, z, off + k * 8, at, s->len)) {
 			s->verdict = EXEC_JOB;
 			return 1;
@@ -240,6 +246,16 @@ static __noinline __u32 cg_job_above(struct cgroup *cgrp)
 }
 
 /*
+ * Each controller's root css, as first seen (0 until then). A root css is
+ * the kernel's for good: made at boot, held by init_css_set, moved from
+ * hierarchy to hierarchy at a v1 mount or unmount, never freed. So a css
+ * equal to one of these is a root, known without a load of it: on a v1
+ * node most of a task's dozen controllers are at their root, and each of
+ * them cost a load of its css and one of its cgroup.
+ */
+__u64 exec_root_css[EXEC_CG_SUBSYS];
+
+/*
  * The task's cgroup in v2's hierarchy and in each v1 controller's: the
  * hierarchies Slurm puts a job in (procfs.c's rule leaves v1's named
  * hierarchies, which have no controller, out too).
@@ -250,41 +266,79 @@ struct css_set___subsys {
 	struct cgroup *dfl_cgrp;
 } __attribute__((preserve_access_index));
 
+/*
+ * A controller's cgroup, walked unless it cannot name a job that the walks
+ * before it did not: a root (no name), a cgroup of v2's hierarchy (v2's
+ * walk went through it: a controller's css there is the task's v2 cgroup
+ * or one above it), the previous controller's cgroup (controllers mounted
+ * together, as cpu,cpuacct).
+ */
+struct cg_walk {
+	struct cgroup_root *dfl_root;
+	struct cgroup *prev;
+	__u32 undecided;
+};
+
+static __always_inline bool cg_subsys_job(struct cgroup_subsys_state *css, __u32 i, struct cg_walk *w)
+{
+	struct cgroup *cgrp;
+	__u32 v;
+
+	if (!css || (__u64)css == exec_root_css[i])
+		return false;
+	if (!css->parent) {
+		exec_root_css[i] = (__u64)css;
+		return false;
+	}
+	cgrp = css->cgroup;
+	if (!cgrp || cgrp == w->prev || cgrp->root == w->dfl_root)
+		return false;
+	w->prev = cgrp;
+	v = cg_job_above(cgrp);
+	w->undecided |= v == EXEC_UNDECIDED;
+	return v == EXEC_JOB;
+}
+
 static __always_inline __u32 exec_cgroup_verdict(struct task_struct *p)
 {
 	struct css_set___subsys *cset = (void *)p->cgroups;
 	__u32 n = bpf_core_field_size(cset->subsys) / sizeof(cset->subsys[0]);
-	__u32 v, undecided = 0;
+	struct cg_walk w = {};
+	struct cgroup *dfl = cset->dfl_cgrp;
+	__u32 v;
 
-	v = cg_job_above(cset->dfl_cgrp);
-	if (v == EXEC_JOB)
-		return v;
-	undecided |= v == EXEC_UNDECIDED;
+	if (dfl) {
+		w.dfl_root = dfl->root;
+		v = cg_job_above(dfl);
+		if (v == EXEC_JOB)
+			return v;
+		w.undecided = v == EXEC_UNDECIDED;
+	}
 	/* Each controller's own load: an index the verifier sees as a constant. */
 #define CG_SUBSYS(i)								\
-	if (i < n && cset->subsys[i]) {						\
-		v = cg_job_above(cset->subsys[i]->cgroup);			\
-		if (v == EXEC_JOB)						\
-			return v;						\
-		undecided |= v == EXEC_UNDECIDED;				\
-	}
+	if (i < n && cg_subsys_job(cset->subsys[i], i, &w))			\
+		return EXEC_JOB;
 	CG_SUBSYS(0) CG_SUBSYS(1) CG_SUBSYS(2) CG_SUBSYS(3)
 	CG_SUBSYS(4) CG_SUBSYS(5) CG_SUBSYS(6) CG_SUBSYS(7)
 	CG_SUBSYS(8) CG_SUBSYS(9) CG_SUBSYS(10) CG_SUBSYS(11)
 	CG_SUBSYS(12) CG_SUBSYS(13) CG_SUBSYS(14) CG_SUBSYS(15)
 #undef CG_SUBSYS
-	return undecided || n > EXEC_CG_SUBSYS ? EXEC_UNDECIDED : EXEC_NO_JOB;
+	return w.undecided || n > EXEC_CG_SUBSYS ? EXEC_UNDECIDED : EXEC_NO_JOB;
 }
 
-/* Report this untraced exec to user space? Counted when not, or when not sure. */
+/*
+ * Report this untraced exec to user space? Counted when not, or when not
+ * sure. The cgroups first: a job's process is found there at the cost of
+ * a few loads, where the environment is read and scanned whole.
+ */
 static __always_inline bool exec_may_be_job(struct task_struct *p)
 {
-	__u32 env = exec_env_verdict(p), cg;
+	__u32 cg = exec_cgroup_verdict(p), env;
 
-	if (env == EXEC_JOB)
-		return true;
-	cg = exec_cgroup_verdict(p);
 	if (cg == EXEC_JOB)
+		return true;
+	env = exec_env_verdict(p);
+	if (env == EXEC_JOB)
 		return true;
 	if (env == EXEC_UNDECIDED || cg == EXEC_UNDECIDED) {
 		count(STAT_EXEC_UNDECIDED);

@@ -25,6 +25,9 @@
 #    it): part 2 fails at the LSB_JOBID across two chunks;
 #  - exec_cgroup_verdict returning EXEC_NO_JOB at once: part 2 fails at the
 #    Slurm v1 cgroup;
+#  - `cgrp->root == w->dfl_root` -> `!=` in cg_subsys_job (each v1
+#    controller skipped as if in v2's hierarchy): part 2 fails at the Slurm
+#    v1 cgroup;
 #  - `return EXEC_UNDECIDED` -> `return EXEC_NO_JOB` for an environment past
 #    EXEC_ENV_MAX: part 3 fails (not counted undecided).
 source "$(dirname "$0")/lib.sh"
