@@ -423,6 +423,16 @@ int proc_mark_sample(struct proc *p);
 int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now);
 
 /*
+ * Sampled attribution: the pages of the regions p's latest read of its
+ * mappings found gone while the record of the call that unmapped them
+ * has not come (by owner into rss, NULL or p->ncomps entries). The kernel
+ * takes a mapping out of the process's tree before it zaps its pages and
+ * lowers VmRSS: a rank preempted inside munmap (8 ranks on 2 cores) has
+ * them in VmRSS, and in no mapping the read sees. Returns their sum.
+ */
+int64_t proc_gone_in_flight(const struct proc *p, int64_t *rss);
+
+/*
  * A new VmRSS read (proc_mark_sample) replaced the one of a sample that
  * is not to be accounted: what was set apart from that one goes (the new
  * read holds it).

@@ -8,9 +8,21 @@
 #include "tracker.h"
 #include "tracker_base.h"
 
+/*
+ * What p's regions hold, with the pages of an unmap in flight (its
+ * mapping gone from the read, its record not yet here: still in VmRSS
+ * until the call zaps them, proc_gone_in_flight). Without them a read
+ * during which a preempted munmap held VmRSS still took those pages for
+ * the gap.
+ */
+static int64_t held(const struct proc *p)
+{
+	return regions_rss_total(&p->regions) + proc_gone_in_flight(p, NULL);
+}
+
 static int64_t drift(const struct proc *p)
 {
-	return p->sample_total - regions_rss_total(&p->regions);
+	return p->sample_total - held(p);
 }
 
 /*
@@ -22,9 +34,7 @@ static int64_t drift(const struct proc *p)
  */
 static void counted_all(struct proc *p, int64_t before)
 {
-	int64_t regions = regions_rss_total(&p->regions);
-
-	p->recount_gap = recount_gap_after(p->recount_gap, before - regions, drift(p));
+	p->recount_gap = recount_gap_after(p->recount_gap, before - held(p), drift(p));
 }
 
 /* p's touched ranges counted, then its VmRSS read. False: p is gone. */
