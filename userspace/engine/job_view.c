@@ -23,7 +23,7 @@ static const char *modes_name(const struct options *o)
  * (lost_records.h). Exact mode needs the read as much as sampled: else
  * its regions stay wrong until its next read for PSS, which the smaps
  * budget and a steady process's stretch put off for many seconds (LULESH,
- * MPICH, 8 ranks: 1 630 records lost at start-up; for the 12 s left,
+ * MPICH, 8 ranks: 1 630 records lost; for the last 12 s of the run,
  * rank 0's regions held ~10 MiB more `app` than it had, and every
  * component was scaled down to fit VmRSS: `app` 13.9 MiB, `mpi` 9.5,
  * against 8.7 and 13.2 in the sampled tool and the other ranks). The
