@@ -1544,17 +1544,28 @@ static struct sink *sample_sink(struct seen_samples *seen)
  * 4.5 MiB of heap, and a library's data, 1 MiB of which 64 KiB are in.
  * Attached (its maps read, VmRSS beside them), no row yet.
  */
-static struct proc *attach_running(struct env *e, const char *root, struct seen_samples *seen)
+/* The rank's smaps: 4.5 MiB of heap, and the library's data with lib_kib in (0: not mapped). */
+static void write_rank_smaps(const char *root, unsigned long long lib_kib)
 {
 	char text[512];
+	int n;
+
+	n = snprintf(text, sizeof(text),
+		     "%08llx-%08llx rw-p 00000000 00:00 0 [heap]\nRss: 4608 kB\nPss: 4608 kB\n",
+		     HEAP_START, HEAP_START + 16384 * KIB);
+	if (lib_kib)
+		snprintf(text + n, sizeof(text) - (size_t)n,
+			 "%08llx-%08llx rw-p 00000000 08:01 99 /usr/lib/libfoo.so\nRss: %llu kB\nPss: %llu kB\n",
+			 LIB_START, LIB_START + 1024 * KIB, lib_kib, lib_kib);
+	write_proc(root, PID_RANK, "smaps", text);
+}
+
+static struct proc *attach_running(struct env *e, const char *root, struct seen_samples *seen)
+{
 	struct proc *p;
 
 	fake_stat(root, PID_RANK, 1);
-	snprintf(text, sizeof(text),
-		 "%08llx-%08llx rw-p 00000000 00:00 0 [heap]\nRss: 4608 kB\nPss: 4608 kB\n"
-		 "%08llx-%08llx rw-p 00000000 08:01 99 /usr/lib/libfoo.so\nRss: 64 kB\nPss: 64 kB\n",
-		 HEAP_START, HEAP_START + 16384 * KIB, LIB_START, LIB_START + 1024 * KIB);
-	write_proc(root, PID_RANK, "smaps", text);
+	write_rank_smaps(root, 64);
 	write_statm(root, PID_RANK, 4608 + 64);
 	procfs_set_roots(root, root);
 	assert_int_equal(session_add_sink(e->s, sample_sink(seen)), 0);
@@ -1750,7 +1761,7 @@ static void test_attach_sample_at_finish(void **state)
 static void test_exact_reads_mappings_after_lost_records(void **state)
 {
 	struct env *e = *state;
-	char root[] = "/tmp/test_engine_proc.XXXXXX", text[512];
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
 	struct seen_samples seen = { 0 };
 	struct proc *p;
 
@@ -1763,11 +1774,7 @@ static void test_exact_reads_mappings_after_lost_records(void **state)
 	assert_false(p->needs_sync);
 
 	/* 256 KiB faulted into the library's data, their records lost. */
-	snprintf(text, sizeof(text),
-		 "%08llx-%08llx rw-p 00000000 00:00 0 [heap]\nRss: 4608 kB\nPss: 4608 kB\n"
-		 "%08llx-%08llx rw-p 00000000 08:01 99 /usr/lib/libfoo.so\nRss: 320 kB\nPss: 320 kB\n",
-		 HEAP_START, HEAP_START + 16384 * KIB, LIB_START, LIB_START + 1024 * KIB);
-	write_proc(root, PID_RANK, "smaps", text);
+	write_rank_smaps(root, 320);
 	write_statm(root, PID_RANK, 4608 + 320);
 	fake_tracer.job_drops[slot(e->s)] = 40;
 	tracker_refresh_kstats(e->t);
@@ -1778,10 +1785,7 @@ static void test_exact_reads_mappings_after_lost_records(void **state)
 	assert_int_equal(seen.unattributed, 4608 * KIB);
 
 	/* The library unmapped, that record lost too: its region goes. */
-	snprintf(text, sizeof(text),
-		 "%08llx-%08llx rw-p 00000000 00:00 0 [heap]\nRss: 4608 kB\nPss: 4608 kB\n",
-		 HEAP_START, HEAP_START + 16384 * KIB);
-	write_proc(root, PID_RANK, "smaps", text);
+	write_rank_smaps(root, 0);
 	write_statm(root, PID_RANK, 4608);
 	fake_tracer.job_drops[slot(e->s)] = 41;
 	tracker_refresh_kstats(e->t);

@@ -203,16 +203,22 @@ static void base_vmas(struct proc_sync_state *s, bool newlib)
 		vma(s, NEWLIB_CODE, NEWLIB_CODE + 0x1000, "r-xp", "/opt/lib/libnew.so.1", 4 * KIB);
 }
 
-/* The process's mappings at the read; extra adds an anonymous one (0: none). */
-static void sync_with(uint64_t extra_start, uint64_t extra_len, int64_t extra_rss, bool newlib)
+/* The process's mappings at a read that began at ns; extra adds an anonymous one (0: none). */
+static void sync_read(uint64_t ns, uint64_t extra_start, uint64_t extra_len, int64_t extra_rss,
+		      bool newlib)
 {
 	struct proc_sync_state s;
 
-	proc_sync_begin(&s, p, &cls, SYNC_NS);
+	proc_sync_begin(&s, p, &cls, ns);
 	base_vmas(&s, newlib);
 	if (extra_len)
 		vma(&s, extra_start, extra_start + extra_len, "rw-p", "", extra_rss);
 	proc_sync_end(&s, true, 0);
+}
+
+static void sync_with(uint64_t extra_start, uint64_t extra_len, int64_t extra_rss, bool newlib)
+{
+	sync_read(SYNC_NS, extra_start, extra_len, extra_rss, newlib);
 }
 
 /* A memory syscall record; callers are the return addresses on its stack, innermost first. */
@@ -1280,13 +1286,7 @@ static void test_lost_records_unattribute_cut_regions(void **state)
 /* A read of the mappings at boot time ns, with [ANON, ANON + len) holding rss (len 0: gone). */
 static void sync_at(uint64_t ns, uint64_t len, int64_t rss)
 {
-	struct proc_sync_state s;
-
-	proc_sync_begin(&s, p, &cls, ns);
-	base_vmas(&s, false);
-	if (len)
-		vma(&s, ANON, ANON + len, "rw-p", "", rss);
-	proc_sync_end(&s, true, 0);
+	sync_read(ns, ANON, len, rss, false);
 }
 
 /*
