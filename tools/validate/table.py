@@ -445,6 +445,30 @@ def start_unix(tooldir):
     return None
 
 
+def records_lost(tooldir):
+    """run_info.csv's job_dropped_events: the records of the job the tool lost (0 when not said)."""
+    try:
+        with open(os.path.join(tooldir, "run_info.csv")) as f:
+            for row in csv.reader(f):
+                if len(row) >= 2 and row[0] == "job_dropped_events":
+                    return int(row[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def no_reference(d, verdict):
+    """A run whose exact tool lost records has no reference: its figures are what the lost
+    records left them (faults in no region, regions of a lost unmap, owners of lost requests
+    unknown), so neither a pass nor a failure of the sampled mode (issue 34: the only failing
+    LULESH MPICH run of e392ceb had 1 630 records lost in the exact tool, rank 0's regions ~10 MiB
+    above VmRSS, every component scaled down: `app` 19% off the sampled tool, which was right)."""
+    lost = records_lost(os.path.join(d, "tool"))
+    if not lost:
+        return verdict
+    return f"**no reference**: the exact tool lost {lost} records (the comparison: {verdict.strip('*')})"
+
+
 def compare_held(exact, sampled, e0, s0, holds, lead=HOLD_LEAD, tail=HOLD_TAIL):
     """The two tools' samples taken while the ranks were held still (hold.py):
     a sample counts when its instant (time_s + the tool's start_time_unix_s
@@ -550,7 +574,8 @@ def sampled_vs_exact(runs_dir):
            f"{PHASE_WINDOW:g} s on the common clock) whose `total` brackets its own: how far each component "
            "lies outside the range the two span (a lower bound of its error); not compared: samples no "
            "such pair brackets. "
-           "Goal (issue 34): within 2% of `total` in both.", "",
+           "Goal (issue 34): within 2% of `total` in both. A run whose exact tool lost records "
+           "(run_info's `job_dropped_events`) has no reference: marked, neither met nor failed.", "",
            "| app | MPI | ranks | paired: compared / all | largest error, paired (share of `total`) "
            "| every sample: compared / all | largest error, every sample | goal met? |",
            "|---|---|---:|---:|---|---:|---|---|"]
@@ -578,6 +603,7 @@ def sampled_vs_exact(runs_dir):
             else:
                 verdict = ("not compared: no sample inside a hold" if not worst else
                            "yes" if all(v <= 0.02 for v in worst.values()) and phase_ok else "**no**")
+                verdict = no_reference(d, verdict)
                 out.append(head + f"| {txt} | " + errors_text(worst) + f" {phase} | {verdict} |")
             n += 1
             continue
@@ -612,6 +638,7 @@ def sampled_vs_exact(runs_dir):
             verdict = "not compared: `total` never steady at a sample"
         else:
             verdict = "yes" if all(v <= 0.02 for v in worst.values()) and phase_ok else "**no**"
+        verdict = no_reference(d, verdict)
         where = f" (largest: rank {at[1]}, sampled time_s {at[2]:.2f})" if at and at[0] > 0 else ""
         out.append(head + f"| {steady} / {total} | " + errors_text(worst) + where + f" {phase} | {verdict} |")
         n += 1
