@@ -73,6 +73,9 @@
  *       -> test_heap_peak_taken_for_peaked_only fails
  *   job_view.c tracker_refresh_kstats(): a job's drops not counted from its start (drop `- s->drops_base`)
  *       -> test_job_drops_and_sample_gaps fails
+ *   sampled.c sampled_count(): no count again when VmRSS moved across the records read
+ *   after a full count during which it stood still (main before the fix)
+ *       -> test_sampled_count_again_when_moved_during_catch_up fails
  *   job_view.c tracker_refresh_kstats(): records_lost() in sampled mode only (`&& t->opt->sampled`:
  *   main before the fix for LULESH on 8 ranks with MPICH)
  *       -> test_exact_reads_mappings_after_lost_records fails
@@ -1745,6 +1748,57 @@ static void test_attach_sample_at_finish(void **state)
 }
 
 /*
+ * Sampled attribution, LULESH on 8 ranks with MPICH (2 cores), a rank's
+ * first sample: a count of all its pages during which VmRSS stood still,
+ * then the records written since its read began applied (a catch-up of
+ * 140 ms on the busy node) and VmRSS read again, 10.6 MB higher: the
+ * rank had filled its iteration's temporaries meanwhile, in regions
+ * already counted. Nothing counted them: 10.4 of 37.0 MiB `unattributed`
+ * in that sample (traced with debug prints; the validation's "first
+ * sample of rank 0 with the mesh `unattributed`" is alike). VmRSS that
+ * moved past the drift bound across the records' reading is a count that
+ * moved: every region's pages again, as after a read that moved.
+ * (Checked: without the recount_moved() test after requests_before_read,
+ * the array keeps 8 MiB and 4 MiB are in no region.)
+ */
+static void test_sampled_count_again_when_moved_during_catch_up(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct filling_rank m = { .root = root, .pid = PID_RANK, .job = slot(e->s),
+				  .base_kib = 2048 + 13312, .array_kib = 8192 };
+	struct proc *p = sampled_rank(e, root, m.base_kib);
+
+	/* Its array: mapped (the request's record applied), 8 MiB in. */
+	queue_mmap(slot(e->s), PID_RANK, ARRAY_START, 32768, 3, 0x22);
+	held_records_drain(e->t);
+	write_smaps(root, PID_RANK, 2048, 13312, m.array_kib);
+	write_pages(root, PID_RANK, ARRAY_START, m.array_kib, true);
+	write_statm(root, PID_RANK, m.base_kib + m.array_kib);
+	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
+	p->touched_full = true;		/* a count of all pages is due */
+	/* Steps: the read of smaps (1, 2), VmRSS (3, 4), VmRSS after the records (5, 6). */
+	fake_tracer.steps = 0;
+	m.at_step = 5;
+	m.grow_kib = 4096;
+	m.times = 1;
+	fake_tracer.on_step = rank_fills;
+	fake_tracer.step_ctx = &m;
+	sampled_count(e->t, e->s, p);
+	fake_tracer.on_step = NULL;
+	m.at_step = 0;
+	assert_int_equal(m.grown, 1);
+	p = find(e, PID_RANK);
+	assert_non_null(p);
+	assert_int_equal(p->sample_total, (m.base_kib + 8192 + 4096) * KIB);
+	assert_int_equal(regions_find(&p->regions, ARRAY_START)->rss, (8192 + 4096) * KIB);
+	assert_int_equal(regions_rss_total(&p->regions), p->sample_total);
+
+	page_runs_force_pread(false);
+	remove_root(root);
+}
+
+/*
  * Exact attribution after records were lost (a full ring buffer; LULESH on
  * 8 ranks with MPICH, 2 cores, 2026-11-28: 1 630 records of the job lost
  * at start-up, rank 0's regions ~10 MiB of `app` above what it held for
@@ -1842,6 +1896,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attach_during_round_waits, setup, teardown),
 		cmocka_unit_test_setup(test_attach_sample_at_finish, setup),
 		cmocka_unit_test_setup_teardown(test_sampled_count_reads_what_fills, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_count_again_when_moved_during_catch_up, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_exact_reads_mappings_after_lost_records, setup,
 						teardown),
 	};
