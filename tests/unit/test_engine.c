@@ -1755,7 +1755,8 @@ static void test_attach_sample_at_finish(void **state)
  * rank had filled its iteration's temporaries meanwhile, in regions
  * already counted. Nothing counted them: 10.4 of 37.0 MiB `unattributed`
  * in that sample (traced with debug prints; the validation's "first
- * sample of rank 0 with the mesh `unattributed`" is alike). VmRSS that
+ * sample of rank 0 with the mesh `unattributed`" looks alike, not
+ * traced). VmRSS that
  * moved past the drift bound across the records' reading is a count that
  * moved: every region's pages again, as after a read that moved.
  * (Checked: without the recount_moved() test after requests_before_read,
