@@ -46,7 +46,7 @@ M=[
  ('sampled_count: no second count of a count the process outran', 'test_sampled_count_again_when_outrun',
   '#define COUNT_PASSES\t3\n', '#define COUNT_PASSES\t1\n'),
  ('sampled_count: none after an outrun count of every region', 'test_sampled_count_again_when_outrun',
-  '\t\t\tcounted_all(p, before);\n\t\t\tcount_outran(t, s, p, before, &t0);\n', '\t\t\tcounted_all(p, before);\n'),
+  '\t\tcounted_all(p, before);\n\t\tcount_outran(t, s, p, before, &t0);\n', '\t\tcounted_all(p, before);\n'),
  ('count_outran: no records applied before a count again', 'test_sampled_count_again_when_outrun',
   '\t\tp = requests_before_count(t, s, p, t0);\n\t\tif (!p || reads_vmrss', '\t\t(void)t0;\n\t\tif (!p || reads_vmrss'),
  ('route: ignore h->job', 'test_fork_routed_by_job_slot',
