@@ -433,28 +433,26 @@ def read_holds(path):
         return None
 
 
-def start_unix(tooldir):
-    """run_info.csv's start_time_unix_s: the instant of time_s 0 on CLOCK_REALTIME."""
+def run_info(tooldir, key, kind, default):
+    """run_info.csv's value of key as kind (float, int); default when missing or unreadable."""
     try:
         with open(os.path.join(tooldir, "run_info.csv")) as f:
             for row in csv.reader(f):
-                if len(row) >= 2 and row[0] == "start_time_unix_s":
-                    return float(row[1])
+                if len(row) >= 2 and row[0] == key:
+                    return kind(row[1])
     except (OSError, ValueError):
         pass
-    return None
+    return default
+
+
+def start_unix(tooldir):
+    """run_info.csv's start_time_unix_s: the instant of time_s 0 on CLOCK_REALTIME."""
+    return run_info(tooldir, "start_time_unix_s", float, None)
 
 
 def records_lost(tooldir):
     """run_info.csv's job_dropped_events: the records of the job the tool lost (0 when not said)."""
-    try:
-        with open(os.path.join(tooldir, "run_info.csv")) as f:
-            for row in csv.reader(f):
-                if len(row) >= 2 and row[0] == "job_dropped_events":
-                    return int(row[1])
-    except (OSError, ValueError):
-        pass
-    return 0
+    return run_info(tooldir, "job_dropped_events", int, 0)
 
 
 def no_reference(d, verdict):
