@@ -109,6 +109,8 @@ M=[
   'test_sampled_count_again_when_moved_during_catch_up',
   '\t\t\t\tgoto done;\n\t\t\tif (!recount_moved(before, p->sample_total)) {\n',
   '\t\t\t\tgoto done;\n\t\t\tif (1) {\n'),
+ ('asked_read_due: an urgent read put off as any', 'test_urgent_read_not_put_off',
+  '\treturn p->sync_urgent || !long_read(t, p) ||', '\treturn !long_read(t, p) ||'),
  ('refresh_kstats: records lost re-read in sampled mode only', 'test_exact_reads_mappings_after_lost_records',
   '\t\tif (drops > s->drops)\n', '\t\tif (drops > s->drops && t->opt->sampled)\n'),
  ('note_sample: every gap late', 'test_job_drops_and_sample_gaps',

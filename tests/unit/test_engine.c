@@ -76,6 +76,8 @@
  *   sampled.c sampled_count(): no count again when VmRSS moved across the records read
  *   after a full count during which it stood still (main before the fix)
  *       -> test_sampled_count_again_when_moved_during_catch_up fails
+ *   sample.c asked_read_due(): an urgent read put off as any (drop `p->sync_urgent ||`)
+ *       -> test_urgent_read_not_put_off fails
  *   job_view.c tracker_refresh_kstats(): records_lost() in sampled mode only (`&& t->opt->sampled`:
  *   main before the fix for LULESH on 8 ranks with MPICH)
  *       -> test_exact_reads_mappings_after_lost_records fails
@@ -1800,6 +1802,41 @@ static void test_sampled_count_again_when_moved_during_catch_up(void **state)
 }
 
 /*
+ * Exact attribution, regions above VmRSS (core proc_account asks for a
+ * read, sync_urgent): a rank whose last read of smaps was long (25 ms and
+ * more on the busy node: read after the round, within the smaps budget)
+ * is read at once, not after its read's cost over the budget (4 s for an
+ * 80 ms read: 2.1-3.6 MiB too many in the exact tool's regions for 2-4 s,
+ * every component scaled). A read asked for without the flag still waits.
+ * (Checked: without `p->sync_urgent ||` in asked_read_due, no read.)
+ */
+static void test_urgent_read_not_put_off(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX";
+	struct seen_samples seen = { 0 };
+	struct proc *p;
+	double last;
+
+	assert_non_null(mkdtemp(root));
+	p = attach_running(e, root, &seen);
+	sample_sessions(e->t);
+	p->sync_cost = 0.08;		/* 80 ms: a long read at a 100 ms interval */
+	last = p->last_sync_time;
+	p->needs_sync = true;
+	sample_sessions(e->t);
+	assert_true(p->needs_sync);	/* put off: 4 s of budget */
+	assert_true(p->last_sync_time == last);
+	p->sync_urgent = true;
+	sample_sessions(e->t);
+	assert_false(p->needs_sync);
+	assert_false(p->sync_urgent);
+	assert_true(p->last_sync_time > last);
+	exit_rec(e, slot(e->s), PID_RANK);
+	remove_root(root);
+}
+
+/*
  * Exact attribution after records were lost (a full ring buffer; LULESH on
  * 8 ranks with MPICH, 2 cores, 2026-11-28: 1 630 records of the job lost
  * at start-up, rank 0's regions ~10 MiB of `app` above what it held for
@@ -1899,6 +1936,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sampled_count_reads_what_fills, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_count_again_when_moved_during_catch_up, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_urgent_read_not_put_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exact_reads_mappings_after_lost_records, setup,
 						teardown),
 	};

@@ -1368,6 +1368,7 @@ static void test_exact_regions_above_total_read_again(void **state)
 	/* The 4 MiB gone from VmRSS, not from the regions. */
 	assert_int_equal(proc_account(p, &cls, BASE_RSS, 2.2), 0);
 	assert_true(p->needs_sync);
+	assert_true(p->sync_urgent);	/* not put off for the smaps budget */
 	assert_true(rss_of("unattributed") < 4096);	/* scaled down to fit, this once */
 
 	/* Read at 3.0 s; right after it, still above: not read again before 4.0 s. */
@@ -1376,6 +1377,7 @@ static void test_exact_regions_above_total_read_again(void **state)
 	vma(&s, ANON, ANON + 4 * MIB, "rw-p", "", 4 * MIB);
 	proc_sync_end(&s, true, 3.0);
 	assert_false(p->needs_sync);
+	assert_false(p->sync_urgent);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS, 3.1), 0);
 	assert_false(p->needs_sync);
 	assert_int_equal(proc_account(p, &cls, BASE_RSS, 4.0), 0);

@@ -409,6 +409,7 @@ void proc_sync_end(struct proc_sync_state *s, bool ok, double now)
 	p->nmaps = s->nmaps;
 	resolve_pending(p, s->cls);
 	p->needs_sync = false;
+	p->sync_urgent = false;
 	p->image_unread = false;
 	p->last_sync_time = now;
 }
@@ -1614,7 +1615,10 @@ static void add_in_flight(struct proc *p, int64_t total, int64_t *rss, int64_t *
  * HPCCG, 4 ranks, for 4-5 s) and the sampled tool's comparison with it
  * failed by up to 19% of `total`. Its mappings are read again at the next
  * sample, at most once a second (VmRSS lags on kernels whose counters are
- * per CPU: a read that leaves it so is not repeated at every sample).
+ * per CPU: a read that leaves it so is not repeated at every sample), and
+ * not put off for the smaps budget (sync_urgent): a rank whose read took
+ * 25 ms on the busy node waited 1.25 s and more for it, up to 4 s in the
+ * validation runs, scaled all along.
  */
 #define ABOVE_TOTAL_REREAD_S	1.0
 
@@ -1627,7 +1631,7 @@ static void regions_above_total(struct proc *p, int64_t total, const int64_t *rs
 	for (size_t i = 0; i < p->ncomps; i++)
 		held += rss[i];
 	if (held > total && recount_drifted(total, total - held, 0))
-		p->needs_sync = true;
+		p->needs_sync = p->sync_urgent = true;
 }
 
 int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now)

@@ -126,6 +126,12 @@ struct proc {
 	double reread_time;		/* the last read asked for by a read's doubt (reread_maps) */
 #define REREAD_MAPS_S	1.0		/* at most one such read in this many seconds */
 	bool needs_sync;
+	/*
+	 * The read asked for is not put off for the smaps budget of a long
+	 * read (exact mode's regions above VmRSS: every component is wrong
+	 * until it comes).
+	 */
+	bool sync_urgent;
 	/* Records of it were lost since its last read: the next read checks its regions (lost_records.h). */
 	bool records_lost;
 	bool image_unread;		/* exec'ed, its mappings not read yet: no region is known */
