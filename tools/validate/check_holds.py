@@ -12,7 +12,10 @@ of a hold, which still misses records of before the stop) it is off by
 FAR_ERR or more; one pair inside a hold has a different `total`.
 Mutations of table.py checked to fail it: compare_held without the tools'
 start times (time_s alone), with lead 0 or tail 0, without the `total` check,
-with the hold windows ignored (every sample compared).
+with the hold windows ignored (every sample compared). And a run whose exact
+tool lost records (run_info's job_dropped_events) must say it has no
+reference, not met or failed (checked: no_reference() returning the verdict
+as it is fails it).
 
 And of its every-sample comparison (compare_phase): exit 1 as well when a
 sample taken while the rank grows is not compared against the exact tool's
@@ -205,6 +208,15 @@ def main():
             bad.append(f"table row lacks '{want}': {rows[-1] if rows else 'no rows'}")
         if not os.path.exists(os.path.join(run, "sampled_vs_exact.csv")):
             bad.append("no sampled_vs_exact.csv")
+        if any("no reference" in x for x in rows if x.startswith("| lulesh")):
+            bad.append("a run whose exact tool lost no record marked as having no reference")
+        # The exact tool lost records: no reference, the run neither meets nor fails the goal.
+        with open(os.path.join(run, "tool", "run_info.csv"), "a") as f:
+            f.write("job_dropped_events,12\n")
+        row = [x for x in table.sampled_vs_exact(os.path.join(d, "runs")) if x.startswith("| lulesh")]
+        if not row or "**no reference**: the exact tool lost 12 records" not in row[-1] or \
+                row[-1].endswith(("| yes |", "| **no** |")):
+            bad.append(f"the exact tool's lost records not marked: {row[-1] if row else 'no row'}")
     phase = check_phase()
     for b in bad + phase:
         print(f"check_holds: FAIL: {b}", file=sys.stderr)

@@ -444,16 +444,38 @@ def read_holds(path):
         return None
 
 
-def start_unix(tooldir):
-    """run_info.csv's start_time_unix_s: the instant of time_s 0 on CLOCK_REALTIME."""
+def run_info(tooldir, key, kind, default):
+    """run_info.csv's value of key as kind (float, int); default when missing or unreadable."""
     try:
         with open(os.path.join(tooldir, "run_info.csv")) as f:
             for row in csv.reader(f):
-                if len(row) >= 2 and row[0] == "start_time_unix_s":
-                    return float(row[1])
+                if len(row) >= 2 and row[0] == key:
+                    return kind(row[1])
     except (OSError, ValueError):
         pass
-    return None
+    return default
+
+
+def start_unix(tooldir):
+    """run_info.csv's start_time_unix_s: the instant of time_s 0 on CLOCK_REALTIME."""
+    return run_info(tooldir, "start_time_unix_s", float, None)
+
+
+def records_lost(tooldir):
+    """run_info.csv's job_dropped_events: the records of the job the tool lost (0 when not said)."""
+    return run_info(tooldir, "job_dropped_events", int, 0)
+
+
+def no_reference(d, verdict):
+    """A run whose exact tool lost records has no reference: its figures are what the lost
+    records left them (faults in no region, regions of a lost unmap, owners of lost requests
+    unknown), so neither a pass nor a failure of the sampled mode (issue 34: the only failing
+    LULESH MPICH run of e392ceb had 1 630 records lost in the exact tool, rank 0's regions ~10 MiB
+    above VmRSS, every component scaled down: `app` 19% off the sampled tool, which was right)."""
+    lost = records_lost(os.path.join(d, "tool"))
+    if not lost:
+        return verdict
+    return f"**no reference**: the exact tool lost {lost} records (the comparison: {verdict.strip('*')})"
 
 
 def compare_held(exact, sampled, e0, s0, holds, lead=HOLD_LEAD, tail=HOLD_TAIL):
@@ -561,7 +583,8 @@ def sampled_vs_exact(runs_dir):
            f"{PHASE_WINDOW:g} s on the common clock) whose `total` brackets its own: how far each component "
            "lies outside the range the two span (a lower bound of its error); not compared: samples no "
            "such pair brackets. "
-           "Goal (issue 34): within 2% of `total` in both.", "",
+           "Goal (issue 34): within 2% of `total` in both. A run whose exact tool lost records "
+           "(run_info's `job_dropped_events`) has no reference: marked, neither met nor failed.", "",
            "| app | MPI | ranks | paired: compared / all | largest error, paired (share of `total`) "
            "| every sample: compared / all | largest error, every sample | goal met? |",
            "|---|---|---:|---:|---|---:|---|---|"]
@@ -589,6 +612,7 @@ def sampled_vs_exact(runs_dir):
             else:
                 verdict = ("not compared: no sample inside a hold" if not worst else
                            "yes" if all(v <= 0.02 for v in worst.values()) and phase_ok else "**no**")
+                verdict = no_reference(d, verdict)
                 out.append(head + f"| {txt} | " + errors_text(worst) + f" {phase} | {verdict} |")
             n += 1
             continue
@@ -623,6 +647,7 @@ def sampled_vs_exact(runs_dir):
             verdict = "not compared: `total` never steady at a sample"
         else:
             verdict = "yes" if all(v <= 0.02 for v in worst.values()) and phase_ok else "**no**"
+        verdict = no_reference(d, verdict)
         where = f" (largest: rank {at[1]}, sampled time_s {at[2]:.2f})" if at and at[0] > 0 else ""
         out.append(head + f"| {steady} / {total} | " + errors_text(worst) + where + f" {phase} | {verdict} |")
         n += 1

@@ -30,7 +30,7 @@ int gone_regions_keep(struct gone_regions *g, const struct region *r, uint64_t r
 		g->g = m;
 		g->cap = cap;
 	}
-	g->g[g->n++] = (struct gone_region){ *r, read_ns };
+	g->g[g->n++] = (struct gone_region){ *r, read_ns, false };
 	return 0;
 }
 
@@ -47,6 +47,30 @@ const struct region *gone_regions_find(const struct gone_regions *g, uint64_t ad
 			best = x;
 	}
 	return best ? &best->r : NULL;
+}
+
+void gone_regions_release(struct gone_regions *g, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->g[i].r.start < end && g->g[i].r.end > start)
+			g->g[i].released = true;
+}
+
+int64_t gone_regions_unreleased(const struct gone_regions *g, uint64_t read_ns, int64_t *rss,
+				size_t ncomp)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gone_region *x = &g->g[i];
+
+		if (x->released || x->read_ns != read_ns || x->r.rss <= 0)
+			continue;
+		sum += x->r.rss;
+		if (rss)
+			rss[x->r.owner < ncomp ? x->r.owner : COMP_UNATTRIBUTED] += x->r.rss;
+	}
+	return sum;
 }
 
 void gone_regions_free(struct gone_regions *g)

@@ -12,6 +12,7 @@
 #ifndef MEMATTR_GONE_REGIONS_H
 #define MEMATTR_GONE_REGIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,7 @@
 struct gone_region {
 	struct region r;	/* as it was before the read dropped it */
 	uint64_t read_ns;	/* boot time the dropping read began */
+	bool released;		/* the record of the call that unmapped it came */
 };
 
 struct gone_regions {
@@ -47,6 +49,21 @@ int gone_regions_keep(struct gone_regions *g, const struct region *r, uint64_t r
  * good until the next call that changes g.
  */
 const struct region *gone_regions_find(const struct gone_regions *g, uint64_t addr, uint64_t ts);
+
+/*
+ * The record of a call that released [start, end) (munmap, mremap's old
+ * range, a brk trim, shmdt) came: the kept regions in it are released.
+ */
+void gone_regions_release(struct gone_regions *g, uint64_t start, uint64_t end);
+
+/*
+ * The pages of the regions the read that began at read_ns dropped and no
+ * released record accounts for yet, added to rss[owner] (rss: NULL, or
+ * ncomp entries; an owner past them counts as unattributed). Returns
+ * their sum.
+ */
+int64_t gone_regions_unreleased(const struct gone_regions *g, uint64_t read_ns, int64_t *rss,
+				size_t ncomp);
 
 void gone_regions_free(struct gone_regions *g);
 

@@ -126,6 +126,12 @@ struct proc {
 	double reread_time;		/* the last read asked for by a read's doubt (reread_maps) */
 #define REREAD_MAPS_S	1.0		/* at most one such read in this many seconds */
 	bool needs_sync;
+	/*
+	 * The read asked for is not put off for the smaps budget of a long
+	 * read (exact mode's regions above VmRSS: every component is wrong
+	 * until it comes).
+	 */
+	bool sync_urgent;
 	/* Records of it were lost since its last read: the next read checks its regions (lost_records.h). */
 	bool records_lost;
 	bool image_unread;		/* exec'ed, its mappings not read yet: no region is known */
@@ -421,6 +427,16 @@ int proc_mark_sample(struct proc *p);
  * and peaks. 0 or -ENOMEM.
  */
 int proc_account(struct proc *p, const struct classifier *cls, int64_t total_rss, double now);
+
+/*
+ * Sampled attribution: the pages of the regions p's latest read of its
+ * mappings found gone while the record of the call that unmapped them
+ * has not come (by owner into rss, NULL or p->ncomps entries). The kernel
+ * takes a mapping out of the process's tree before it zaps its pages and
+ * lowers VmRSS: a rank preempted inside munmap (8 ranks on 2 cores) has
+ * them in VmRSS, and in no mapping the read sees. Returns their sum.
+ */
+int64_t proc_gone_in_flight(const struct proc *p, int64_t *rss);
 
 /*
  * A new VmRSS read (proc_mark_sample) replaced the one of a sample that

@@ -63,7 +63,8 @@ static bool asked_read_due(const struct tracker *t, const struct proc *p, double
 {
 	if (!p->needs_sync)
 		return false;
-	return !long_read(t, p) || now - p->last_sync_time >= p->sync_cost / SMAPS_BUDGET;
+	return p->sync_urgent || !long_read(t, p) ||
+	       now - p->last_sync_time >= p->sync_cost / SMAPS_BUDGET;
 }
 
 /* p's mappings are to be read now: in the round (long: false), or after it (true). */
