@@ -1876,20 +1876,37 @@ struct mark_victim_rec {
 	int pid;
 };
 
+/*
+ * The same kills by tgid, the time of each (boot clock): the victim can be
+ * reaped, and found gone by a read of user space, before the ring's record
+ * of its kill is read; user space then asks here before it retires it.
+ * User space deletes what it read; a few kills at once at most are waiting.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u64);
+} oom_marks SEC(".maps");
+
 SEC("tracepoint")
 int ma_oom_victim(struct mark_victim_rec *ctx)
 {
 	__u32 pid = ctx->pid;
 	struct ev_oom *e;
 
+	__u64 now = bpf_ktime_get_boot_ns();
+
 	if (!tgid_accounted(pid))
 		return 0;
+	bpf_map_update_elem(&oom_marks, &pid, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(pid);
 		return 0;
 	}
 	fill_header(&e->h, EV_OOM, pid);
+	e->h.ts_ns = now;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -101,6 +101,18 @@ int tracer_remove_process(struct bpf_tracer *t, pid_t tgid)
 	return 0;
 }
 
+int tracer_take_oom_mark(struct bpf_tracer *t, pid_t tgid, uint64_t *boot_ns)
+{
+	(void)t;
+	for (unsigned int i = 0; i < fake_tracer.noom_marks; i++)
+		if (fake_tracer.oom_marks[i].pid == tgid) {
+			*boot_ns = fake_tracer.oom_marks[i].boot_ns;
+			fake_tracer.oom_marks[i] = fake_tracer.oom_marks[--fake_tracer.noom_marks];
+			return 1;
+		}
+	return 0;
+}
+
 bool tracer_has_process(struct bpf_tracer *t, pid_t tgid)
 {
 	(void)t;

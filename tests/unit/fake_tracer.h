@@ -53,6 +53,12 @@ struct fake_tracer {
 	 * moving while the engine reads it.
 	 */
 	unsigned int steps;
+	/* The kernel's notes of OOM kills (oom_marks), as tracer_take_oom_mark reads them. */
+	struct {
+		pid_t pid;
+		uint64_t boot_ns;
+	} oom_marks[4];
+	unsigned int noom_marks;
 	void (*on_step)(void *ctx, pid_t tgid, unsigned int step);
 	void *step_ctx;
 };

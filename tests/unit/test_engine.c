@@ -58,8 +58,12 @@
  *       -> test_session_ends_with_its_last_process fails
  *   events.c tracker_on_event(): drop the EV_OOM case
  *       -> test_oom_recorded_before_exit fails
- *   events.c on_oom(): the time of the record's handling, not the kernel's
+ *   retire.c retire_oom(): the time of the record's handling, not the kernel's
  *       -> test_oom_recorded_before_exit fails
+ *   retire.c retire(): no look at the kernel's note of an OOM kill
+ *       -> test_oom_noted_when_gone_before_record fails
+ *   retire.c oom_note_of(): any note is the process's / retire_oom(): note left
+ *       -> test_oom_note_of_earlier_process_ignored fails
  *   fork_exec.c tracker_on_fork(): exec_seen for every accounted parent's child (drop `if (p->under_rank)`)
  *       -> test_fork_of_shell_named_at_exec fails
  *   fork_exec.c tracker_on_fork(): no rank's child final at fork (drop the exec_seen line)
@@ -131,6 +135,7 @@
  *   (core) proc_read.c pagemap_absent(): every page in (false) (checked by hand)
  *       -> test_sampled_count_reads_what_fills fails
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -675,6 +680,76 @@ static void test_oom_recorded_before_exit(void **state)
 	exit_rec(e, slot(e->s), PID_RANK);
 	assert_null(find(e, PID_RANK));
 	oom_rec(e, slot(e->s), PID_OTHER, e->t->start_boot_ns);
+	assert_int_equal(cap->ooms, 1);
+}
+
+static struct oom_capture *oom_sink(struct env *e)
+{
+	struct oom_capture *cap = calloc(1, sizeof(*cap));
+
+	assert_non_null(cap);
+	cap->base.ops = &capture_ops;
+	assert_int_equal(session_add_sink(e->s, &cap->base), 0);
+	return cap;
+}
+
+static void oom_note(pid_t pid, uint64_t boot_ns)
+{
+	fake_tracer.oom_marks[fake_tracer.noom_marks].pid = pid;
+	fake_tracer.oom_marks[fake_tracer.noom_marks++].boot_ns = boot_ns;
+}
+
+/*
+ * Kernel matrix, 6.1, a busy host: the OOM killer's victim was reaped, and
+ * the round's read of its VmRSS found it gone, before the ring's record of
+ * the kill was read; that record then came to no process, and the
+ * summary named no kill. The kernel's note of the kill says it, at its
+ * time, before the process is retired; the record after is an ended one.
+ */
+static void test_oom_noted_when_gone_before_record(void **state)
+{
+	struct env *e = *state;
+	struct oom_capture *cap = oom_sink(e);
+	struct proc *p = spawn(e, PID_RANK, "a.out");
+
+	p->rank = 3;
+	oom_note(PID_RANK, e->t->start_boot_ns + 2500000000ULL);
+	assert_int_equal(reads_vmrss(e->t, e->s, p), -ESRCH);	/* no /proc for it: gone */
+	assert_null(find(e, PID_RANK));
+	assert_int_equal(cap->ooms, 1);
+	assert_int_equal(cap->last.rank, 3);
+	assert_true(cap->last.time > 2.49 && cap->last.time < 2.51);
+	assert_int_equal(e->s->oom_kills, 1);
+	assert_int_equal(fake_tracer.noom_marks, 0);
+	oom_rec(e, slot(e->s), PID_RANK, e->t->start_boot_ns + 2500000000ULL);
+	assert_int_equal(cap->ooms, 1);
+	assert_int_equal(counters(e).ended_events, 1);
+}
+
+/*
+ * A note of a process that had the pid before (it started after the kill)
+ * is not this one's; a kill whose record was read leaves no note behind
+ * for a later process given its pid.
+ */
+static void test_oom_note_of_earlier_process_ignored(void **state)
+{
+	struct env *e = *state;
+	struct oom_capture *cap = oom_sink(e);
+	uint64_t tck = (uint64_t)sysconf(_SC_CLK_TCK);
+	struct proc *p = spawn(e, PID_RANK, "a.out");
+
+	p->start_ticks = (e->t->start_boot_ns / 1000000000ULL + 10) * tck;
+	oom_note(PID_RANK, e->t->start_boot_ns + 1000000000ULL);
+	assert_int_equal(reads_vmrss(e->t, e->s, p), -ESRCH);
+	assert_int_equal(cap->ooms, 0);
+	assert_int_equal(fake_tracer.noom_marks, 0);
+
+	p = spawn(e, PID_CHILD, "a.out");
+	oom_note(PID_CHILD, e->t->start_boot_ns + 1000000000ULL);
+	oom_rec(e, slot(e->s), PID_CHILD, e->t->start_boot_ns + 1000000000ULL);
+	assert_int_equal(cap->ooms, 1);
+	assert_int_equal(fake_tracer.noom_marks, 0);
+	exit_rec(e, slot(e->s), PID_CHILD);
 	assert_int_equal(cap->ooms, 1);
 }
 
@@ -1910,6 +1985,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_untraced_exec_goes_to_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_retires, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oom_recorded_before_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oom_noted_when_gone_before_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oom_note_of_earlier_process_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records_after_exit_are_ended_not_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unnamed_records_held_until_drain_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_named_process_records_applied_at_once, setup, teardown),

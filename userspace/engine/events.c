@@ -11,27 +11,9 @@
 #include "fork_exec.h"
 #include "held_records.h"
 #include "job_view.h"
-#include "oom.h"
 #include "retire.h"
 #include "tracker.h"
 #include "tracker_base.h"
-
-/*
- * The OOM killer chose p: recorded now, before its exit retires it. Its
- * figures are those of its last sample, and stay so (no sample of it is
- * taken after: it is being torn down); the records still held for it
- * (faults since) change no figure before a sample.
- */
-static void on_oom(struct tracker *t, struct session *s, struct proc *p, const struct ev_header *h)
-{
-	struct sink_oom o;
-	struct sink_job j;
-
-	tracker_job_view(t, s, &j);
-	oom_fill(s, p, tracker_event_time(t, h) - s->t0, "", &o);
-	p->oom_marked = true;
-	session_oom(s, &o, &j);
-}
 
 /* The session an event belongs to: its job slot, else its process. */
 static struct session *route(struct tracker *t, const struct ev_header *h)
@@ -108,7 +90,7 @@ int tracker_on_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (h->type == EV_OOM) {
-		on_oom(t, s, p, h);
+		retire_oom(t, s, p, h->ts_ns);
 		return 0;
 	}
 	switch (h->type) {

@@ -20,9 +20,14 @@ double tracker_now(const struct tracker *t)
 	return tracker_mono_s() - t->start_mono;
 }
 
+double tracker_boot_time(const struct tracker *t, uint64_t boot_ns)
+{
+	return ((double)boot_ns - (double)t->start_boot_ns) / 1e9;
+}
+
 double tracker_event_time(const struct tracker *t, const struct ev_header *h)
 {
-	return ((double)h->ts_ns - (double)t->start_boot_ns) / 1e9;
+	return tracker_boot_time(t, h->ts_ns);
 }
 
 struct proc *tracker_find_proc(struct tracker *t, pid_t pid, struct session **in)

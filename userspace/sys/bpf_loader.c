@@ -873,6 +873,19 @@ void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx)
 	}
 }
 
+int tracer_take_oom_mark(struct bpf_tracer *t, pid_t tgid, uint64_t *boot_ns)
+{
+	__u32 key = (__u32)tgid;
+	__u64 ns;
+
+	if (!t->oom_watched ||
+	    bpf_map__lookup_elem(t->skel->maps.oom_marks, &key, sizeof(key), &ns, sizeof(ns), 0))
+		return 0;
+	bpf_map__delete_elem(t->skel->maps.oom_marks, &key, sizeof(key), 0);
+	*boot_ns = ns;
+	return 1;
+}
+
 void tracer_forget_process(struct bpf_tracer *t, pid_t tgid)
 {
 	/* Its live blocks were dropped in the kernel when it exited (ma_exit). */

@@ -168,6 +168,13 @@ uint64_t tracer_mpi_calls(struct bpf_tracer *t, pid_t tgid, uint32_t fn);
 typedef void (*site_fn)(void *ctx, pid_t tgid, uint64_t site, const struct site_stats *s);
 void tracer_heap_sites(struct bpf_tracer *t, pid_t tgid, site_fn fn, void *ctx);
 
+/*
+ * The OOM killer chose tgid (oom:mark_victim) at *boot_ns (CLOCK_BOOTTIME):
+ * 1, and the kernel's note of it is dropped; 0 when there is none. For a
+ * victim found gone before the ring's record of its kill was read.
+ */
+int tracer_take_oom_mark(struct bpf_tracer *t, pid_t tgid, uint64_t *boot_ns);
+
 /* The process exited: drop its call sites, live blocks and call counts from the kernel. */
 void tracer_forget_process(struct bpf_tracer *t, pid_t tgid);
 

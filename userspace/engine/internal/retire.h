@@ -8,6 +8,7 @@
 #define MEMATTR_RETIRE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct tracker;
@@ -20,6 +21,12 @@ struct proc;
  * a new process that already reuses the pid.
  */
 void retire(struct tracker *t, struct session *s, struct proc *p);
+
+/*
+ * The OOM killer chose p at boot_ns (its record, or the kernel's note of
+ * it): the sinks hear of the kill, once, before its exit retires it.
+ */
+void retire_oom(struct tracker *t, struct session *s, struct proc *p, uint64_t boot_ns);
 
 /* Held records of an image that ended before any output showed it: dropped unread. */
 void retire_held(struct tracker *t, struct proc *p);
