@@ -18,7 +18,7 @@ set_sudo_env
 TOOL_ERR=$TMPD/tool.err
 log "starting: memattr-bpf --compress --output $OUT -- mpirun ..."
 TOOL_START=$EPOCHREALTIME
-"${SUDO_ENV[@]}" "$MEMATTR_BIN" --compress --quiet --output "$OUT" -- "${NO_SIGPIPE[@]}" mpirun --oversubscribe -np "$NP" \
+no_sigpipe "${SUDO_ENV[@]}" "$MEMATTR_BIN" --compress --quiet --output "$OUT" -- mpirun --oversubscribe -np "$NP" \
 	"$TMPD/bin/mpi_phases" --log-dir "$LOGS" --go-file "$GO_FILE" \
 	--malloc-mib "$MALLOC_MIB" --mmap-mib "$MMAP_MIB" --alloc-mem-mib "$ALLOC_MEM_MIB" --plateau-ms 800 \
 	>"$TMPD/tool.out" 2>"$TOOL_ERR" &

@@ -19,9 +19,9 @@ gid=$(id -g "$TEST_USER")
 OUT=$TMPD/out
 TOOL_ERR=$TMPD/tool.err
 log "starting: memattr-bpf --spec $SPEC --mpi-calls -- mpirun ... mpi_hold"
-env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root SUDO_UID="$uid" SUDO_GID="$gid" \
+(no_sigpipe env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root SUDO_UID="$uid" SUDO_GID="$gid" \
 	"$MEMATTR_BIN" --spec "$SPEC" --mpi-calls --output "$OUT" -- \
-	"${NO_SIGPIPE[@]}" mpirun --oversubscribe -np "$NP" "$TMPD/bin/mpi_hold" --hold-mib 4 --hold-s 1 \
+	mpirun --oversubscribe -np "$NP" "$TMPD/bin/mpi_hold" --hold-mib 4 --hold-s 1) \
 	>"$TMPD/tool.out" 2>"$TOOL_ERR" || fail "tool exited non-zero; stderr: $(cat "$TOOL_ERR")"
 grep -q "warning: .*site.spec:3.*MPI_Not_A_Function\|warning: MPI_Not_A_Function (.*site.spec:3)" "$TOOL_ERR" ||
 	fail "no warning naming MPI_Not_A_Function at site.spec:3; stderr: $(cat "$TOOL_ERR")"
