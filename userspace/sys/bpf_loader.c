@@ -878,7 +878,8 @@ int tracer_take_oom_mark(struct bpf_tracer *t, pid_t tgid, uint64_t *boot_ns)
 	__u32 key = (__u32)tgid;
 	__u64 ns;
 
-	if (!t->oom_watched ||
+	/* Closed (tracker_finish ends its sessions after): no note left to read. */
+	if (!t->skel || !t->oom_watched ||
 	    bpf_map__lookup_elem(t->skel->maps.oom_marks, &key, sizeof(key), &ns, sizeof(ns), 0))
 		return 0;
 	bpf_map__delete_elem(t->skel->maps.oom_marks, &key, sizeof(key), 0);
