@@ -650,6 +650,16 @@ static void test_exit_retires(void **state)
 	assert_int_equal(session_nprocs(e->s), 1);
 }
 
+static struct oom_capture *oom_sink(struct env *e)
+{
+	struct oom_capture *cap = calloc(1, sizeof(*cap));
+
+	assert_non_null(cap);
+	cap->base.ops = &capture_ops;
+	assert_int_equal(session_add_sink(e->s, &cap->base), 0);
+	return cap;
+}
+
 /*
  * The kernel chose a rank: the sinks hear of it (its rank, pid, the kill's
  * time on the job's clock, a limit) before its exit retires it; a pid no
@@ -657,13 +667,10 @@ static void test_exit_retires(void **state)
  */
 static void test_oom_recorded_before_exit(void **state)
 {
-	struct oom_capture *cap = calloc(1, sizeof(*cap));
 	struct env *e = *state;
+	struct oom_capture *cap = oom_sink(e);
 	struct proc *p;
 
-	assert_non_null(cap);
-	cap->base.ops = &capture_ops;
-	assert_int_equal(session_add_sink(e->s, &cap->base), 0);
 	p = spawn(e, PID_RANK, "a.out");
 	p->rank = 7;
 	oom_rec(e, slot(e->s), PID_RANK, e->t->start_boot_ns + 2500000000ULL);
@@ -681,16 +688,6 @@ static void test_oom_recorded_before_exit(void **state)
 	assert_null(find(e, PID_RANK));
 	oom_rec(e, slot(e->s), PID_OTHER, e->t->start_boot_ns);
 	assert_int_equal(cap->ooms, 1);
-}
-
-static struct oom_capture *oom_sink(struct env *e)
-{
-	struct oom_capture *cap = calloc(1, sizeof(*cap));
-
-	assert_non_null(cap);
-	cap->base.ops = &capture_ops;
-	assert_int_equal(session_add_sink(e->s, &cap->base), 0);
-	return cap;
 }
 
 static void oom_note(pid_t pid, uint64_t boot_ns)
