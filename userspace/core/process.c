@@ -1038,11 +1038,14 @@ static void apply_stale(struct proc *p, const struct classifier *cls,
 		 * Grown in place: the read shows one mapping whose new part no
 		 * region covered; it is the owner's of the part that was there.
 		 * Moved: the read no longer shows the old mapping, and the new
-		 * one has no owner yet: it is the requester's (realloc's caller).
+		 * one has no owner yet: it is the old one's (the read kept it
+		 * in p->gone), else the requester's (realloc's caller).
 		 */
 		start = (uint64_t)e->ret;
 		end = start + page_up(e->args[2]);
 		r = regions_find(&p->regions, start);
+		if (!r || r->owner == COMP_UNATTRIBUTED)
+			r = gone_regions_find(&p->gone, e->args[0], e->h.ts_ns);
 		owner = r ? r->owner : COMP_UNATTRIBUTED;
 		fn = r ? r->mpi_fn : 0;
 		if (owner == COMP_UNATTRIBUTED && e->stack_len)
@@ -1258,6 +1261,35 @@ static void release_gone(struct proc *p, const struct ev_syscall *e, uint64_t ol
 	}
 }
 
+/*
+ * mremap of a range the latest read found gone: the read came in the
+ * middle of the call, and had passed the new place before the block was
+ * put there (or listed it, owned by nobody). The block stays whose it was
+ * (realloc's caller's); its pages are counted at the next read.
+ */
+static void move_gone(struct proc *p, const struct ev_syscall *e, double when)
+{
+	const struct region *g = gone_regions_find(&p->gone, e->args[0], p->sync_boot_ns - 1);
+	uint64_t start = (uint64_t)e->ret, end = start + page_up(e->args[2]);
+	const struct region *listed;
+	comp_id owner;
+	uint16_t flags, fn;
+
+	if (!g)
+		return;
+	owner = g->owner;
+	flags = g->flags;
+	fn = g->mpi_fn;
+	listed = regions_next(&p->regions, start);
+	if (listed && listed->start < end)
+		regions_set_owner(&p->regions, start, end, owner, true);
+	else
+		regions_map(&p->regions, start, end, owner, flags, NULL);
+	if (fn)
+		regions_set_mpi_fn(&p->regions, start, end, fn);
+	reread_maps(p, when);
+}
+
 static void apply_syscall(struct proc *p, const struct classifier *cls,
 			  const struct ev_syscall *e, double when)
 {
@@ -1303,7 +1335,10 @@ static void apply_syscall(struct proc *p, const struct classifier *cls,
 		break;
 	case NR_MREMAP:
 		regions_charge_range(&p->regions, a0, a0 + a1, delta);
-		regions_move(&p->regions, a0, a1, (uint64_t)e->ret, page_up(e->args[2]));
+		if (!regions_find(&p->regions, a0))
+			move_gone(p, e, when);
+		else
+			regions_move(&p->regions, a0, a1, (uint64_t)e->ret, page_up(e->args[2]));
 		break;
 	case NR_MADVISE:
 	case NR_MLOCK:
