@@ -1894,11 +1894,11 @@ int ma_oom_victim(struct mark_victim_rec *ctx)
 {
 	__u32 pid = ctx->pid;
 	struct ev_oom *e;
-
-	__u64 now = bpf_ktime_get_boot_ns();
+	__u64 now;
 
 	if (!tgid_accounted(pid))
 		return 0;
+	now = bpf_ktime_get_boot_ns();
 	bpf_map_update_elem(&oom_marks, &pid, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
