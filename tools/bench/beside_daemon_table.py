@@ -7,9 +7,13 @@ Markdown, and with --update-doc FILE into FILE's block of beside_daemon.sh.
                       --daemon DESC [--update-doc FILE]
 """
 import argparse
+import os
 import statistics
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import doc_block  # noqa: E402
 
 BEGIN = "<!-- tools/bench/beside_daemon.sh: latest run begins -->"
 END = "<!-- tools/bench/beside_daemon.sh: latest run ends -->"
@@ -73,23 +77,8 @@ def table(rows, a):
 
 
 def update_doc(path, lines):
-    with open(path) as f:
-        text = f.read()
-    block = BEGIN + "\n" + "\n".join(lines) + "\n" + END
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    elif ANCHOR in text:
-        text = text.replace(ANCHOR, ANCHOR + "\n\n#### Processes the node service does not trace\n\n"
-                            + block, 1)
-    else:
-        print(f"beside_daemon_table.py: {path} has neither this block nor '{ANCHOR}'", file=sys.stderr)
-        return False
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    import os
-    os.replace(path + ".tmp", path)
-    return True
+    return doc_block.put(path, BEGIN, END, lines, ANCHOR, "#### Processes the node service does not trace",
+                         "beside_daemon_table.py")
 
 
 def main():

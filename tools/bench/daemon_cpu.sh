@@ -10,7 +10,21 @@
 #   wakeups_per_s its voluntary context switches (each a sleep ended), and
 #                 preempted_per_s its involuntary ones;
 #   burst_max_ms  the longest time the daemon's main thread stayed on a CPU
-#                 in one go (bpftrace on sched_switch), and burst_p99_ms.
+#                 in one go (bpftrace on sched_switch), and burst_p99_ms;
+#   job_cpu_s     the job's own CPU time (user + system of every process of
+#                 it, as its launcher's wait collects them);
+#   bpf_ms        the run time of the daemon's BPF programs meanwhile
+#                 (kernel.bpf_stats_enabled, on only while the job runs; the
+#                 programs run mostly in the job's processes, and are part
+#                 of job_cpu_s then);
+#   share_pct     (daemon CPU + BPF run time) / the job's CPU time without
+#                 the BPF time: what the service takes, as a share of what
+#                 the job needs. On a node whose cores the ranks fill, that
+#                 is the slowdown it can cause through CPU; it leaves out
+#                 what no counter shows (caches, the traced syscall path,
+#                 locks): those only the untraced twin of a run shows, as
+#                 tools/validate/run.sh --overhead-under daemon measures,
+#                 inside this host's noise.
 # A row per run in RESULTS/cpu.tsv; medians and ranges per configuration
 # printed at the end. The job's wall time is not a result here (one run
 # has no untraced twin): see tools/validate/run.sh --overhead-under daemon.
@@ -26,6 +40,8 @@
 #                 symbols it loads once per file already loaded)]
 #        [--beside "CMD" (run CMD, PID replaced by the daemon's, during the
 #                 job; stopped with SIGINT; its output in RUN/beside.out)]
+#        [--no-bpf-stats (no BPF run time: bpf_ms and share_pct without it)]
+#        [--update-doc FILE (the table into FILE's block of this script)]
 #
 # Runs load BPF programs: take the integration lock around it
 # (flock /tmp/ma-integ.lock ...). Sizes as tools/validate/run.sh's.
@@ -38,6 +54,8 @@ source "$REPO/tools/lib/clover_deck.sh"
 
 die() { echo "daemon_cpu: $*" >&2; exit 2; }
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" RES="" RUNS=3 BURSTS=1 BUILD="" PERF=0 BESIDE="" WARM=0
+BPF_STATS=1 DOC=""
+ARGS_GIVEN="$*"
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TOOL_ARGS=()
 CONFIGS="lulesh:mpich:8 lulesh:openmpi:8 hpccg:mpich:4 cloverleaf:openmpi:2"
@@ -57,6 +75,8 @@ while [ $# -gt 0 ]; do
 	--perf) PERF=1; shift ;;
 	--beside) BESIDE=${2:?}; shift 2 ;;
 	--warm) WARM=1; shift ;;
+	--no-bpf-stats) BPF_STATS=0; shift ;;
+	--update-doc) DOC=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	*) die "unknown argument '$1'" ;;
 	esac
@@ -66,6 +86,14 @@ done
 [ -x "$TOOL" ] || die "no tool at $TOOL"
 id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER"
 [ "$BURSTS" -eq 0 ] || command -v bpftrace >/dev/null || die "no bpftrace (--no-bursts runs without)"
+[ -z "$DOC" ] || [ -w "$DOC" ] || die "cannot write $DOC"
+if [ "$BPF_STATS" -eq 1 ]; then
+	command -v bpftool >/dev/null || die "no bpftool (--no-bpf-stats runs without)"
+	[ "$(sysctl -n kernel.bpf_stats_enabled)" = 0 ] ||
+		die "kernel.bpf_stats_enabled is on: someone else is measuring (--no-bpf-stats runs without)"
+fi
+STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+START_S=$SECONDS
 
 HPCCG_DIMS=${HPCCG_DIMS:-128 64 128}
 LULESH_SIZE=${LULESH_SIZE:-30}
@@ -88,6 +116,7 @@ log() { printf '[daemon_cpu %s] %s\n' "$(date +%T)" "$*" >&2; }
 
 cleanup() {
 	set +e
+	[ "$BPF_STATS" -eq 0 ] || sysctl -q kernel.bpf_stats_enabled=0
 	if [ ${#TRACKED[@]} -gt 0 ] && any_tracked_running; then
 		signal_tracked INT
 		for _ in $(seq 60); do any_tracked_running || break; sleep 0.1; done
@@ -166,8 +195,12 @@ ctx() {
 		END { print v + 0, n + 0 }' /proc/"$1"/task/*/status 2>/dev/null
 }
 now() { echo "$EPOCHREALTIME"; }
+# children_cpu FILE: user + system seconds of the waited children, from `times` (run in this shell) in FILE
+children_cpu() {
+	awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%.3f", s }' "$1"
+}
 
-printf 'app\tmpi\tnp\trun\twall_s\tcpu_ms\tcpu_ms_per_s\twakeups_per_s\tpreempted_per_s\tburst_max_ms\tburst_p99_ms\tload1\n' >"$RES/cpu.tsv"
+printf 'app\tmpi\tnp\trun\twall_s\tcpu_ms\tcpu_ms_per_s\twakeups_per_s\tpreempted_per_s\tburst_max_ms\tburst_p99_ms\tload1\tjob_cpu_s\tbpf_ms\tshare_pct\n' >"$RES/cpu.tsv"
 
 one_run() {	# APP MPI NP RUN EXE
 	local app=$1 m=$2 np=$3 run=$4 exe=$5 d=$RES/runs/$1-$2-np$3-$4
@@ -227,14 +260,20 @@ one_run() {	# APP MPI NP RUN EXE
 		sleep 0.5
 	fi
 	load=$(cut -d' ' -f1 /proc/loadavg)
+	if [ "$BPF_STATS" -eq 1 ]; then
+		sysctl -q kernel.bpf_stats_enabled=1
+		python3 "$HERE/bpfstats.py" snap "$dpid" >"$d/bpf0.json"
+	fi
 	c0=$(cpu_ns "$dpid")
 	read -r v0 n0 <<<"$(ctx "$dpid")"
+	times >"$d/times0"
 	t0=$EPOCHREALTIME
 	runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${USER_VARS[@]}" \
 		"PBS_JOBID=daemon-cpu-$app-$m-$run" "${cmd[@]}" >"$d/job.out" 2>&1 &
 	jpid=$!
 	wait "$jpid" || rc=$?
 	t1=$EPOCHREALTIME
+	times >"$d/times1"
 	# The job's end: its session's last writes (finished,1 in run_info.csv).
 	for _ in $(seq 100); do
 		grep -qs '^finished,1' "$d"/spool/daemon-cpu-"$app"-*/run_info.csv && break
@@ -242,6 +281,15 @@ one_run() {	# APP MPI NP RUN EXE
 	done
 	c1=$(cpu_ns "$dpid")
 	read -r v1 n1 <<<"$(ctx "$dpid")"
+	local bpf_ms="" job_cpu
+	if [ "$BPF_STATS" -eq 1 ]; then
+		python3 "$HERE/bpfstats.py" snap "$dpid" >"$d/bpf1.json"
+		sysctl -q kernel.bpf_stats_enabled=0
+		python3 "$HERE/bpfstats.py" diff "$d/bpf0.json" "$d/bpf1.json" >"$d/bpf.tsv"
+		bpf_ms=$(awk -F'\t' '{ s += $3 } END { printf "%.1f", s / 1e6 }' "$d/bpf.tsv")
+	fi
+	job_cpu=$(awk -v a="$(children_cpu "$d/times0")" -v b="$(children_cpu "$d/times1")" \
+		'BEGIN { printf "%.3f", b - a }')
 	[ -z "$bpid" ] || { kill -INT "$bpid"; wait "$bpid"; }
 	[ -z "$ppid" ] || { kill -INT "$ppid"; wait "$ppid"; }
 	[ -z "$xpid" ] || { kill -INT "$xpid"; wait "$xpid"; }
@@ -262,7 +310,9 @@ one_run() {	# APP MPI NP RUN EXE
 	grep -qs '^finished,1' "$d"/spool/daemon-cpu-"$app"-*/run_info.csv || log "$d: the job's session did not end within 5 s"
 	awk -v app="$app" -v m="$m" -v np="$np" -v r="$run" -v w="$wall" -v c="$cpu" \
 		-v v="$((v1 - v0))" -v n="$((n1 - n0))" -v bm="$bmax" -v bp="$bp99" -v l="$load" \
-		'BEGIN { printf "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\n", app, m, np, r, w, c, c / w, v / w, n / w, bm, bp, l }' \
+		-v jc="$job_cpu" -v bpf="$bpf_ms" \
+		'BEGIN { own = jc * 1000 - bpf; sh = own > 0 ? sprintf("%.2f", 100 * (c + bpf) / own) : "";
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n", app, m, np, r, w, c, c / w, v / w, n / w, bm, bp, l, jc, bpf, sh }' \
 		>>"$RES/cpu.tsv"
 	tail -1 "$RES/cpu.tsv" >&2
 	wait_detached 10
@@ -278,18 +328,8 @@ for cfg in $CONFIGS; do
 	done
 done
 chmod -R a+rX "$BUILD" "$RES/runs" 2>/dev/null
-python3 - "$RES/cpu.tsv" <<'EOF'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-by = {}
-for r in rows:
-    by.setdefault((r["app"], r["mpi"], r["np"]), []).append(r)
-def f(rs, k):
-    v = sorted(float(r[k]) for r in rs if r[k] not in ("", None))
-    return "-" if not v else f"{statistics.median(v):.2f} ({v[0]:.2f}-{v[-1]:.2f})"
-print("| app | MPI | ranks | runs | wall s | daemon CPU ms per job-s | wakeups per s | preempted per s | longest burst ms | p99 burst ms |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-for (a, m, n), rs in by.items():
-    print(f"| {a} | {m} | {n} | {len(rs)} | {f(rs,'wall_s')} | {f(rs,'cpu_ms_per_s')} | {f(rs,'wakeups_per_s')} | "
-          f"{f(rs,'preempted_per_s')} | {f(rs,'burst_max_ms')} | {f(rs,'burst_p99_ms')} |")
-EOF
+python3 "$HERE/daemon_cpu_table.py" "$RES/cpu.tsv" --date "$STARTED" \
+	--minutes "$(( (SECONDS - START_S + 59) / 60 ))" \
+	--commit "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD 2>/dev/null || echo ' (work tree has uncommitted changes)')" \
+	--kernel "Linux $(uname -r)" --command "tools/bench/daemon_cpu.sh $ARGS_GIVEN" \
+	--daemon "${TOOL_ARGS[*]:-(its defaults)}" ${DOC:+--update-doc "$DOC"} | tee "$RES/table.md"
