@@ -97,6 +97,7 @@ START_S=$SECONDS
 
 HPCCG_DIMS=${HPCCG_DIMS:-128 64 128}
 LULESH_SIZE=${LULESH_SIZE:-30}
+LULESH_ITERS_1=${LULESH_ITERS_1:-200}
 LULESH_ITERS_8=${LULESH_ITERS_8:-30}
 CLOVER_CELLS=${CLOVER_CELLS:-640}
 CLOVER_STEPS=${CLOVER_STEPS:-120}
@@ -175,7 +176,7 @@ launcher() {
 app_args() {	# APP NP WORKDIR
 	case $1 in
 	hpccg) echo "$HPCCG_DIMS" ;;
-	lulesh) echo "-s $LULESH_SIZE -i $LULESH_ITERS_8" ;;
+	lulesh) echo "-s $LULESH_SIZE -i $(if [ "$2" -gt 1 ]; then echo "$LULESH_ITERS_8"; else echo "$LULESH_ITERS_1"; fi)" ;;
 	cloverleaf)
 		clover_deck "$3/clover.in" "$CLOVER_CELLS" "$CLOVER_STEPS" "$TEST_USER"
 		echo "" ;;

@@ -39,7 +39,12 @@ def table(rows, a):
     out = [f"Run of {a.date} ({a.minutes} min), tool commit {a.commit}; 2 cores, {a.kernel}. Command:",
            "", "```", a.command, "```", "",
            f"The node service: `memattr-bpf daemon {a.daemon}`, started before each run and stopped after it; "
-           "one job per run, as an unprivileged user. Medians (min - max) over the runs.",
+           "one job per run, as an unprivileged user. Medians (min - max) over the runs. " +
+           ("Warm (`--warm`): the same job ran once before under the same daemon, unmeasured, as a service "
+            "left on has met the MPI libraries before (their symbols and unwind tables loaded once per file)."
+            if " --warm" in a.command else
+            "Cold: the daemon met the job's libraries for the first time (their symbols and unwind tables "
+            "loaded during the run)."),
            "",
            "| app | MPI | ranks | runs | job wall (s) | job CPU (s) | service CPU (ms per job-s) "
            "| BPF run time (ms per job-s) | service share of the job's CPU (%) | within 1%? |",
