@@ -71,8 +71,12 @@ for r in range(np):
         if row["component"] == "app":
             peak_app = max(peak_app, int(row["rss_bytes"]))
     want = (r + 1) * mib << 20
-    if not want <= peak_app <= want + (4 << 20):
-        print(f"rank {r}: app peak {peak_app} bytes, expected {want} + at most 4 MiB")
+    # VmRSS lags the pages by up to a batch per CPU and counter, and a sample
+    # whose regions hold more than VmRSS, within the drift bound (1%), has
+    # every component scaled to fit it (docs/attribution.md): CI saw rank 0's
+    # app at 8,378,569 bytes, its regions ~100 KiB above VmRSS all along.
+    if not want * 99 // 100 <= peak_app <= want + (4 << 20):
+        print(f"rank {r}: app peak {peak_app} bytes, expected {want} (less 1%) + at most 4 MiB")
         bad = 1
 nodes = list(csv.DictReader(open(os.path.join(merged, "nodes.csv"))))
 if len(nodes) != 1 or nodes[0]["ranks"] != str(np):
