@@ -18,9 +18,10 @@
 #     and counted in memattr_execs_undecided_total (fail open);
 #  4. the per-job command, which never watches untraced execs, loads
 #     ma_exec without the filter (the exec_filter flag cleared before
-#     load): the verifier drops it, so that ma_exec is less than half the
-#     daemon's (bytes_xlated). Its verification was most of a late
-#     attach's start (1.4 s of CPU).
+#     load): the verifier drops it, so that ma_exec is less than three
+#     quarters of the daemon's (bytes_xlated; 7080 against 15048 bytes
+#     on 6.18, the same size when the per-job command loads it). Its
+#     verification was most of a late attach's start (1.4 s of CPU).
 #
 # Mutations checked to fail it:
 #  - `if (watch_exec && exec_may_be_job(p))` -> `if (watch_exec)` in ma_exec
@@ -138,7 +139,7 @@ wait_tool_ready 30
 dx=$("$PY" "$IT_DIR/bpf_leftovers.py" --xlated-of "$DAEMON_PID" ma_exec) || fail "the daemon holds no ma_exec"
 tx=$("$PY" "$IT_DIR/bpf_leftovers.py" --xlated-of "$TOOL_PID" ma_exec) || fail "the per-job tool holds no ma_exec"
 log "ma_exec as loaded: daemon $dx bytes, per-job tool $tx bytes"
-[ $((2 * tx)) -lt "$dx" ] || fail "the per-job tool's ma_exec ($tx bytes) holds the exec filter (the daemon's: $dx bytes)"
+[ $((4 * tx)) -lt $((3 * dx)) ] || fail "the per-job tool's ma_exec ($tx bytes) holds the exec filter (the daemon's: $dx bytes)"
 kill -INT "$TOOL_PID"
 wait_exit "$TOOL_PID" 15 || fail "the per-job tool did not stop on SIGINT"
 
