@@ -13,7 +13,9 @@ shared) and only reported. Uses bpftool's JSON output.
     bpf_leftovers.py --linked-by PID PROG        # exit 0 if PID holds a link to PROG
     bpf_leftovers.py --count-linked-by PID REGEX TYPE  # prints how many links of
                                                  # link_type TYPE PID holds to programs
-                                                 # whose names match REGEX"""
+                                                 # whose names match REGEX
+    bpf_leftovers.py --xlated-of PID PROG        # prints the size of program PROG
+                                                 # (bytes_xlated) that PID holds"""
 import json
 import os
 import re
@@ -110,7 +112,22 @@ def links_held_by(pid, want=None, prog_name=None, pattern=None):
     return 0 if counts else 1
 
 
+def xlated_of(pid, prog_name):
+    """The size of program prog_name as the verifier left it (bytes_xlated:
+    the code it proved dead is gone) in pid's hold; exit 1 if pid holds none."""
+    held = fd_holders()
+    sizes = [p.get("bytes_xlated", 0) for p in bpftool("prog", "show")
+             if p.get("name") == prog_name and pid in held.get(p["id"], ())]
+    if not sizes:
+        print(f"pid {pid} holds no program {prog_name}", file=sys.stderr)
+        return 1
+    print(max(sizes))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--xlated-of":
+        return xlated_of(int(sys.argv[2]), sys.argv[3])
     if len(sys.argv) in (3, 4) and sys.argv[1] == "--links-held-by":
         return links_held_by(int(sys.argv[2]), sys.argv[3] if len(sys.argv) == 4 else None)
     if len(sys.argv) == 5 and sys.argv[1] == "--count-linked-by":

@@ -15,7 +15,13 @@
 #     a Slurm v1 cgroup (freezer/slurm_<x>/uid_<U>/job_<N>/step_0) and a v2
 #     one (unified/<x>_slurmstepd.scope/job_<N>/step_0), with no variable;
 #  3. an environment past the filter's bound (300 KB) is reported anyway
-#     and counted in memattr_execs_undecided_total (fail open).
+#     and counted in memattr_execs_undecided_total (fail open);
+#  4. the per-job command, which never watches untraced execs, loads
+#     ma_exec without the filter (the exec_filter flag cleared before
+#     load): the verifier drops it, so that ma_exec is less than three
+#     quarters of the daemon's (bytes_xlated; 7080 against 15048 bytes
+#     on 6.18, the same size when the per-job command loads it). Its
+#     verification was most of a late attach's start (1.4 s of CPU).
 #
 # Mutations checked to fail it:
 #  - `if (watch_exec && exec_may_be_job(p))` -> `if (watch_exec)` in ma_exec
@@ -30,6 +36,8 @@
 #    v1 cgroup;
 #  - `return EXEC_UNDECIDED` -> `return EXEC_NO_JOB` for an environment past
 #    EXEC_ENV_MAX: part 3 fails (not counted undecided).
+#  - `modes.watch_exec = opt->watch_exec` -> `= true` in tracker_init (the
+#    per-job command loads the filter too): part 4 fails.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
@@ -122,6 +130,18 @@ u1=$(metric memattr_execs_undecided_total) e1=$(metric memattr_execs_examined_to
 [ $((u1 - u0)) -ge 1 ] || fail "a 300 KB environment was not counted undecided (+$((u1 - u0)))"
 [ $((e1 - e0)) -ge 1 ] || fail "a 300 KB environment was not reported to user space"
 log "300 KB environment: undecided +$((u1 - u0)), examined +$((e1 - e0))"
+
+# ---- 4. the per-job command's ma_exec, without the filter.
+as_u_env PATH=/usr/bin:/bin /bin/sleep 30 &
+track_pid $!
+start_tool --pid $! --output "$TMPD/out.perjob"
+wait_tool_ready 30
+dx=$("$PY" "$IT_DIR/bpf_leftovers.py" --xlated-of "$DAEMON_PID" ma_exec) || fail "the daemon holds no ma_exec"
+tx=$("$PY" "$IT_DIR/bpf_leftovers.py" --xlated-of "$TOOL_PID" ma_exec) || fail "the per-job tool holds no ma_exec"
+log "ma_exec as loaded: daemon $dx bytes, per-job tool $tx bytes"
+[ $((4 * tx)) -lt $((3 * dx)) ] || fail "the per-job tool's ma_exec ($tx bytes) holds the exec filter (the daemon's: $dx bytes)"
+kill -INT "$TOOL_PID"
+wait_exit "$TOOL_PID" 15 || fail "the per-job tool did not stop on SIGINT"
 
 stop_daemon
 pass

@@ -126,9 +126,10 @@ void tracer_follow_changes(struct bpf_tracer *t, pid_t tgid)
 	(void)t, (void)tgid;
 }
 
-void tracer_watch_exec(struct bpf_tracer *t, bool on)
+int tracer_watch_exec(struct bpf_tracer *t, bool on)
 {
 	(void)t, (void)on;
+	return 0;
 }
 
 int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, uint64_t *max)

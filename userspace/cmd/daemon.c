@@ -701,6 +701,8 @@ static int setup(struct daemon *d, int argc, char **argv, char *err, size_t errl
 	/* Nothing at every syscall of the node while no job is traced (--detach-after). */
 	d->opt.probes_on_demand = true;
 	d->opt.probe_hold_s = d->cfg.detach_after_s;
+	/* Every exec that may start or join a job (tracker_watch_exec). */
+	d->opt.watch_exec = true;
 	d->opt.ringbuf_mb = RINGBUF_MB;
 	d->opt.compress = true;
 	d->opt.quiet = true;
@@ -771,7 +773,13 @@ int daemon_main(int argc, char **argv)
 		goto fail;
 	tracker_set_hooks(d.t, &hooks);
 	/* Execs first, then the walk: a job starting in between is seen by one or the other. */
-	tracker_watch_exec(d.t, true);
+	if (tracker_watch_exec(d.t, true)) {
+		snprintf(err, sizeof(err), "the programs were loaded without the exec filter: no job would be found at its exec");
+		tracker_finish(d.t);
+		tracker_free(d.t);
+		d.t = NULL;
+		goto fail;
+	}
 	scan_proc(&d);
 	d.last_scan = tracker_now(d.t);
 	d.last_retain = -RETAIN_PERIOD_S;

@@ -64,7 +64,7 @@ void tracker_set_hooks(struct tracker *t, const struct tracker_hooks *hooks);
  * (hooks->untraced_exec): one whose environment holds a job variable or
  * whose cgroup names a Slurm job (bpf/exec_filter.h). Or it stops.
  */
-void tracker_watch_exec(struct tracker *t, bool on);
+int tracker_watch_exec(struct tracker *t, bool on);
 
 /*
  * Untraced execs the kernel did not report (no job evidence), and those it

@@ -53,6 +53,12 @@ struct options {
 	 */
 	bool probes_on_demand;
 	double probe_hold_s;
+	/*
+	 * The node service: execs of processes not traced yet are reported
+	 * (tracker_watch_exec). Without it the kernel's exec filter is not
+	 * even loaded: its verification was most of the per-job command's start.
+	 */
+	bool watch_exec;
 	unsigned int infer_budget_mib;	/* --infer-budget: MiB read per process, 0: the default */
 	double problem_size;		/* --problem-size: the run's N for `model`, 0: not given */
 	bool verbose, quiet;

@@ -60,7 +60,7 @@ static uint32_t mpi_fn_at(void *ctx, const struct proc *p, const char *path, uin
 static int tracker_init(struct tracker *t, const struct options *opt,
 			const struct spec_set *specs, const char *cmdline, char *err, size_t errlen)
 {
-	struct tracer_modes modes;
+	struct tracer_modes modes = { 0 };
 
 	t->opt = opt;
 	t->specs = specs;
@@ -87,6 +87,7 @@ static int tracker_init(struct tracker *t, const struct options *opt,
 	modes.fault_frame = !opt->no_fault_frame;
 	modes.rss_events = !opt->sampled;
 	modes.on_demand = opt->probes_on_demand;
+	modes.watch_exec = opt->watch_exec;
 	probe_hold_init(&t->hold, opt->probe_hold_s);
 	/* The per-job command's are attached with the rest, for the whole run. */
 	if (!opt->probes_on_demand)
@@ -130,9 +131,9 @@ void tracker_set_hooks(struct tracker *t, const struct tracker_hooks *hooks)
 	t->hooks = hooks;
 }
 
-void tracker_watch_exec(struct tracker *t, bool on)
+int tracker_watch_exec(struct tracker *t, bool on)
 {
-	tracer_watch_exec(&t->bpf, on);
+	return tracer_watch_exec(&t->bpf, on);
 }
 
 void tracker_counters(const struct tracker *t, struct tracker_counters *c)

@@ -424,6 +424,7 @@ reopen:
 	t->skel->rodata->page_shift = __builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	/* Only the opt-in modes' probes need a new image or new code handled at once. */
 	t->skel->rodata->prompt_wakeup = mpi_calls || heap;
+	t->skel->rodata->exec_filter = modes->watch_exec;
 	/* A mode that is off keeps one entry: exit and exec walk these maps in the kernel. */
 	if (!mpi_calls)
 		bpf_map__set_max_entries(t->skel->maps.mpi_calls, 1);
@@ -679,9 +680,12 @@ bool tracer_has_process(struct bpf_tracer *t, pid_t tgid)
 	return bpf_map__lookup_elem(t->skel->maps.traced, &key, sizeof(key), &tp, sizeof(tp), 0) == 0;
 }
 
-void tracer_watch_exec(struct bpf_tracer *t, bool on)
+int tracer_watch_exec(struct bpf_tracer *t, bool on)
 {
+	if (on && !t->skel->rodata->exec_filter)
+		return -EINVAL;
 	t->skel->bss->watch_exec = on;
+	return 0;
 }
 
 /* Entries in one of the object's hash maps now, and its capacity. */

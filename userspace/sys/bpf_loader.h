@@ -51,6 +51,7 @@ struct tracer_modes {
 	bool fault_frame;	/* a user fault's address from its frame, where found */
 	bool rss_events;	/* every RSS change of a traced process (exact attribution) */
 	bool on_demand;		/* node-wide programs left for tracer_attach_global */
+	bool watch_exec;	/* untraced execs may be reported (tracer_watch_exec): ma_exec's exec filter loaded */
 };
 
 /*
@@ -95,8 +96,12 @@ bool tracer_has_process(struct bpf_tracer *t, pid_t tgid);
  */
 void tracer_follow_changes(struct bpf_tracer *t, pid_t tgid);
 
-/* Node service: report the exec of every process, traced or not (job slot 0). */
-void tracer_watch_exec(struct bpf_tracer *t, bool on);
+/*
+ * Node service: report the exec of every process, traced or not (job slot
+ * 0). -EINVAL when the programs were loaded without the exec filter
+ * (tracer_modes.watch_exec off): no untraced exec could be reported.
+ */
+int tracer_watch_exec(struct bpf_tracer *t, bool on);
 
 /* Entries now and capacity of a map with 4-byte keys (traced); -ENOENT: no such map. */
 int tracer_map_fill(struct bpf_tracer *t, const char *name, uint64_t *entries, uint64_t *max);
