@@ -1713,6 +1713,46 @@ static void test_mprotect_gives_the_writable_part(void **state)
 	assert_int_equal(regions_find(&p->regions, ANON + 128 * KIB)->owner, COMP_UNATTRIBUTED);
 }
 
+/*
+ * Sampled attribution: a thread's malloc arena (glibc reserves it
+ * PROT_NONE and grows it with mprotect, grow_heap) gets pages after an
+ * mprotect that makes a part of it writable, with no other request. That
+ * part is a touched range, counted at the next sample; before, it was
+ * counted only once the drift passed its bound (a read of every mapping),
+ * its pages `unattributed` until then. A library's relocations made
+ * read-only, or its data made writable, touch nothing: a file's pages
+ * come with its mapping. (Checked: without the NR_MPROTECT case in
+ * touch_call(), the arena's 128 KiB stay out of every count.)
+ */
+static void test_mprotect_growth_is_counted(void **state)
+{
+	(void)state;
+	p->live.on = false;
+	sync_with(0, 0, 0, false);
+	touched_base = ANON;
+	memset(touched_pages, 0, sizeof(touched_pages));
+	proc_apply_syscall(p, &cls, sys(LATER, NR_MMAP, 0, MIB, PROT_NONE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, (int64_t)ANON, 0,
+					2, LIBC_CODE + 0x10, APP_CODE + 0x40), 0);
+	/* A read of every mapping since (it counts every range kept: engine sampled.c). */
+	sync_read(LATER + 1, ANON, MIB, 0, false);
+	p->ntouched = 0;
+
+	proc_apply_syscall(p, &cls, sys(LATER + 2, NR_MPROTECT, APP_CODE, 4 * KIB, PROT_READ, 0, 0, 0,
+					1, LIBC_CODE + 0x10), 0);
+	assert_int_equal(p->ntouched, 0);
+	proc_apply_syscall(p, &cls, sys(LATER + 3, NR_MPROTECT, ANON, 128 * KIB,
+					PROT_READ | PROT_WRITE, 0, 0, 0, 2, LIBC_CODE + 0x10,
+					APP_CODE + 0x40), 0);
+	for (size_t i = 0; i < 32; i++)
+		touched_pages[i] = true;
+	assert_int_equal(proc_count_touched_by(p, &marked_ops, NULL, LATER + 4), 0);
+	assert_int_equal(regions_find(&p->regions, ANON)->rss, 128 * KIB);
+	assert_int_equal(proc_account(p, &cls, BASE_RSS + 128 * KIB, 1), 0);
+	assert_int_equal(rss_of("app"), 4 * KIB + 128 * KIB);
+	assert_int_equal(rss_of("unattributed"), 132 * KIB);
+}
+
 /* mremap moves a region with its owner and pages; munmap takes them away. */
 static void test_mremap_and_munmap(void **state)
 {
@@ -2059,6 +2099,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_peak_pending_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peak_records_behind_the_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bss_only_above_private_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mprotect_growth_is_counted, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

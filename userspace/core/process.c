@@ -1220,6 +1220,20 @@ static void touch_call(struct proc *p, const struct ev_syscall *e, uint64_t old_
 		else
 			proc_touch(p, old_brk, p->brk_cur);
 		break;
+	case NR_MPROTECT: {
+		/*
+		 * Anonymous memory made writable: a thread's malloc arena
+		 * grows so (glibc's grow_heap, over its PROT_NONE reserve),
+		 * and its pages fault in from now on, with no other request.
+		 * Not a library's relocations made read-only (RELRO), nor
+		 * its data: a file's pages.
+		 */
+		const struct region *r = regions_find(&p->regions, a0);
+
+		if (((int)e->args[2] & PROT_WRITE) && r && !(r->flags & REGION_FILE))
+			proc_touch(p, a0, a0 + page_up(e->args[1]));
+		break;
+	}
 	case NR_MADVISE:
 	case NR_MLOCK:
 	case NR_MLOCK2:
