@@ -290,9 +290,7 @@ __u32 watch_exec = 0;
  * Whether ma_exec holds that exec filter (exec_filter.h) at all: cleared
  * by user space before load when nothing will set watch_exec (the per-job
  * tool). The verifier then never walks the filter, whose many paths were
- * most of the per-job tool's start: ma_exec's load took 1.4 s of CPU here,
- * 7.7 s of wall time beside 8 busy ranks on 2 cores, the rest of the
- * programs 0.1 s together.
+ * most of the per-job tool's start, beside busy ranks most of all.
  */
 const volatile bool exec_filter = true;
 
