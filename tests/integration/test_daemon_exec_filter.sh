@@ -19,9 +19,8 @@
 #  4. the per-job command, which never watches untraced execs, loads
 #     ma_exec without the filter (the exec_filter flag cleared before
 #     load): the verifier drops it, so that ma_exec is less than three
-#     quarters of the daemon's (bytes_xlated; 7080 against 15048 bytes
-#     on 6.18, the same size when the per-job command loads it). Its
-#     verification was most of a late attach's start (1.4 s of CPU).
+#     quarters of the daemon's (bytes_xlated). Its verification was most
+#     of a late attach's start (docs/benchmark-history.md).
 #
 # Mutations checked to fail it:
 #  - `if (watch_exec && exec_may_be_job(p))` -> `if (watch_exec)` in ma_exec
