@@ -602,6 +602,61 @@ static void test_set_owner(void **state)
 	regions_free(&t);
 }
 
+/*
+ * A process's new mappings mostly go below all the others (the kernel
+ * maps top-down): a change at the bottom of a big table moves the
+ * regions below it, not the whole table (a storm of 60,000 mappings had
+ * the node service copying the table twice per record). The regions
+ * above stay where they are; the table's contents stay right, and a
+ * copy into a table with free slots before it holds them all.
+ */
+static void test_front_changes_move_few(void **state)
+{
+	struct region_table t, copy;
+	const struct region *top;
+	size_t n = 2000;
+
+	(void)state;
+	regions_init(&t, 0);
+	regions_init(&copy, 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(regions_map(&t, (100 + 2 * i) * PG, (101 + 2 * i) * PG,
+					     (comp_id)(i % 7), 0, NULL), 0);
+	/* A storm's turn: map below all, fault, unmap. Room is made before r once. */
+	assert_int_equal(regions_map(&t, 90 * PG, 91 * PG, 3, 0, NULL), 0);
+	regions_unmap(&t, 90 * PG, 91 * PG);
+	top = regions_find(&t, (98 + 2 * n) * PG);
+	assert_non_null(top);
+	for (int turn = 0; turn < 500; turn++) {
+		uint64_t at = (uint64_t)(90 - turn % 50) * PG;
+
+		assert_int_equal(regions_map(&t, at, at + PG, 3, 0, NULL), 0);
+		assert_ptr_equal(regions_find(&t, (98 + 2 * n) * PG), top);
+		regions_unmap(&t, at, at + PG);
+	}
+	for (int k = 0; k < 25; k++)
+		assert_int_equal(regions_map(&t, (uint64_t)(90 - 2 * k) * PG,
+					     (uint64_t)(91 - 2 * k) * PG, 3, 0, NULL), 0);
+	assert_int_equal(t.n, n + 25);
+	for (size_t i = 0; i < n; i++) {
+		const struct region *r = &t.r[25 + i];
+
+		assert_int_equal(r->start, (100 + 2 * i) * PG);
+		assert_int_equal(r->owner, (comp_id)(i % 7));
+	}
+	/* Free slots on both sides: a copy and a resync with gaps use them all. */
+	regions_unmap(&t, 0, 100 * PG);
+	assert_int_equal(regions_copy(&copy, &t), 0);
+	assert_int_equal(copy.n, n);
+	assert_int_equal(regions_sync(&t, 0, (100 + 2 * n) * PG, 0, 0, 9, 0), 0);
+	assert_int_equal(t.n, 2 * n + 1);
+	assert_int_equal(regions_find(&t, 0)->owner, 9);
+	assert_int_equal(regions_find(&t, 101 * PG)->owner, 9);
+	assert_int_equal(regions_find(&t, 102 * PG)->owner, 1);
+	regions_free(&t);
+	regions_free(&copy);
+}
+
 /* A forked child starts with its parent's table; the two then part ways. */
 static void test_copy(void **state)
 {
@@ -833,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_sync_begin_end),
 		cmocka_unit_test(test_sum),
 		cmocka_unit_test(test_set_owner),
+		cmocka_unit_test(test_front_changes_move_few),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_random_ops),

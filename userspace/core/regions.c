@@ -80,39 +80,98 @@ static size_t first_above(const struct region_table *t, uint64_t addr)
 	return lo;
 }
 
+static size_t free_slots(const struct region_table *t)
+{
+	return t->head + t->cap - t->n;
+}
+
 static int ensure_room(struct region_table *t, size_t k)
 {
-	struct region *r;
-	size_t cap;
+	size_t alloc = t->head + t->cap, want;
+	struct region *mem;
 
-	if (t->n + k <= t->cap)
+	if (free_slots(t) >= k)
 		return 0;
-	cap = t->cap ? t->cap * 2 : 16;
+	want = alloc ? alloc * 2 : 16;
 	/* Past the bound the excess is transient: do not double a big table for it. */
-	if (t->max && cap > t->max + REGIONS_SLACK && t->n + k <= t->max + REGIONS_SLACK)
-		cap = t->max + REGIONS_SLACK;
-	if (cap < t->n + k)
-		cap = t->n + k;
-	r = realloc(t->r, cap * sizeof(*r));
-	if (!r)
+	if (t->max && want > t->max + REGIONS_SLACK && t->n + k <= t->max + REGIONS_SLACK)
+		want = t->max + REGIONS_SLACK;
+	if (want < t->n + k)
+		want = t->n + k;
+	mem = realloc(t->r ? t->r - t->head : NULL, want * sizeof(*mem));
+	if (!mem)
 		return -1;
-	t->r = r;
-	t->cap = cap;
+	t->r = mem + t->head;
+	t->cap = want - t->head;
 	return 0;
+}
+
+/* Every free slot after the regions. */
+static void free_slots_to_tail(struct region_table *t)
+{
+	if (!t->head)
+		return;
+	memmove(t->r - t->head, t->r, t->n * sizeof(*t->r));
+	t->r -= t->head;
+	t->cap += t->head;
+	t->head = 0;
+}
+
+/*
+ * Make cnt slots free at index i (the regions from i on move up by cnt),
+ * moving the regions on the side of i that has fewer and has room; n
+ * grows by cnt. The caller made room (free_slots).
+ */
+static void open_slots(struct region_table *t, size_t i, size_t cnt)
+{
+	if (!cnt)
+		return;
+	/* The lower side is the cheaper one, with no room: half the free slots go before r. */
+	if (i <= t->n - i && t->head < cnt && t->cap - t->n >= 2 * cnt) {
+		size_t shift = (t->cap - t->n) / 2;
+
+		memmove(t->r + shift, t->r, t->n * sizeof(*t->r));
+		t->r += shift;
+		t->head += shift;
+		t->cap -= shift;
+	}
+	if (t->head >= cnt && (i <= t->n - i || t->cap - t->n < cnt)) {
+		memmove(t->r - cnt, t->r, i * sizeof(*t->r));
+		t->r -= cnt;
+		t->head -= cnt;
+		t->cap += cnt;
+	} else {
+		/* Free slots on both sides, each too few: all go to the tail. */
+		if (t->cap - t->n < cnt)
+			free_slots_to_tail(t);
+		memmove(&t->r[i + cnt], &t->r[i], (t->n - i) * sizeof(*t->r));
+	}
+	t->n += cnt;
 }
 
 /* Insert cnt regions at index i; the caller made room. */
 static void insert_at(struct region_table *t, size_t i, const struct region *src, size_t cnt)
 {
-	memmove(&t->r[i + cnt], &t->r[i], (t->n - i) * sizeof(*t->r));
+	open_slots(t, i, cnt);
 	memcpy(&t->r[i], src, cnt * sizeof(*src));
-	t->n += cnt;
 }
 
+/* Remove r[lo..hi), moving the regions on the side that has fewer. */
 static void remove_span(struct region_table *t, size_t lo, size_t hi)
 {
-	memmove(&t->r[lo], &t->r[hi], (t->n - hi) * sizeof(*t->r));
-	t->n -= hi - lo;
+	size_t cnt = hi - lo;
+
+	if (!cnt)
+		return;
+	if (lo < t->n - hi) {
+		memmove(t->r + cnt, t->r, lo * sizeof(*t->r));
+		t->r += cnt;
+		t->head += cnt;
+		t->cap -= cnt;
+	} else {
+		memmove(&t->r[lo], &t->r[hi], (t->n - hi) * sizeof(*t->r));
+	}
+	t->n -= cnt;
 }
 
 static struct region new_region(uint64_t start, uint64_t end, comp_id owner, uint16_t flags)
@@ -176,7 +235,7 @@ static void cut(struct region_table *t, uint64_t start, uint64_t end, struct reg
 	struct region *r, p;
 
 	if (i < t->n && t->r[i].start < start && t->r[i].end > end) {
-		if (t->n >= t->cap) {
+		if (!free_slots(t)) {
 			r = &t->r[i];
 			p = part_of(r, start, end);
 			sub_figures(r, &p);
@@ -292,19 +351,21 @@ void regions_init(struct region_table *t, size_t max)
 
 void regions_free(struct region_table *t)
 {
-	free(t->r);
+	if (t->r)
+		free(t->r - t->head);
 	t->r = NULL;
-	t->n = t->cap = 0;
+	t->n = t->cap = t->head = 0;
 }
 
 void regions_clear(struct region_table *t)
 {
 	t->n = 0;
+	free_slots_to_tail(t);
 }
 
 int regions_copy(struct region_table *dst, const struct region_table *src)
 {
-	dst->n = 0;
+	regions_clear(dst);
 	if (ensure_room(dst, src->n))
 		return -1;
 	/* A parent not read yet has no table: memcpy of NULL is undefined, even for 0 bytes. */
@@ -707,9 +768,9 @@ int regions_sync(struct region_table *t, uint64_t start, uint64_t end,
 	if (ensure_room(t, gaps))
 		return -1;
 
-	/* Fill the gaps in one pass, from the top down, after moving the tail once. */
+	/* Fill the gaps in one pass, from the top down, after making room once. */
 	m = hi - lo + gaps;
-	memmove(&t->r[lo + m], &t->r[hi], (t->n - hi) * sizeof(*t->r));
+	open_slots(t, hi, gaps);
 	pos = lo + m;
 	top = end;
 	for (i = hi; i-- > lo;) {
@@ -722,7 +783,6 @@ int regions_sync(struct region_table *t, uint64_t start, uint64_t end,
 	}
 	if (start < top)
 		t->r[--pos] = new_region(start, top, owner_if_new, flags);
-	t->n += gaps;
 	hi = lo + m;
 
 	for (i = lo; i < hi; i++)

@@ -34,9 +34,15 @@ struct region {
 				 * older RSS events are in that figure, 0: none */
 };
 
+/*
+ * r[0..n) lies inside one allocation with head free slots before it and
+ * cap - n after it: a change near either end moves only the regions on
+ * that side (a process's new mappings are mostly below all others).
+ */
 struct region_table {
 	struct region *r;
-	size_t n, cap;
+	size_t n, cap;		/* cap: slots from r to the allocation's end */
+	size_t head;		/* free slots before r */
 	size_t max;		/* bound on n; inserts past it merge into neighbours */
 };
 
