@@ -1206,6 +1206,7 @@ static void sampled_count_during_read(struct env *e, unsigned int others_first)
 	write_pages(root, PID_RANK, HEAP_START, 4608 + 328 + 8, true);
 	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
 	fake_tracer.steps = 0;
+	held_records_round_begins(e->t, tracker_now(e->t));	/* the count is a round's */
 	m.smaps_end = 2;	/* reads_mappings: its read begins (1), ends (2); VmRSS's (3, 4) */
 	fake_tracer.on_step = rank_moves_during_count;
 	fake_tracer.step_ctx = &m;
@@ -1429,6 +1430,45 @@ static void test_sampled_count_reads_what_fills(void **state)
 }
 
 /*
+ * Sampled attribution, a process whose read of its mappings is long (a
+ * storm of 60,000 mappings: 1.1-2.1 s; tests/integration/
+ * test_daemon_storm_fair.sh): past the drift bound its pages are counted
+ * by the page tables in the round, by the regions known, and the read of
+ * its mappings is asked for, to come after the round's samples; it is
+ * not made in the round, where every job's samples would wait for it.
+ * (Checked: without the reads_long() test in sampled_count, the read is
+ * made here.)
+ */
+static void test_sampled_long_read_not_in_round(void **state)
+{
+	struct env *e = *state;
+	char root[] = "/tmp/test_engine_proc.XXXXXX", cmd[64];
+	const unsigned long long base_kib = 2048 + 13312;
+	struct proc *p = sampled_rank(e, root, base_kib);
+	double last = p->last_sync_time;
+
+	/* 2 MiB more heap, no record: past the drift bound. */
+	p->sync_cost = 0.08;		/* 80 ms: a long read at a 100 ms interval */
+	write_smaps(root, PID_RANK, 2048, 13312 + 2048, NO_ARRAY);
+	write_pages(root, PID_RANK, HEAP_START, 13312 + 2048, true);
+	write_statm(root, PID_RANK, base_kib + 2048);
+	assert_int_equal(reads_vmrss(e->t, e->s, p), 0);
+	sampled_count(e->t, e->s, p);
+	p = find(e, PID_RANK);
+	assert_non_null(p);
+	assert_true(p->last_sync_time == last);
+	assert_true(p->needs_sync);
+	assert_int_equal(e->s->recounts, 1);
+	assert_int_equal(regions_find(&p->regions, HEAP_START)->rss, (13312 + 2048) * KIB);
+	assert_int_equal(regions_rss_total(&p->regions), p->sample_total);
+
+	page_runs_force_pread(false);
+	procfs_set_roots(NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
  * Sampled attribution, CloverLeaf on 4 ranks (Open MPI) filling its
  * fields at start-up on a busy node (issue 34): its sample at 1.13 s had
  * 3.81 of 35.38 MiB `unattributed`, where exact mode had 0.09 MiB at the
@@ -1551,7 +1591,8 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 	}
 	fake_tracer.per_drain = 64;
 	tracker_counters(e->t, &c0);
-	/* What sample_sessions does before the rows. */
+	/* What sample_sessions does before the rows, in a round begun now. */
+	held_records_round_begins(e->t, tracker_now(e->t));
 	tracer_drain(&e->t->bpf, 1);
 	tracker_end_drain(e->t);
 	assert_false(held_records_catch_up(e->t, mark));
@@ -1566,8 +1607,47 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 	}
 	mark = next_ts;
 	e->opt.interval_ms = 0;
+	held_records_round_begins(e->t, tracker_now(e->t));
 	assert_true(held_records_catch_up(e->t, mark));
 	e->opt.interval_ms = 100;
+}
+
+/*
+ * One job's storm (tests/integration/test_daemon_storm_fair.sh): each
+ * process's count in a round caught up on its own deadline, so a round
+ * of two processes took 1.1 intervals and another job's samples fell off
+ * the grid. The catch-ups of a round share its time: one called after
+ * the round's time is up reads nothing more and says it is behind.
+ */
+static void test_catch_up_shares_the_round_time(void **state)
+{
+	struct env *e = *state;
+	struct tracker_counters c0, c1;
+	struct ev_rss r;
+	uint64_t mark;
+
+	memset(&r, 0, sizeof(r));
+	r.addr = 0x10000;
+	r.delta = 4096;
+	r.member = 1;
+	r.ctx = CTX_FAULT;
+	for (int i = 0; i < 150; i++) {
+		header(&r.h, EV_RSS, 0, PID_OTHER);
+		fake_tracer_queue(&r, sizeof(r));
+	}
+	mark = next_ts;
+	fake_tracer.per_drain = 64;
+	tracker_counters(e->t, &c0);
+	/* A round begun an interval and more ago: its catch-up time is spent. */
+	held_records_round_begins(e->t, tracker_now(e->t) - 2 * e->opt.interval_ms / 1e3);
+	tracer_drain(&e->t->bpf, 1);
+	tracker_end_drain(e->t);
+	assert_true(held_records_catch_up(e->t, mark));
+	tracker_counters(e->t, &c1);
+	assert_int_equal(c1.events - c0.events, 64);
+	/* The next round's catch-up reads them. */
+	held_records_round_begins(e->t, tracker_now(e->t));
+	assert_false(held_records_catch_up(e->t, mark));
 }
 
 /* ---- a process found running: the sample its attach read took ---- */
@@ -1996,6 +2076,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fork_of_shell_named_at_exec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_drops_and_sample_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_catch_up_reads_records_older_than_the_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_catch_up_shares_the_round_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_long_read_not_in_round, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_count_applies_requests_made_during_read, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_count_applies_every_request_before_it, setup,

@@ -8,9 +8,15 @@
 #include "tracker_base.h"
 
 /*
- * At most this share of an interval more to apply the records older than a
- * round's reads: one job's storm before them must not hold the others' rounds.
+ * A sample round reads the ring buffer for at most these shares of the
+ * interval, counted from the round's start, whatever the number of
+ * processes: its first drain, then every catch-up of the round together
+ * (each process's before its count, the one before the rows). Under one
+ * job's storm the records left wait for the next turn, and the samples of
+ * every job stay near the grid (a deadline per catch-up added one per
+ * process counted: rounds of 1.1 intervals with two processes).
  */
+#define ROUND_DRAIN_SHARE	0.25
 #define CATCH_UP_SHARE		0.5
 
 struct replay_ctx {
@@ -161,11 +167,18 @@ void tracker_end_drain(struct tracker *t)
  * bound the sample goes out as it is, and says so (run_info.csv's
  * samples_behind; the records are not lost: the next sample has them).
  */
+void held_records_round_begins(struct tracker *t, double now)
+{
+	double interval = t->opt->interval_ms / 1e3;
+
+	t->drain_until = now + interval * ROUND_DRAIN_SHARE;
+	t->catch_up_until = now + interval * CATCH_UP_SHARE;
+}
+
 bool held_records_catch_up(struct tracker *t, uint64_t mark_ns)
 {
-	double until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;
-
-	while (tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns && tracker_now(t) < until)
+	while (tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns &&
+	       tracker_now(t) < t->catch_up_until)
 		held_records_drain(t);
 	return tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns;
 }

@@ -38,6 +38,14 @@ static uint16_t read_ends(struct tracker *t, struct proc *p)
 	return epoch;
 }
 
+/* A process whose one read of its mappings takes this share of the interval is a long read. */
+#define LONG_READ_SHARE		0.25
+
+bool reads_long(const struct tracker *t, const struct proc *p)
+{
+	return p->sync_cost >= t->opt->interval_ms / 1e3 * LONG_READ_SHARE;
+}
+
 bool reads_mappings(struct tracker *t, struct session *s, struct proc *p)
 {
 	double t0 = tracker_mono_s(), cost;

@@ -14,8 +14,6 @@
 
 #define FORK_SETTLE_S		0.5	/* a forked child usually execs within this */
 #define SMAPS_BUDGET		0.02	/* at most 2% of a core reading smaps */
-/* A process whose one smaps read takes this share of the interval is a long read. */
-#define LONG_READ_SHARE		0.25
 /* Sampled attribution: the ring buffer is read between processes once counting held the loop this long. */
 #define COUNT_HOLD_S		0.005
 
@@ -54,16 +52,11 @@ void sample_flush_runs(struct tracker *t)
  * for a read (needs_sync: its own storm of requests, or records lost) it
  * is read again within the smaps budget only, not at every sample.
  */
-static bool long_read(const struct tracker *t, const struct proc *p)
-{
-	return p->sync_cost >= t->opt->interval_ms / 1e3 * LONG_READ_SHARE;
-}
-
 static bool asked_read_due(const struct tracker *t, const struct proc *p, double now)
 {
 	if (!p->needs_sync)
 		return false;
-	return p->sync_urgent || !long_read(t, p) ||
+	return p->sync_urgent || !reads_long(t, p) ||
 	       now - p->last_sync_time >= p->sync_cost / SMAPS_BUDGET;
 }
 
@@ -71,7 +64,7 @@ static bool asked_read_due(const struct tracker *t, const struct proc *p, double
 static bool sync_due(const struct tracker *t, const struct proc *p, double now, double period,
 		     bool long_reads)
 {
-	return p->account && !held_records_settling(t, p, now) && long_read(t, p) == long_reads &&
+	return p->account && !held_records_settling(t, p, now) && reads_long(t, p) == long_reads &&
 	       (asked_read_due(t, p, now) || now - p->last_sync_time >= period * p->maps_stretch);
 }
 

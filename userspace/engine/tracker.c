@@ -32,12 +32,6 @@
 #define RESCAN_PERIOD_S		1.0	/* env-matched jobs: look for new processes */
 #define SUMMARY_PERIOD_S	5.0	/* rewrite summary.csv while running */
 #define KSTATS_PERIOD_S		0.5	/* kernel counters for the live outputs */
-/*
- * A sample round's drains read the ring for at most this share of the
- * interval: under a storm, the records left wait for the next turn, and
- * the samples of every job stay on the grid.
- */
-#define ROUND_DRAIN_SHARE	0.25
 /* The last figures: what is in the ring is read, unless a storm never lets it empty. */
 #define FINAL_DRAIN_S		2.0
 
@@ -302,7 +296,7 @@ int tracker_run(struct tracker *t, volatile sig_atomic_t *stop)
 		int ret;
 
 		if (now >= next) {
-			t->drain_until = now + interval * ROUND_DRAIN_SHARE;
+			held_records_round_begins(t, now);
 			held_records_drain(t);
 			if (now - last_kstats >= KSTATS_PERIOD_S) {
 				tracker_refresh_kstats(t);

@@ -23,6 +23,13 @@ bool reads_still_same(struct proc *p);
 /* Read p's mappings (and place the probes of libraries new since); false when p is gone (and retired). */
 bool reads_mappings(struct tracker *t, struct session *s, struct proc *p);
 
+/*
+ * p's last read of its mappings took a quarter of the interval or more
+ * (tens of thousands of mappings): it is made after the round's samples,
+ * so that it delays no other job's (sample.c).
+ */
+bool reads_long(const struct tracker *t, const struct proc *p);
+
 /* Read p's VmRSS for this sample: 0, -ESRCH when gone (retired), or -errno. */
 int reads_vmrss(struct tracker *t, struct session *s, struct proc *p);
 

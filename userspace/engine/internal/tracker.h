@@ -86,6 +86,8 @@ struct tracker {
 	 * fast as they are read would otherwise hold every job's samples.
 	 */
 	double drain_until;
+	/* Until when the round's catch-ups may read it (held_records_round_begins). */
+	double catch_up_until;
 };
 
 /*
