@@ -1558,6 +1558,22 @@ static void test_sampled_count_again_when_outrun(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* n faults of another process (one page each) in the ring. */
+static void queue_other_faults(int n)
+{
+	struct ev_rss r;
+
+	memset(&r, 0, sizeof(r));
+	r.addr = 0x10000;
+	r.delta = 4096;
+	r.member = 1;
+	r.ctx = CTX_FAULT;
+	for (int i = 0; i < n; i++) {
+		header(&r.h, EV_RSS, 0, PID_OTHER);
+		fake_tracer_queue(&r, sizeof(r));
+	}
+}
+
 /*
  * Exact mode at MPI's start-up (HPCCG, Open MPI, 2 ranks on 2 cores, two
  * tools): the drain before the rows was cut by its budget after 64 records
@@ -1572,23 +1588,11 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 {
 	struct env *e = *state;
 	struct tracker_counters c0, c1;
-	struct ev_rss r;
 	uint64_t mark;
 
-	memset(&r, 0, sizeof(r));
-	r.addr = 0x10000;
-	r.delta = 4096;
-	r.member = 1;
-	r.ctx = CTX_FAULT;
-	for (int i = 0; i < 150; i++) {
-		header(&r.h, EV_RSS, 0, PID_OTHER);
-		fake_tracer_queue(&r, sizeof(r));
-	}
+	queue_other_faults(150);
 	mark = next_ts;		/* the round's newest VmRSS read */
-	for (int i = 0; i < 200; i++) {
-		header(&r.h, EV_RSS, 0, PID_OTHER);
-		fake_tracer_queue(&r, sizeof(r));
-	}
+	queue_other_faults(200);
 	fake_tracer.per_drain = 64;
 	tracker_counters(e->t, &c0);
 	/* What sample_sessions does before the rows, in a round begun now. */
@@ -1601,10 +1605,7 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 	assert_int_equal(c1.events - c0.events, 192);
 	assert_true(tracer_backlog(&e->t->bpf));
 	/* Past its bound (none here) with older records left, the round says it is behind. */
-	for (int i = 0; i < 10; i++) {
-		header(&r.h, EV_RSS, 0, PID_OTHER);
-		fake_tracer_queue(&r, sizeof(r));
-	}
+	queue_other_faults(10);
 	mark = next_ts;
 	e->opt.interval_ms = 0;
 	held_records_round_begins(e->t, tracker_now(e->t));
@@ -1623,18 +1624,9 @@ static void test_catch_up_shares_the_round_time(void **state)
 {
 	struct env *e = *state;
 	struct tracker_counters c0, c1;
-	struct ev_rss r;
 	uint64_t mark;
 
-	memset(&r, 0, sizeof(r));
-	r.addr = 0x10000;
-	r.delta = 4096;
-	r.member = 1;
-	r.ctx = CTX_FAULT;
-	for (int i = 0; i < 150; i++) {
-		header(&r.h, EV_RSS, 0, PID_OTHER);
-		fake_tracer_queue(&r, sizeof(r));
-	}
+	queue_other_faults(150);
 	mark = next_ts;
 	fake_tracer.per_drain = 64;
 	tracker_counters(e->t, &c0);
