@@ -1617,8 +1617,12 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
  * One job's storm (tests/integration/test_daemon_storm_fair.sh): each
  * process's count in a round caught up on its own deadline, so a round
  * of two processes took 1.1 intervals and another job's samples fell off
- * the grid. The catch-ups of a round share its time: one called after
- * the round's time is up reads nothing more and says it is behind.
+ * the grid. With several jobs traced, the catch-ups of a round share its
+ * time: one called after the round's time is up reads nothing more and
+ * says it is behind. With one job, each has its own: the job's start-up
+ * samples need the records (Open MPI, HPCCG on 4 ranks, exact: 3.9-9.7%
+ * of `total` off in a start-up sample with a shared time). (Checked:
+ * with the time shared for one job too, the single-job half fails.)
  */
 static void test_catch_up_shares_the_round_time(void **state)
 {
@@ -1629,8 +1633,20 @@ static void test_catch_up_shares_the_round_time(void **state)
 	queue_other_faults(150);
 	mark = next_ts;
 	fake_tracer.per_drain = 64;
+	/* One job: a round begun an interval and more ago, its catch-up has its own time. */
 	tracker_counters(e->t, &c0);
-	/* A round begun an interval and more ago: its catch-up time is spent. */
+	held_records_round_begins(e->t, tracker_now(e->t) - 2 * e->opt.interval_ms / 1e3);
+	tracer_drain(&e->t->bpf, 1);
+	tracker_end_drain(e->t);
+	assert_false(held_records_catch_up(e->t, mark));
+	tracker_counters(e->t, &c1);
+	assert_int_equal(c1.events - c0.events, 150);
+
+	/* Two jobs: the same round's catch-up time is spent. */
+	assert_non_null(tracker_new_session(e->t, "2", JOB_MATCH_NONE));
+	queue_other_faults(150);
+	mark = next_ts;
+	tracker_counters(e->t, &c0);
 	held_records_round_begins(e->t, tracker_now(e->t) - 2 * e->opt.interval_ms / 1e3);
 	tracer_drain(&e->t->bpf, 1);
 	tracker_end_drain(e->t);

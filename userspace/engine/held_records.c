@@ -8,13 +8,16 @@
 #include "tracker_base.h"
 
 /*
- * A sample round reads the ring buffer for at most these shares of the
- * interval, counted from the round's start, whatever the number of
- * processes: its first drain, then every catch-up of the round together
- * (each process's before its count, the one before the rows). Under one
- * job's storm the records left wait for the next turn, and the samples of
- * every job stay near the grid (a deadline per catch-up added one per
- * process counted: rounds of 1.1 intervals with two processes).
+ * A sample round reads the ring buffer for a quarter of the interval
+ * first; then each catch-up (each process's before its count, the one
+ * before the rows) for at most half an interval. With several jobs
+ * traced, a round's catch-ups share that half interval, counted from the
+ * round's start, whatever the number of processes: under one job's storm
+ * the records left wait for the next turn, and the other jobs' samples
+ * stay near the grid (with a deadline per catch-up, rounds of 1.1-1.4
+ * intervals with two processes). With one job, each keeps its own: no
+ * other job waits, and that job's samples at its start-up need every
+ * record older than their reads.
  */
 #define ROUND_DRAIN_SHARE	0.25
 #define CATCH_UP_SHARE		0.5
@@ -156,6 +159,14 @@ void tracker_end_drain(struct tracker *t)
 	release_all_held(t);
 }
 
+void held_records_round_begins(struct tracker *t, double now)
+{
+	double interval = t->opt->interval_ms / 1e3;
+
+	t->drain_until = now + interval * ROUND_DRAIN_SHARE;
+	t->catch_up_until = t->sessions && t->sessions->next ? now + interval * CATCH_UP_SHARE : 0;
+}
+
 /*
  * A record written before a sample's VmRSS read and still in the ring
  * when the sample is accounted leaves its pages in VmRSS and in no
@@ -167,18 +178,13 @@ void tracker_end_drain(struct tracker *t)
  * bound the sample goes out as it is, and says so (run_info.csv's
  * samples_behind; the records are not lost: the next sample has them).
  */
-void held_records_round_begins(struct tracker *t, double now)
-{
-	double interval = t->opt->interval_ms / 1e3;
-
-	t->drain_until = now + interval * ROUND_DRAIN_SHARE;
-	t->catch_up_until = now + interval * CATCH_UP_SHARE;
-}
-
 bool held_records_catch_up(struct tracker *t, uint64_t mark_ns)
 {
-	while (tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns &&
-	       tracker_now(t) < t->catch_up_until)
+	double until = t->catch_up_until;
+
+	if (!until)
+		until = tracker_now(t) + t->opt->interval_ms / 1e3 * CATCH_UP_SHARE;
+	while (tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns && tracker_now(t) < until)
 		held_records_drain(t);
 	return tracer_backlog(&t->bpf) && t->newest_record_ns < mark_ns;
 }

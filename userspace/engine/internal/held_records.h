@@ -36,15 +36,16 @@ bool held_records_settling(const struct tracker *t, const struct proc *p, double
  */
 void held_records_drain(struct tracker *t);
 
-/* A sample round begins at now: its time for reading the ring starts. */
+/* A sample round begins at now: its time for reading the ring starts (shared by its catch-ups when several jobs are traced). */
 void held_records_round_begins(struct tracker *t, double now);
 
 /*
  * The ring buffer read until every record written before mark_ns (the
  * round's newest VmRSS read, boot clock) is applied: while a drain stops
- * on its budget with none newer read yet, another follows, until the
- * round's catch-up time is up. Returns true when it stopped on that
- * bound with such records left (the round's rows go out behind them).
+ * on its budget with none newer read yet, another follows, for half an
+ * interval, or, with several jobs traced, until the round's catch-up time
+ * is up. Returns true when it stopped on that bound with such records
+ * left (the round's rows go out behind them).
  */
 bool held_records_catch_up(struct tracker *t, uint64_t mark_ns);
 

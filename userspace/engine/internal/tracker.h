@@ -86,7 +86,7 @@ struct tracker {
 	 * fast as they are read would otherwise hold every job's samples.
 	 */
 	double drain_until;
-	/* Until when the round's catch-ups may read it (held_records_round_begins). */
+	/* Until when the round's catch-ups may read it, 0: each its own time (held_records_round_begins). */
 	double catch_up_until;
 };
 
