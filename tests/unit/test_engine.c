@@ -1624,38 +1624,45 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
  * of `total` off in a start-up sample with a shared time). (Checked:
  * with the time shared for one job too, the single-job half fails.)
  */
+/*
+ * 150 faults of another process queued, then a round begun two intervals
+ * ago: its first drain and its catch-up. Returns whether the catch-up
+ * said it was behind; *read: the records read.
+ */
+static bool late_round_catch_up(struct env *e, uint64_t *read)
+{
+	struct tracker_counters c0, c1;
+	uint64_t mark;
+	bool behind;
+
+	queue_other_faults(150);
+	mark = next_ts;
+	tracker_counters(e->t, &c0);
+	held_records_round_begins(e->t, tracker_now(e->t) - 2 * e->opt.interval_ms / 1e3);
+	tracer_drain(&e->t->bpf, 1);
+	tracker_end_drain(e->t);
+	behind = held_records_catch_up(e->t, mark);
+	tracker_counters(e->t, &c1);
+	*read = c1.events - c0.events;
+	/* The next round's catch-up reads what is left. */
+	held_records_round_begins(e->t, tracker_now(e->t));
+	assert_false(held_records_catch_up(e->t, mark));
+	return behind;
+}
+
 static void test_catch_up_shares_the_round_time(void **state)
 {
 	struct env *e = *state;
-	struct tracker_counters c0, c1;
-	uint64_t mark;
+	uint64_t read;
 
-	queue_other_faults(150);
-	mark = next_ts;
 	fake_tracer.per_drain = 64;
-	/* One job: a round begun an interval and more ago, its catch-up has its own time. */
-	tracker_counters(e->t, &c0);
-	held_records_round_begins(e->t, tracker_now(e->t) - 2 * e->opt.interval_ms / 1e3);
-	tracer_drain(&e->t->bpf, 1);
-	tracker_end_drain(e->t);
-	assert_false(held_records_catch_up(e->t, mark));
-	tracker_counters(e->t, &c1);
-	assert_int_equal(c1.events - c0.events, 150);
-
-	/* Two jobs: the same round's catch-up time is spent. */
+	/* One job: its catch-up has its own time. */
+	assert_false(late_round_catch_up(e, &read));
+	assert_int_equal(read, 150);
+	/* Two jobs: the round's catch-up time is spent. */
 	assert_non_null(tracker_new_session(e->t, "2", JOB_MATCH_NONE));
-	queue_other_faults(150);
-	mark = next_ts;
-	tracker_counters(e->t, &c0);
-	held_records_round_begins(e->t, tracker_now(e->t) - 2 * e->opt.interval_ms / 1e3);
-	tracer_drain(&e->t->bpf, 1);
-	tracker_end_drain(e->t);
-	assert_true(held_records_catch_up(e->t, mark));
-	tracker_counters(e->t, &c1);
-	assert_int_equal(c1.events - c0.events, 64);
-	/* The next round's catch-up reads them. */
-	held_records_round_begins(e->t, tracker_now(e->t));
-	assert_false(held_records_catch_up(e->t, mark));
+	assert_true(late_round_catch_up(e, &read));
+	assert_int_equal(read, 64);
 }
 
 /* ---- a process found running: the sample its attach read took ---- */
