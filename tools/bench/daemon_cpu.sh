@@ -25,6 +25,14 @@
 #                 locks): those only the untraced twin of a run shows, as
 #                 tools/validate/run.sh --overhead-under daemon measures,
 #                 inside this host's noise.
+#   steady_pct    the same share from the settle mark (--settle S seconds
+#                 after the job's start: its ranks started, MPI set up) to
+#                 the job's exit: what a job pays per second once running,
+#                 the rate a long job's share tends to;
+#   oneoff_ms_per_rank  what the job's start (until the mark) and end (its
+#                 session's last writes, after the exit) cost the daemon
+#                 beyond that rate, per rank: paid once per job, whatever
+#                 its length. A job too short for the mark has neither.
 # A row per run in RESULTS/cpu.tsv; medians and ranges per configuration
 # printed at the end. The job's wall time is not a result here (one run
 # has no untraced twin): see tools/validate/run.sh --overhead-under daemon.
@@ -41,6 +49,7 @@
 #        [--beside "CMD" (run CMD, PID replaced by the daemon's, during the
 #                 job; stopped with SIGINT; its output in RUN/beside.out)]
 #        [--no-bpf-stats (no BPF run time: bpf_ms and share_pct without it)]
+#        [--settle S (the settle mark, seconds after the job's start; default 1.5)]
 #        [--update-doc FILE (the table into FILE's block of this script)]
 #
 # Runs load BPF programs: take the integration lock around it
@@ -54,7 +63,7 @@ source "$REPO/tools/lib/clover_deck.sh"
 
 die() { echo "daemon_cpu: $*" >&2; exit 2; }
 SRC_LULESH="" SRC_HPCCG="" SRC_CLOVER="" RES="" RUNS=3 BURSTS=1 BUILD="" PERF=0 BESIDE="" WARM=0
-BPF_STATS=1 DOC=""
+BPF_STATS=1 DOC="" SETTLE=1.5
 ARGS_GIVEN="$*"
 TOOL=${MEMATTR_BIN:-$REPO/memattr-bpf}
 TOOL_ARGS=()
@@ -76,6 +85,7 @@ while [ $# -gt 0 ]; do
 	--beside) BESIDE=${2:?}; shift 2 ;;
 	--warm) WARM=1; shift ;;
 	--no-bpf-stats) BPF_STATS=0; shift ;;
+	--settle) SETTLE=${2:?}; shift 2 ;;
 	--update-doc) DOC=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	*) die "unknown argument '$1'" ;;
@@ -83,6 +93,7 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" -eq 0 ] || die "must run as root"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "--runs wants a positive number"
+[[ $SETTLE =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--settle wants seconds"
 [ -x "$TOOL" ] || die "no tool at $TOOL"
 id -u "$TEST_USER" >/dev/null 2>&1 || die "no user $TEST_USER"
 [ "$BURSTS" -eq 0 ] || command -v bpftrace >/dev/null || die "no bpftrace (--no-bursts runs without)"
@@ -201,7 +212,7 @@ children_cpu() {
 	awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%.3f", s }' "$1"
 }
 
-printf 'app\tmpi\tnp\trun\twall_s\tcpu_ms\tcpu_ms_per_s\twakeups_per_s\tpreempted_per_s\tburst_max_ms\tburst_p99_ms\tload1\tjob_cpu_s\tbpf_ms\tshare_pct\n' >"$RES/cpu.tsv"
+printf 'app\tmpi\tnp\trun\twall_s\tcpu_ms\tcpu_ms_per_s\twakeups_per_s\tpreempted_per_s\tburst_max_ms\tburst_p99_ms\tload1\tjob_cpu_s\tbpf_ms\tshare_pct\tsteady_pct\toneoff_ms_per_rank\n' >"$RES/cpu.tsv"
 
 one_run() {	# APP MPI NP RUN EXE
 	local app=$1 m=$2 np=$3 run=$4 exe=$5 d=$RES/runs/$1-$2-np$3-$4
@@ -272,8 +283,22 @@ one_run() {	# APP MPI NP RUN EXE
 	runuser -u "$TEST_USER" -- env -i --chdir="$d/work" "${USER_VARS[@]}" \
 		"PBS_JOBID=daemon-cpu-$app-$m-$run" "${cmd[@]}" >"$d/job.out" 2>&1 &
 	jpid=$!
+	# The settle mark, if the job runs that long: the daemon's CPU, the
+	# job's and the programs' so far.
+	local tm="" cm="" jm="" cx
+	while pid_running "$jpid" && awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$SETTLE" \
+			'BEGIN { exit !(b - a < s) }'; do
+		sleep 0.02
+	done
+	if pid_running "$jpid"; then
+		tm=$EPOCHREALTIME
+		cm=$(cpu_ns "$dpid")
+		jm=$(python3 "$HERE/tree_cpu.py" "$jpid") || jm=""
+		[ "$BPF_STATS" -eq 0 ] || python3 "$HERE/bpfstats.py" snap "$dpid" >"$d/bpfm.json"
+	fi
 	wait "$jpid" || rc=$?
 	t1=$EPOCHREALTIME
+	cx=$(cpu_ns "$dpid")
 	times >"$d/times1"
 	# The job's end: its session's last writes (finished,1 in run_info.csv).
 	for _ in $(seq 100); do
@@ -282,12 +307,16 @@ one_run() {	# APP MPI NP RUN EXE
 	done
 	c1=$(cpu_ns "$dpid")
 	read -r v1 n1 <<<"$(ctx "$dpid")"
-	local bpf_ms="" job_cpu
+	local bpf_ms="" bpf_late=0 job_cpu
 	if [ "$BPF_STATS" -eq 1 ]; then
 		python3 "$HERE/bpfstats.py" snap "$dpid" >"$d/bpf1.json"
 		sysctl -q kernel.bpf_stats_enabled=0
 		python3 "$HERE/bpfstats.py" diff "$d/bpf0.json" "$d/bpf1.json" >"$d/bpf.tsv"
 		bpf_ms=$(awk -F'\t' '{ s += $3 } END { printf "%.1f", s / 1e6 }' "$d/bpf.tsv")
+		if [ -n "$tm" ]; then
+			python3 "$HERE/bpfstats.py" diff "$d/bpfm.json" "$d/bpf1.json" >"$d/bpf_late.tsv"
+			bpf_late=$(awk -F'\t' '{ s += $3 } END { printf "%.1f", s / 1e6 }' "$d/bpf_late.tsv")
+		fi
 	fi
 	job_cpu=$(awk -v a="$(children_cpu "$d/times0")" -v b="$(children_cpu "$d/times1")" \
 		'BEGIN { printf "%.3f", b - a }')
@@ -309,11 +338,22 @@ one_run() {	# APP MPI NP RUN EXE
 	fi
 	[ "$rc" -eq 0 ] || log "$d: exit status $rc (job or daemon)"
 	grep -qs '^finished,1' "$d"/spool/daemon-cpu-"$app"-*/run_info.csv || log "$d: the job's session did not end within 5 s"
+	# From the mark to the exit: the steady rate; the rest beyond it, once per job.
+	local steady="" oneoff=""
+	if [ -n "$tm" ] && [ -n "$jm" ]; then
+		read -r steady oneoff < <(awk -v t0="$t0" -v tm="$tm" -v t1="$t1" -v c0="$c0" -v cm="$cm" \
+			-v cx="$cx" -v c1="$c1" -v jc="$job_cpu" -v jm="$jm" -v bl="$bpf_late" -v np="$np" \
+			'BEGIN { span = t1 - tm; late = (cx - cm) / 1e6; own = (jc - jm) * 1000 - bl;
+				if (span <= 0 || own <= 0) exit;
+				rate = late / span;
+				printf "%.2f %.1f\n", 100 * (late + bl) / own,
+					((cm - c0) / 1e6 - rate * (tm - t0) + (c1 - cx) / 1e6) / np }')
+	fi
 	awk -v app="$app" -v m="$m" -v np="$np" -v r="$run" -v w="$wall" -v c="$cpu" \
 		-v v="$((v1 - v0))" -v n="$((n1 - n0))" -v bm="$bmax" -v bp="$bp99" -v l="$load" \
-		-v jc="$job_cpu" -v bpf="$bpf_ms" \
+		-v jc="$job_cpu" -v bpf="$bpf_ms" -v st="$steady" -v oo="$oneoff" \
 		'BEGIN { own = jc * 1000 - bpf; sh = own > 0 ? sprintf("%.2f", 100 * (c + bpf) / own) : "";
-			printf "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n", app, m, np, r, w, c, c / w, v / w, n / w, bm, bp, l, jc, bpf, sh }' \
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", app, m, np, r, w, c, c / w, v / w, n / w, bm, bp, l, jc, bpf, sh, st, oo }' \
 		>>"$RES/cpu.tsv"
 	tail -1 "$RES/cpu.tsv" >&2
 	wait_detached 10
@@ -333,4 +373,4 @@ python3 "$HERE/daemon_cpu_table.py" "$RES/cpu.tsv" --date "$STARTED" \
 	--minutes "$(( (SECONDS - START_S + 59) / 60 ))" \
 	--commit "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD 2>/dev/null || echo ' (work tree has uncommitted changes)')" \
 	--kernel "Linux $(uname -r)" --command "tools/bench/daemon_cpu.sh $ARGS_GIVEN" \
-	--daemon "${TOOL_ARGS[*]:-(its defaults)}" ${DOC:+--update-doc "$DOC"} | tee "$RES/table.md"
+	--daemon "${TOOL_ARGS[*]:-(its defaults)}" --settle "$SETTLE" ${DOC:+--update-doc "$DOC"} | tee "$RES/table.md"
