@@ -82,8 +82,9 @@ def main():
         uw, tw, ua, ta = median(u["wall"]), median(t["wall"]), median(u["app"]), median(t["app"])
         if uw and tw and tw / uw > target:
             over.append(f"{app}/{mpi} {tw / uw:.3f}x")
-        # Each pair's own ratio (its runs were back to back): their spread
-        # is how far this host's noise moves one pair.
+        # Each pair's own ratio (its runs were back to back, untraced first
+        # in odd pairs, traced first in even ones): their spread is how far
+        # this host's noise moves one pair.
         ratios = [b / a for a, b in zip(u["wall"], t["wall"]) if a > 0]
         spread = f"{min(ratios):.3f}-{max(ratios):.3f}" if ratios else "?"
         ranks = f"{np} (> cores)" if cpus and np > cpus else f"{np}"
@@ -97,7 +98,7 @@ def main():
             "site leaves it on (`memattr-bpf daemon`, its defaults: 1 s samples, smaps every 10 s"
             + (f"; with `{top['tool_args']}`" if top.get("tool_args") else "") + "); each "
             "traced run's spool held every rank's timeline")
-    out.append(f"Medians over the pairs. Wall: the whole job, launcher start to exit; {held}. App's own time: what "
+    out.append(f"Medians over the pairs; odd pairs ran untraced first, even pairs traced first. Wall: the whole job, launcher start to exit; {held}. App's own time: what "
                "the application prints for its run (LULESH `Elapsed time`, taken whole from its grind time, HPCCG `Total`, CloverLeaf's last "
                "`Wall clock`, LAMMPS `Loop time`).")
     out.append("")
