@@ -50,7 +50,8 @@ MIB = 1024 * 1024
 # pages: each of its three resident counters (anon, file, shmem) keeps a
 # slot per CPU that reaches the shared count a batch at a time (32 pages
 # here), and the mm's VmHWM is taken from those shared counts at unmaps.
-# Twice that: the tool's peak and the kernel's each may be off by it.
+# Twice that: the tool's peak (anchored on VmRSS) and the kernel's each
+# may be off by it. test_peak_between_samples.sh uses it too.
 COUNTER_SLACK = 2 * 3 * 32 * (os.cpu_count() or 1) * 4096
 
 # Plateau windows of mpi_phases: (name, first event, last event, held by the

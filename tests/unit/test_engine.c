@@ -1614,17 +1614,6 @@ static void test_catch_up_reads_records_older_than_the_reads(void **state)
 }
 
 /*
- * One job's storm (tests/integration/test_daemon_storm_fair.sh): each
- * process's count in a round caught up on its own deadline, so a round
- * of two processes took 1.1 intervals and another job's samples fell off
- * the grid. With several jobs traced, the catch-ups of a round share its
- * time: one called after the round's time is up reads nothing more and
- * says it is behind. With one job, each has its own: the job's start-up
- * samples need the records (Open MPI, HPCCG on 4 ranks, exact: 3.9-9.7%
- * of `total` off in a start-up sample with a shared time). (Checked:
- * with the time shared for one job too, the single-job half fails.)
- */
-/*
  * 150 faults of another process queued, then a round begun two intervals
  * ago: its first drain and its catch-up. Returns whether the catch-up
  * said it was behind; *read: the records read.
@@ -1650,6 +1639,17 @@ static bool late_round_catch_up(struct env *e, uint64_t *read)
 	return behind;
 }
 
+/*
+ * One job's storm (tests/integration/test_daemon_storm_fair.sh): each
+ * process's count in a round caught up on its own deadline, so a round
+ * of two processes took 1.1 intervals and another job's samples fell off
+ * the grid. With several jobs traced, the catch-ups of a round share its
+ * time: one called after the round's time is up reads nothing more and
+ * says it is behind. With one job, each has its own: the job's start-up
+ * samples need the records (Open MPI, HPCCG on 4 ranks, exact: 3.9-9.7%
+ * of `total` off in a start-up sample with a shared time). (Checked:
+ * with the time shared for one job too, the single-job half fails.)
+ */
 static void test_catch_up_shares_the_round_time(void **state)
 {
 	struct env *e = *state;

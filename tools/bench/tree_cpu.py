@@ -20,7 +20,7 @@ def stat_fields(pid):
 
 def main():
     if len(sys.argv) != 2 or not sys.argv[1].isdigit():
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        print("usage: tree_cpu.py PID", file=sys.stderr)
         return 2
     root = int(sys.argv[1])
     kids, ticks = {}, {}

@@ -36,7 +36,10 @@ bool held_records_settling(const struct tracker *t, const struct proc *p, double
  */
 void held_records_drain(struct tracker *t);
 
-/* A sample round begins at now: its time for reading the ring starts (shared by its catch-ups when several jobs are traced). */
+/*
+ * A sample round begins at now: its time for reading the ring starts
+ * (shared by its catch-ups when several jobs are traced).
+ */
 void held_records_round_begins(struct tracker *t, double now);
 
 /*
